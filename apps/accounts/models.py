@@ -1,0 +1,45 @@
+from django.contrib.auth.models import AbstractUser
+from django.db import models
+
+
+class User(AbstractUser):
+    class Role(models.TextChoices):
+        REVIEWER = "reviewer", "Reviewer"
+        MANAGER = "manager", "Manager"
+        ADMIN = "admin", "Admin"
+
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.REVIEWER)
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == self.Role.ADMIN or self.is_superuser
+
+    @property
+    def is_manager(self) -> bool:
+        return self.role == self.Role.MANAGER
+
+    @property
+    def is_reviewer(self) -> bool:
+        return self.role == self.Role.REVIEWER
+
+    @property
+    def can_read_all_ratings(self) -> bool:
+        return self.is_admin or self.is_manager
+
+    @property
+    def display_name(self) -> str:
+        return self.get_full_name() or self.username
+
+
+class ReviewerProfile(models.Model):
+    class Background(models.TextChoices):
+        TECHNICAL = "technical", "Technical"
+        BUSINESS = "business", "Business"
+
+    user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="reviewer_profile")
+    background = models.CharField(max_length=16, choices=Background.choices)
+    domains = models.ManyToManyField("catalog.Domain", related_name="reviewers", blank=True)
+    years_experience = models.PositiveSmallIntegerField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"{self.user.username} ({self.background})"

@@ -1,0 +1,104 @@
+"""Staged screening rules as pure functions, shared by the form, the API and the importers.
+
+A dimension is *open* when every dimension it requires is open, scored, and passes its own gate
+(score > pass_above). Requirements always point to earlier dimensions, so one pass in rubric order
+decides everything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from apps.core.errors import FieldError
+
+
+@dataclass(frozen=True)
+class DimensionRule:
+    key: str
+    scale_min: int
+    scale_max: int
+    pass_above: int | None = None
+    requires: tuple[str, ...] = ()
+    question_keys: tuple[str, ...] = ()
+    question_scores: Mapping[str, int] = field(default_factory=dict)
+
+    def passes(self, score: int | None) -> bool:
+        if score is None:
+            return False
+        return self.pass_above is None or score > self.pass_above
+
+    def on_scale(self, score: int) -> bool:
+        return self.scale_min <= score <= self.scale_max
+
+    def score_from_answers(self, answers: Mapping[str, bool]) -> int | None:
+        """Derive the score of a question-based dimension; None when an answer is missing."""
+        if any(answers.get(q) is None for q in self.question_keys):
+            return None
+        combo = ",".join("yes" if answers[q] else "no" for q in self.question_keys)
+        return self.question_scores.get(combo)
+
+
+def open_dimensions(rules: Sequence[DimensionRule], scores: Mapping[str, int | None]) -> list[str]:
+    """Keys of the dimensions that are open given the (possibly partial) scores, in rubric order."""
+    by_key = {r.key: r for r in rules}
+    opened: list[str] = []
+    open_set: set[str] = set()
+    for rule in rules:
+        if all(
+            req in open_set and by_key[req].passes(scores.get(req)) for req in rule.requires
+        ):
+            opened.append(rule.key)
+            open_set.add(rule.key)
+    return opened
+
+
+def closing_reason(rules: Sequence[DimensionRule], key: str, scores: Mapping[str, int | None]) -> str:
+    """Plain words for why a dimension is closed, naming the first upstream gate that failed."""
+    by_key = {r.key: r for r in rules}
+    for req in by_key[key].requires:
+        rule = by_key[req]
+        if not rule.passes(scores.get(req)):
+            if scores.get(req) is None:
+                return f"it opens only after {req} is scored"
+            return f"it opens only when {req} is above {rule.pass_above}"
+    return "it is closed"
+
+
+def validate_scores(
+    rules: Sequence[DimensionRule], scores: Mapping[str, int | None], *, row: int | None = None
+) -> list[FieldError]:
+    """Every gate and scale problem of one complete submission (one reviewer, one idea).
+
+    Open dimensions must be scored and on scale; closed ones must be empty. Unknown keys are errors.
+    """
+    errors: list[FieldError] = []
+    known = {r.key for r in rules}
+    for key in scores:
+        if key not in known:
+            errors.append(FieldError(field=key, message="is not a dimension of this rubric", row=row))
+    is_open = set(open_dimensions(rules, scores))
+    for rule in rules:
+        score = scores.get(rule.key)
+        if rule.key in is_open:
+            if score is None:
+                errors.append(FieldError(field=rule.key, message="is required at this stage", row=row))
+            elif not rule.on_scale(score):
+                errors.append(
+                    FieldError(
+                        field=rule.key,
+                        message=f"must be between {rule.scale_min} and {rule.scale_max}",
+                        row=row,
+                        value=str(score),
+                    )
+                )
+        elif score is not None:
+            errors.append(
+                FieldError(
+                    field=rule.key,
+                    message="must be left empty: " + closing_reason(rules, rule.key, scores),
+                    row=row,
+                    value=str(score),
+                )
+            )
+    return errors

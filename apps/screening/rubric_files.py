@@ -1,0 +1,183 @@
+"""Parsing and validation of rubric files (YAML or JSON). Pure: no database access."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+from apps.core.errors import ApplicationError, ErrorCollector
+
+
+@dataclass
+class DimensionSpec:
+    key: str
+    name: str
+    description: str
+    scale_min: int
+    scale_max: int
+    levels: dict[str, str]
+    pass_above: int | None = None
+    requires: list[str] = field(default_factory=list)
+    categories: list[int] = field(default_factory=list)
+    questions: list[dict[str, str]] = field(default_factory=list)
+    question_scores: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass
+class RubricSpec:
+    key: str
+    name: str
+    description: str
+    dimensions: list[DimensionSpec]
+
+
+def load_rubric_text(text: str | bytes, *, filename: str = "") -> dict[str, Any]:
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise ApplicationError(f"The rubric file is not UTF-8 text: {exc}") from exc
+    try:
+        data = json.loads(text) if filename.endswith(".json") else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise ApplicationError(f"The rubric file cannot be parsed: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ApplicationError("The rubric file must hold one mapping with key, name and dimensions.")
+    return data
+
+
+def _int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        return int(value)
+    return None
+
+
+def parse_rubric(data: dict[str, Any]) -> RubricSpec:
+    """Validate a rubric mapping; every problem is reported at once with its field path."""
+    errs = ErrorCollector()
+    key = str(data.get("key") or "").strip()
+    if not key or not key.replace("-", "").replace("_", "").isalnum():
+        errs.add("key", "is required: letters, digits, - and _", value=data.get("key"))
+    name = str(data.get("name") or key).strip()
+    raw_dims = data.get("dimensions")
+    if not isinstance(raw_dims, list) or not raw_dims:
+        errs.add("dimensions", "must be a non-empty list")
+        raw_dims = []
+
+    dims: list[DimensionSpec] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(raw_dims):
+        where = f"dimensions[{i}]"
+        if not isinstance(raw, dict):
+            errs.add(where, "must be a mapping")
+            continue
+        dkey = str(raw.get("key") or "").strip()
+        if not dkey:
+            errs.add(f"{where}.key", "is required")
+        elif dkey in seen:
+            errs.add(f"{where}.key", "is used twice", value=dkey)
+        scale = raw.get("scale") or {}
+        lo = _int(scale.get("min") if isinstance(scale, dict) else None)
+        hi = _int(scale.get("max") if isinstance(scale, dict) else None)
+        if lo is None or hi is None:
+            errs.add(f"{where}.scale", "needs integer min and max", value=scale)
+        elif lo >= hi:
+            errs.add(f"{where}.scale", "min must be below max", value=scale)
+        pass_above = raw.get("pass_above")
+        if pass_above is not None and _int(pass_above) is None:
+            errs.add(f"{where}.pass_above", "must be an integer", value=pass_above)
+        requires = raw.get("requires") or []
+        if not isinstance(requires, list):
+            errs.add(f"{where}.requires", "must be a list of earlier dimension keys", value=requires)
+            requires = []
+        for req in requires:
+            if req not in seen:
+                errs.add(f"{where}.requires", "must name an earlier dimension", value=req)
+        levels_raw = raw.get("levels") or {}
+        levels: dict[str, str] = {}
+        if not isinstance(levels_raw, dict):
+            errs.add(f"{where}.levels", "must map each score to its meaning")
+        else:
+            for level, meaning in levels_raw.items():
+                lv = _int(level)
+                if lv is None or (lo is not None and hi is not None and not lo <= lv <= hi):
+                    errs.add(f"{where}.levels", "names a level off the scale", value=level)
+                else:
+                    levels[str(lv)] = str(meaning).strip()
+        categories = [c for c in (raw.get("categories") or []) if _int(c) is not None]
+        questions = raw.get("questions") or []
+        question_scores: dict[str, int] = {}
+        if questions:
+            if not isinstance(questions, list) or not all(
+                isinstance(q, dict) and q.get("key") and q.get("text") for q in questions
+            ):
+                errs.add(f"{where}.questions", "must be a list of {key, text} mappings")
+                questions = []
+            for combo, score in (raw.get("question_scores") or {}).items():
+                s = _int(score)
+                if s is None or (lo is not None and hi is not None and not lo <= s <= hi):
+                    errs.add(f"{where}.question_scores", "maps to a score off the scale", value=combo)
+                else:
+                    question_scores[str(combo)] = s
+            expected = 2 ** len(questions)
+            if questions and len(question_scores) != expected:
+                errs.add(
+                    f"{where}.question_scores",
+                    f"must give a score for each of the {expected} answer combinations",
+                )
+        if dkey:
+            seen.add(dkey)
+        dims.append(
+            DimensionSpec(
+                key=dkey,
+                name=str(raw.get("name") or dkey),
+                description=str(raw.get("description") or "").strip(),
+                scale_min=lo or 0,
+                scale_max=hi or 0,
+                levels=levels,
+                pass_above=_int(pass_above),
+                requires=[str(r) for r in requires],
+                categories=[int(c) for c in categories],
+                questions=[{"key": str(q["key"]), "text": str(q["text"])} for q in questions],
+                question_scores=question_scores,
+            )
+        )
+    errs.raise_if_any("The rubric file has errors; nothing was imported.")
+    return RubricSpec(key=key, name=name, description=str(data.get("description") or "").strip(), dimensions=dims)
+
+
+def save_rubric(spec: RubricSpec, *, rubric_model: Any, dimension_model: Any, make_default: bool) -> Any:
+    """Upsert a rubric and its dimensions by key. Takes the model classes so migrations can use it."""
+    rubric, _ = rubric_model.objects.update_or_create(
+        key=spec.key, defaults={"name": spec.name, "description": spec.description}
+    )
+    for position, d in enumerate(spec.dimensions):
+        dimension_model.objects.update_or_create(
+            rubric=rubric,
+            key=d.key,
+            defaults={
+                "name": d.name,
+                "description": d.description,
+                "position": position,
+                "scale_min": d.scale_min,
+                "scale_max": d.scale_max,
+                "levels": d.levels,
+                "pass_above": d.pass_above,
+                "requires": d.requires,
+                "categories": d.categories,
+                "questions": d.questions,
+                "question_scores": d.question_scores,
+            },
+        )
+    if make_default:
+        rubric_model.objects.exclude(pk=rubric.pk).filter(is_default=True).update(is_default=False)
+        rubric_model.objects.filter(pk=rubric.pk).update(is_default=True)
+        rubric.is_default = True
+    return rubric

@@ -1,0 +1,174 @@
+"""Writes to ratings and assignments. Every change to a rating leaves a RatingHistory row."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from django.db import transaction
+
+from apps.accounts.models import User
+from apps.catalog.models import Idea
+from apps.core.errors import ApplicationError, FieldError, PermissionDenied
+from apps.screening.gates import open_dimensions, validate_scores
+from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
+from apps.screening.selectors import dimensions_for_idea
+
+
+def ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
+    """Tell the analytics and the judges, after commit, that these reviewers' ratings changed."""
+    ids = sorted(set(reviewer_ids))
+    if not ids:
+        return
+    # Imported here: both apps read ratings, so importing them at module level would be circular.
+    from apps.disagreement.services import metrics_mark_stale
+    from apps.judges.services import judge_ratings_changed
+
+    transaction.on_commit(metrics_mark_stale)
+    transaction.on_commit(lambda: judge_ratings_changed(reviewer_ids=ids))
+
+
+def _lock_assignment(*, reviewer: User, idea: Idea) -> Assignment:
+    """Lock the reviewer's assignment row; concurrent submissions of one idea queue up behind it."""
+    if not reviewer.is_reviewer:
+        raise PermissionDenied("Only reviewers rate ideas.")
+    assignment = Assignment.objects.select_for_update().filter(reviewer=reviewer, idea=idea).first()
+    if assignment is None:
+        raise PermissionDenied("This idea is not assigned to you.")
+    return assignment
+
+
+def _write_rating(
+    *,
+    existing: Rating | None,
+    reviewer: User,
+    idea: Idea,
+    dimension: Dimension,
+    status: str,
+    score: int | None,
+    answers: Mapping[str, bool] | None,
+    rationale: str,
+    source: str,
+    changed_by: User | None,
+) -> bool:
+    """Create or update one rating and record the change; returns whether anything changed."""
+    answers_value = dict(answers) if answers else None
+    if existing is None:
+        rating = Rating.objects.create(
+            reviewer=reviewer, idea=idea, dimension=dimension, status=status, score=score,
+            answers=answers_value, rationale=rationale, source=source,
+        )
+        RatingHistory.objects.create(
+            rating=rating, changed_by=changed_by, source=source, new_status=status,
+            new_score=score, new_answers=answers_value, new_rationale=rationale,
+        )
+        return True
+    if (existing.status, existing.score, existing.answers, existing.rationale) == (
+        status, score, answers_value, rationale
+    ):
+        return False
+    RatingHistory.objects.create(
+        rating=existing, changed_by=changed_by, source=source,
+        old_status=existing.status, old_score=existing.score, old_answers=existing.answers,
+        old_rationale=existing.rationale, new_status=status, new_score=score,
+        new_answers=answers_value, new_rationale=rationale,
+    )
+    existing.status, existing.score, existing.answers = status, score, answers_value
+    existing.rationale, existing.source = rationale, source
+    existing.save(update_fields=["status", "score", "answers", "rationale", "source", "updated_at"])
+    return True
+
+
+def resolve_scores(
+    dimensions: list[Dimension],
+    scores: Mapping[str, int | None],
+    answers: Mapping[str, Mapping[str, Any]],
+) -> tuple[dict[str, int | None], list[FieldError]]:
+    """Merge explicit scores with scores derived from yes/no answers; report contradictions."""
+    merged: dict[str, int | None] = {k: v for k, v in scores.items()}
+    errors: list[FieldError] = []
+    for dim in dimensions:
+        if not dim.questions or dim.key not in answers:
+            continue
+        given = answers[dim.key]
+        missing = [q["key"] for q in dim.questions if given.get(q["key"]) is None]
+        if missing and len(missing) < len(dim.questions):
+            errors.append(FieldError(field=dim.key, message=f"answer every question ({', '.join(missing)} missing)"))
+            continue
+        if missing:
+            continue
+        derived = dim.rule().score_from_answers({k: bool(v) for k, v in given.items()})
+        explicit = merged.get(dim.key)
+        if explicit is not None and explicit != derived:
+            errors.append(FieldError(
+                field=dim.key, message=f"the answers give {derived}, not the score sent", value=str(explicit)
+            ))
+        merged[dim.key] = derived
+    return merged, errors
+
+
+@transaction.atomic
+def rating_submit(
+    *,
+    reviewer: User,
+    idea: Idea,
+    scores: Mapping[str, int | None],
+    answers: Mapping[str, Mapping[str, Any]] | None = None,
+    rationales: Mapping[str, str] | None = None,
+    source: str = Rating.Source.FORM,
+) -> list[Rating]:
+    """Record a reviewer's complete screening of one idea, enforcing the rubric's gates.
+
+    Open dimensions must be scored; closed ones are stored as not rated by design (their previous
+    scores survive in the history). Idempotent: submitting the same values twice changes nothing.
+    """
+    assignment = _lock_assignment(reviewer=reviewer, idea=idea)
+    if assignment.status == Assignment.Status.DECLINED:
+        raise ApplicationError("You declined this idea; it can no longer be rated.")
+    dimensions = dimensions_for_idea(idea)
+    answers = answers or {}
+    rationales = rationales or {}
+    merged, errors = resolve_scores(dimensions, scores, answers)
+    rules = [d.rule() for d in dimensions]
+    errors += validate_scores(rules, merged)
+    if errors:
+        raise ApplicationError("The rating was not saved.", errors=errors)
+
+    is_open = set(open_dimensions(rules, merged))
+    existing = {r.dimension_id: r for r in Rating.objects.filter(reviewer=reviewer, idea=idea)}
+    changed = False
+    for dim in dimensions:
+        opened = dim.key in is_open
+        changed |= _write_rating(
+            existing=existing.get(dim.id),
+            reviewer=reviewer, idea=idea, dimension=dim,
+            status=Rating.Status.SCORED if opened else Rating.Status.NOT_RATED_BY_DESIGN,
+            score=merged.get(dim.key) if opened else None,
+            answers=answers.get(dim.key) if opened and dim.questions else None,
+            rationale=(rationales.get(dim.key) or "").strip() if opened else "",
+            source=source, changed_by=reviewer,
+        )
+    if assignment.status != Assignment.Status.COMPLETED:
+        assignment.status = Assignment.Status.COMPLETED
+        assignment.save(update_fields=["status", "updated_at"])
+    if changed:
+        ratings_changed(reviewer_ids=[reviewer.id])
+    return list(Rating.objects.filter(reviewer=reviewer, idea=idea).select_related("dimension"))
+
+
+@transaction.atomic
+def rating_decline(*, reviewer: User, idea: Idea, reason: str = "") -> Assignment:
+    """Recuse the reviewer from an idea: every dimension is stored as declined, with history."""
+    assignment = _lock_assignment(reviewer=reviewer, idea=idea)
+    existing = {r.dimension_id: r for r in Rating.objects.filter(reviewer=reviewer, idea=idea)}
+    for dim in dimensions_for_idea(idea):
+        _write_rating(
+            existing=existing.get(dim.id), reviewer=reviewer, idea=idea, dimension=dim,
+            status=Rating.Status.DECLINED, score=None, answers=None, rationale="",
+            source=Rating.Source.FORM, changed_by=reviewer,
+        )
+    assignment.status = Assignment.Status.DECLINED
+    assignment.decline_reason = reason.strip()
+    assignment.save(update_fields=["status", "decline_reason", "updated_at"])
+    ratings_changed(reviewer_ids=[reviewer.id])
+    return assignment

@@ -1,0 +1,33 @@
+"""Embedded default: SQLite and a filesystem Celery broker, so the demo needs no server."""
+
+from .base import *  # noqa: F403
+from pathlib import Path
+
+from .base import BASE_DIR, env
+
+DEBUG = env.bool("DJANGO_DEBUG", default=True)
+SECRET_KEY = env("DJANGO_SECRET_KEY", default="local-only-insecure-key-do-not-use-in-production")
+ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS", default=["*"])
+
+VAR_DIR = Path(env("PLURALIST_VAR_DIR", default=str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'pluralist.sqlite3'}")
+}
+DATABASES["default"]["ATOMIC_REQUESTS"] = False
+if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # The web server and the worker write to the same file: wait for locks instead of failing.
+    DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+
+_broker_dir = VAR_DIR / "broker"
+for _sub in ("out", "processed"):
+    (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="filesystem://")
+if CELERY_BROKER_URL.startswith("filesystem://"):
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker_dir / "out"),
+        "data_folder_out": str(_broker_dir / "out"),
+        "processed_folder": str(_broker_dir / "processed"),
+        "store_processed": False,
+    }

@@ -1,0 +1,11 @@
+"""Tests run against the real PostgreSQL and Redis (see .ci/run)."""
+
+from .base import *  # noqa: F403
+from .base import env
+
+DEBUG = False
+SECRET_KEY = "test-only-key"
+ALLOWED_HOSTS = ["*"]
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+# A separate Redis database so test runs never consume a developer's queue.
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="redis://127.0.0.1:6379/15")

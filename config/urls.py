@@ -1,0 +1,19 @@
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("", include("apps.core.urls")),
+    path("accounts/", include("apps.accounts.urls")),
+    path("catalog/", include("apps.catalog.urls")),
+    path("screening/", include("apps.screening.urls")),
+    path("disagreement/", include("apps.disagreement.urls")),
+    path("judges/", include("apps.judges.urls")),
+    path("api/", include("apps.catalog.api.urls")),
+    path("api/", include("apps.screening.api.urls")),
+    path("api/", include("apps.disagreement.api.urls")),
+    path("api/", include("apps.judges.api.urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+]

@@ -1,0 +1,119 @@
+"""Shared fixtures: named personas, a small catalog, and a real headless browser."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+
+from apps.accounts.models import User
+from tests.factories import (
+    PASSWORD,
+    AssignmentFactory,
+    DomainFactory,
+    IdeaFactory,
+    ReviewerFactory,
+    UserFactory,
+)
+
+
+@pytest.fixture
+def domain(db):
+    return DomainFactory(key="nlp", name="NLP")
+
+
+@pytest.fixture
+def other_domain(db):
+    return DomainFactory(key="materials", name="Materials Chemistry")
+
+
+@pytest.fixture
+def idea(domain):
+    return IdeaFactory(patent__domain=domain)
+
+
+@pytest.fixture
+def admin(db) -> User:
+    """Imports data, assigns reviewers, configures and starts judges."""
+    return UserFactory(username="ada", role=User.Role.ADMIN, first_name="Ada")
+
+
+@pytest.fixture
+def manager(db) -> User:
+    """Reads every rating and dashboard; edits nothing."""
+    return UserFactory(username="mona", role=User.Role.MANAGER, first_name="Mona")
+
+
+@pytest.fixture
+def reviewer(domain, idea) -> User:
+    """A reviewer of the NLP domain, assigned `idea`; sees only their own ratings."""
+    user = ReviewerFactory(username="rita", first_name="Rita", profile=[domain])
+    AssignmentFactory(reviewer=user, idea=idea)
+    return user
+
+
+@pytest.fixture
+def other_reviewer(domain, idea) -> User:
+    """Another NLP reviewer assigned the same idea: their scores must stay hidden from `reviewer`."""
+    user = ReviewerFactory(username="otto", first_name="Otto", profile=[domain])
+    AssignmentFactory(reviewer=user, idea=idea)
+    return user
+
+
+@pytest.fixture
+def outsider(other_domain) -> User:
+    """A reviewer of another domain with no assignments: sees nothing of NLP."""
+    return ReviewerFactory(username="oscar", first_name="Oscar", profile=[other_domain])
+
+
+@pytest.fixture
+def password() -> str:
+    return PASSWORD
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[object]:
+    # Playwright's sync API runs an event loop in this thread; the live server's ORM calls are
+    # in other threads, so Django's async-safety guard would otherwise refuse test-side queries.
+    os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path="/usr/bin/chromium",
+            args=[
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+            ],
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def page(browser, live_server):
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.set_default_timeout(10_000)
+    yield page
+    context.close()
+
+
+@pytest.fixture
+def login(page, password):
+    """Sign a user in through the real login form."""
+
+    def _login(user: User) -> None:
+        page.goto("/accounts/login/")
+        page.fill("input[name=username]", user.username)
+        page.fill("input[name=password]", password)
+        page.click("button[type=submit]")
+        page.wait_for_load_state("networkidle")
+
+    return _login

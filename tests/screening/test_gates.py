@@ -1,0 +1,68 @@
+import pytest
+
+from apps.screening.gates import DimensionRule, open_dimensions, validate_scores
+
+PBIG = [
+    DimensionRule("specificity", 1, 4, pass_above=2),
+    DimensionRule("technical_validity", 1, 4, pass_above=1, requires=("specificity",)),
+    DimensionRule("innovativeness", 1, 5, requires=("specificity", "technical_validity")),
+    DimensionRule("competitive_advantage", 1, 4, requires=("specificity", "technical_validity")),
+    DimensionRule("need_validity", 0, 3, requires=("specificity",)),
+    DimensionRule("market_size", 0, 3, requires=("specificity",)),
+]
+ALL = [r.key for r in PBIG]
+
+
+@pytest.mark.parametrize(
+    ("specificity", "technical_validity", "expected"),
+    [
+        (1, None, ["specificity"]),
+        (2, None, ["specificity"]),
+        (3, 1, ["specificity", "technical_validity", "need_validity", "market_size"]),
+        (4, 1, ["specificity", "technical_validity", "need_validity", "market_size"]),
+        (3, 2, ALL),
+        (4, 4, ALL),
+    ],
+)
+def test_it_opens_stages_at_each_threshold(specificity, technical_validity, expected):
+    scores = {"specificity": specificity, "technical_validity": technical_validity}
+    assert open_dimensions(PBIG, scores) == expected
+
+
+def test_it_keeps_everything_but_the_first_stage_closed_before_any_score():
+    assert open_dimensions(PBIG, {}) == ["specificity"]
+
+
+def test_it_refuses_a_score_for_a_closed_stage():
+    errors = validate_scores(PBIG, {"specificity": 2, "market_size": 3})
+    assert [(e.field, e.value) for e in errors] == [("market_size", "3")]
+    assert "specificity is above 2" in errors[0].message
+
+
+def test_it_refuses_an_open_stage_left_empty():
+    errors = validate_scores(PBIG, {"specificity": 3, "technical_validity": 1, "need_validity": 2})
+    assert [e.field for e in errors] == ["market_size"]
+    assert "required" in errors[0].message
+
+
+def test_it_refuses_scores_off_the_scale_and_unknown_dimensions():
+    errors = validate_scores(PBIG, {"specificity": 7, "technical_validity": 1, "need_validity": 0,
+                                     "market_size": 0, "charm": 2})
+    assert {(e.field, e.value) for e in errors} == {("specificity", "7"), ("charm", None)}
+
+
+def test_a_complete_valid_submission_has_no_errors():
+    scores = dict(zip(ALL, [4, 3, 5, 4, 0, 3], strict=True))
+    assert validate_scores(PBIG, scores) == []
+
+
+def test_competitive_advantage_is_derived_from_the_two_answers():
+    rule = DimensionRule(
+        "competitive_advantage", 1, 4, question_keys=("hard_to_imitate", "technology_essential"),
+        question_scores={"no,no": 1, "no,yes": 2, "yes,no": 3, "yes,yes": 4},
+    )
+    assert rule.score_from_answers({"hard_to_imitate": False, "technology_essential": False}) == 1
+    assert rule.score_from_answers({"hard_to_imitate": False, "technology_essential": True}) == 2
+    assert rule.score_from_answers({"hard_to_imitate": True, "technology_essential": False}) == 3
+    assert rule.score_from_answers({"hard_to_imitate": True, "technology_essential": True}) == 4
+    assert rule.score_from_answers({"hard_to_imitate": True}) is None
