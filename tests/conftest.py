@@ -117,3 +117,15 @@ def login(page, password):
         page.wait_for_load_state("networkidle")
 
     return _login
+
+
+@pytest.fixture(scope="session")
+def celery_worker(django_db_setup, django_db_blocker):
+    """One real worker for the session, on the test database. Tests using it need
+    `transactional_db` (or `live_server`) so that their writes are visible to it."""
+    from tests.workers import CeleryWorker, purge_queue
+
+    purge_queue()
+    worker = CeleryWorker().start()
+    yield worker
+    worker.stop()

@@ -28,6 +28,7 @@ INSTALLED_APPS = [
     "apps.screening",
     "apps.disagreement",
     "apps.judges",
+    "apps.demo",
 ]
 
 MIDDLEWARE = [

@@ -2,7 +2,7 @@ import pytest
 
 from apps.core.errors import ApplicationError, PermissionDenied
 from apps.screening.models import Assignment, Rating, RatingHistory
-from apps.screening.services import rating_decline, rating_submit
+from apps.screening.services.ratings import rating_decline, rating_submit
 
 FULL = {"specificity": 4, "technical_validity": 3, "innovativeness": 2,
         "need_validity": 2, "market_size": 1}

@@ -1,0 +1,1 @@
+"""Writes for screening, split by sub-domain: ratings.py (ratings, declines), assignments.py."""

@@ -1,0 +1,1 @@
+"""Assigning reviewers to ideas, by hand and in bulk."""
