@@ -1,4 +1,9 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from apps.catalog import views
 
 app_name = "catalog"
-urlpatterns: list = []
+urlpatterns = [
+    path("admin/", views.admin_home, name="admin_home"),
+    path("admin/import/<slug:kind>/", views.import_upload, name="import_upload"),
+]

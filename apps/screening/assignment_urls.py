@@ -1,4 +1,11 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from apps.screening import assignment_views as views
 
 app_name = "assignments"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("assign/", views.assign, name="assign"),
+    path("bulk/", views.bulk, name="bulk"),
+    path("<int:pk>/delete/", views.delete, name="delete"),
+]

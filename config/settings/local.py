@@ -31,3 +31,4 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
     }
+WHITENOISE_USE_FINDERS = True

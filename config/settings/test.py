@@ -9,3 +9,6 @@ ALLOWED_HOSTS = ["*"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # A separate Redis database so test runs never consume a developer's queue.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="redis://127.0.0.1:6379/15")
+# Serve static files straight from STATICFILES_DIRS so browser tests need no collectstatic.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True

@@ -1,3 +1,12 @@
-from django.urls import path  # noqa: F401
+from django.urls import re_path
 
-urlpatterns: list = []
+from apps.catalog.api.imports import ImportCreateApi
+from apps.catalog.services.imports import IMPORT_KINDS
+
+urlpatterns = [
+    re_path(
+        r"^imports/(?P<kind>" + "|".join(IMPORT_KINDS) + r")/$",
+        ImportCreateApi.as_view(),
+        name="api-imports",
+    ),
+]

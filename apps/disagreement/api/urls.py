@@ -1,3 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from apps.disagreement.api import views
+
+urlpatterns = [
+    path("metrics/", views.MetricsApi.as_view(), name="metrics"),
+    path("metrics/recompute/", views.MetricsRecomputeApi.as_view(), name="metrics-recompute"),
+    path("metrics/recompute/<int:snapshot_id>/", views.MetricsRecomputeStatusApi.as_view(),
+         name="metrics-recompute-status"),
+]

@@ -32,7 +32,7 @@ def _lock_assignment(*, reviewer: User, idea: Idea) -> Assignment:
     """Lock the reviewer's assignment row; concurrent submissions of one idea queue up behind it."""
     if not reviewer.is_reviewer:
         raise PermissionDenied("Only reviewers rate ideas.")
-    assignment = Assignment.objects.select_for_update().filter(reviewer=reviewer, idea=idea).first()
+    assignment = Assignment.objects.filter(reviewer=reviewer, idea=idea).first()
     if assignment is None:
         raise PermissionDenied("This idea is not assigned to you.")
     return assignment

@@ -1,0 +1,66 @@
+"""Input and output shapes of the catalog API. Serializers validate and format; they never save."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from apps.catalog.models import Domain, Idea, Patent
+from apps.screening.models import Rubric
+
+
+class DomainOutputSerializer(serializers.ModelSerializer):
+    rubric = serializers.SlugRelatedField(slug_field="key", read_only=True, allow_null=True)
+
+    class Meta:
+        model = Domain
+        fields = ["id", "key", "name", "rubric"]
+
+
+class DomainInputSerializer(serializers.Serializer):
+    key = serializers.SlugField(max_length=64)
+    name = serializers.CharField(max_length=200)
+    rubric = serializers.SlugRelatedField(
+        slug_field="key", queryset=Rubric.objects.all(), required=False, allow_null=True,
+        help_text="Key of the rubric ideas of this domain are rated on; empty = the default rubric.",
+    )
+
+
+class PatentOutputSerializer(serializers.ModelSerializer):
+    domain = serializers.SlugRelatedField(slug_field="key", read_only=True)
+
+    class Meta:
+        model = Patent
+        fields = ["id", "external_id", "domain", "title", "abstract", "claims", "created_at", "updated_at"]
+
+
+class PatentInputSerializer(serializers.Serializer):
+    external_id = serializers.CharField(max_length=100)
+    domain = serializers.SlugRelatedField(slug_field="key", queryset=Domain.objects.all())
+    title = serializers.CharField(max_length=500)
+    abstract = serializers.CharField(required=False, allow_blank=True)
+    claims = serializers.CharField(required=False, allow_blank=True)
+
+
+class IdeaOutputSerializer(serializers.ModelSerializer):
+    patent = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+    patent_id = serializers.IntegerField(read_only=True)
+    domain = serializers.CharField(source="patent.domain.key", read_only=True)
+
+    class Meta:
+        model = Idea
+        fields = [
+            "id", "external_id", "patent", "patent_id", "domain", "title", "description",
+            "implementation", "differentiation", "source", "created_at", "updated_at",
+        ]
+
+
+class IdeaInputSerializer(serializers.Serializer):
+    external_id = serializers.CharField(max_length=100)
+    patent = serializers.SlugRelatedField(
+        slug_field="external_id", queryset=Patent.objects.all(), help_text="The patent's external id."
+    )
+    title = serializers.CharField(max_length=500)
+    description = serializers.CharField(required=False, allow_blank=True)
+    implementation = serializers.CharField(required=False, allow_blank=True)
+    differentiation = serializers.CharField(required=False, allow_blank=True)
+    source = serializers.CharField(max_length=200, required=False, allow_blank=True)

@@ -1,0 +1,75 @@
+"""Patents: one row per patent, upserted by external_id; unknown domains are created."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from apps.catalog.importers import ImportResult
+from apps.catalog.importers.common import (
+    SLUG,
+    Problems,
+    check_columns,
+    check_lengths,
+    read_table,
+    report_duplicates,
+    require_values,
+)
+from apps.catalog.importers.upsert import upsert
+from apps.catalog.models import Domain, Patent
+
+REQUIRED = ["external_id", "domain", "title"]
+OPTIONAL = ["abstract", "claims", "domain_name"]
+TEXT_FIELDS = ["title", "abstract", "claims"]
+
+
+def import_patents(*, content: bytes, filename: str, actor: Any = None) -> ImportResult:
+    frame = read_table(content, filename)
+    check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="patents")
+    problems = Problems()
+    require_values(frame, problems, REQUIRED)
+    check_lengths(frame, problems, {"external_id": 100, "title": 500, "domain": 64, "domain_name": 200})
+    bad_slug = (frame["domain"] != "") & ~frame["domain"].str.match(SLUG.pattern)
+    problems.add_rows(frame, bad_slug, "domain", "must be a key made of letters, digits, - and _")
+    report_duplicates(frame, problems, ["external_id"], field_name="external_id")
+    problems.raise_if_any("The patents file has errors.")
+
+    result = ImportResult(kind="patents", rows=len(frame))
+    domain_ids = _ensure_domains(frame, result)
+    frame = frame.assign(domain_id=frame["domain"].map(domain_ids))
+    fields = ["domain_id", *[f for f in TEXT_FIELDS if f in frame.columns]]
+    counts, _ = upsert(
+        Patent,
+        key="external_id",
+        frame=frame[["external_id", *fields]],
+        fields=fields,
+        all_fields=["domain_id", *TEXT_FIELDS],
+        defaults={"abstract": "", "claims": ""},
+    )
+    result.created, result.updated, result.unchanged = counts.created, counts.updated, counts.unchanged
+    return result
+
+
+def _ensure_domains(frame: pd.DataFrame, result: ImportResult) -> dict[str, int]:
+    """Create the domains the file names that do not exist yet; rename those given a new name."""
+    names: dict[str, str] = {}
+    if "domain_name" in frame.columns:
+        named = frame.loc[frame["domain_name"] != "", ["domain", "domain_name"]].drop_duplicates("domain")
+        names = dict(named.itertuples(index=False, name=None))
+    keys = sorted(frame["domain"].unique())
+    existing = {d.key: d for d in Domain.objects.filter(key__in=keys)}
+    created = []
+    for key in keys:
+        name = names.get(key) or key.replace("-", " ").replace("_", " ").title()
+        domain = existing.get(key)
+        if domain is None:
+            created.append(Domain(key=key, name=name))
+        elif key in names and domain.name != names[key]:
+            domain.name = names[key]
+            domain.save(update_fields=["name"])
+            result.notes.append(f"Domain {key} renamed to {names[key]!r}.")
+    if created:
+        Domain.objects.bulk_create(created)
+        result.notes.append("New domains: " + ", ".join(d.key for d in created) + ".")
+    return dict(Domain.objects.filter(key__in=keys).values_list("key", "id"))

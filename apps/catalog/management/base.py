@@ -1,0 +1,43 @@
+"""Shared body of the import_<kind> commands: read a file, import it, print a summary or every error."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from apps.catalog.services.imports import import_file
+from apps.core.errors import ApplicationError
+
+
+class ImportCommand(BaseCommand):
+    kind = ""
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("file", help="path of the file to import")
+        parser.add_argument(
+            "--dry-run", action="store_true", help="validate and count only; store nothing"
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        path = Path(options["file"])
+        if not path.is_file():
+            raise CommandError(f"{path}: no such file")
+        try:
+            result = import_file(
+                kind=self.kind,
+                content=path.read_bytes(),
+                filename=path.name,
+                dry_run=options["dry_run"],
+                make_default=options.get("default", False),
+            )
+        except ApplicationError as exc:
+            for err in exc.errors:
+                row = "-" if err.row is None else err.row
+                value = "" if err.value in (None, "") else f" (value: {err.value!r})"
+                self.stderr.write(f"row {row}, {err.field}: {err.message}{value}")
+            raise CommandError(f"{path.name}: {exc.message}") from exc
+        self.stdout.write(self.style.SUCCESS(result.summary()))
+        for note in result.notes:
+            self.stdout.write(f"  {note}")

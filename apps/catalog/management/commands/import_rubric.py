@@ -1,0 +1,12 @@
+from django.core.management.base import CommandParser
+
+from apps.catalog.management.base import ImportCommand
+
+
+class Command(ImportCommand):
+    help = "Import a rubric from a YAML or JSON file (see docs/formats.md); all or nothing."
+    kind = "rubric"
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        super().add_arguments(parser)
+        parser.add_argument("--default", action="store_true", help="make it the default rubric")

@@ -1,0 +1,1 @@
+"""Writes to the catalog (imports). See imports.import_file."""

@@ -1,0 +1,68 @@
+"""The one entry point for admin data imports (files from the admin page, the API, the CLI)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.db import transaction
+
+from apps.catalog.importers import ImportResult
+from apps.catalog.importers.ideas import import_ideas
+from apps.catalog.importers.patents import import_patents
+from apps.catalog.importers.ratings import import_ratings
+from apps.catalog.importers.reviewers import import_reviewers
+from apps.catalog.importers.rubric import import_rubric
+from apps.core.errors import ApplicationError, FieldError, PermissionDenied
+
+__all__ = ["IMPORT_KINDS", "ImportResult", "import_file"]
+
+logger = logging.getLogger(__name__)
+
+# In the order a new installation loads them: each kind refers to the ones before it.
+IMPORT_KINDS = ("rubric", "patents", "ideas", "reviewers", "ratings")
+
+
+def import_file(
+    *,
+    kind: str,
+    content: bytes,
+    filename: str,
+    dry_run: bool = False,
+    actor: Any = None,
+    make_default: bool = False,
+) -> ImportResult:
+    """Validate a whole file and, unless `dry_run`, store it; all or nothing.
+
+    Every problem in the file is reported at once as an ApplicationError whose FieldErrors name
+    the row, the field and the value. Records are upserted by their natural key (external id,
+    username, (idea, reviewer, dimension)), so importing the same file twice changes nothing the
+    second time. A dry run performs the writes inside the transaction and rolls them back, so its
+    counts are exactly what a real import would do. `actor=None` is the system (CLI, demo).
+    """
+    if kind not in IMPORT_KINDS:
+        raise ApplicationError(
+            "Unknown import kind.",
+            errors=[FieldError(field="kind", message="must be one of: " + ", ".join(IMPORT_KINDS), value=kind)],
+        )
+    if actor is not None and not getattr(actor, "is_admin", False):
+        raise PermissionDenied("Only admins import data.")
+    if not content:
+        raise ApplicationError("The file is empty.", errors=[FieldError(field="file", message="is empty", value=filename)])
+
+    with transaction.atomic():
+        if kind == "rubric":
+            result = import_rubric(content=content, filename=filename, actor=actor, make_default=make_default)
+        elif kind == "patents":
+            result = import_patents(content=content, filename=filename, actor=actor)
+        elif kind == "ideas":
+            result = import_ideas(content=content, filename=filename, actor=actor)
+        elif kind == "reviewers":
+            result = import_reviewers(content=content, filename=filename, actor=actor)
+        else:
+            result = import_ratings(content=content, filename=filename, actor=actor, dry_run=dry_run)
+        result.dry_run = dry_run
+        if dry_run:
+            transaction.set_rollback(True)
+    logger.info("import %s from %s: %s", kind, filename, result.summary())
+    return result

@@ -1,0 +1,88 @@
+"""The admin's data page: what is stored, and one upload form per import kind."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.views.decorators.http import require_http_methods
+
+from apps.accounts.permissions import role_required
+from apps.catalog.forms import ImportForm
+from apps.catalog.models import Domain, Idea, Patent
+from apps.catalog.services.imports import IMPORT_KINDS, import_file
+from apps.core.errors import ApplicationError
+from apps.screening.models import Rating, Rubric
+
+KIND_HELP = {
+    "rubric": "YAML or JSON: the dimensions, their scales, level meanings and gates.",
+    "patents": "CSV or JSON Lines: external_id, domain, title, abstract, claims.",
+    "ideas": "CSV or JSON Lines: external_id, patent, title, description, implementation, differentiation, source.",
+    "reviewers": "CSV or JSON Lines: username, email, name, background, domains, years_experience.",
+    "ratings": "CSV or JSON Lines, one row per idea, reviewer and dimension: idea, reviewer, dimension, score.",
+}
+
+
+def _counts() -> list[tuple[str, int]]:
+    User = get_user_model()
+    return [
+        ("Domains", Domain.objects.count()),
+        ("Patents", Patent.objects.count()),
+        ("Ideas", Idea.objects.count()),
+        ("Reviewers", User.objects.filter(role=User.Role.REVIEWER).count()),
+        ("Ratings", Rating.objects.filter(status=Rating.Status.SCORED).count()),
+        ("Rubrics", Rubric.objects.count()),
+    ]
+
+
+def _panel(kind: str, form: ImportForm, outcome: dict | None = None) -> dict:
+    return {"kind": kind, "title": kind.title(), "help": KIND_HELP[kind], "form": form, "outcome": outcome}
+
+
+@role_required("admin")
+def admin_home(request: HttpRequest) -> HttpResponse:
+    panels = [_panel(kind, ImportForm(kind=kind)) for kind in IMPORT_KINDS]
+    default = Rubric.objects.filter(is_default=True).first()
+    return render(
+        request,
+        "catalog/admin_home.html",
+        {"counts": _counts(), "panels": panels, "default_rubric": default},
+    )
+
+
+@role_required("admin")
+@require_http_methods(["POST"])
+def import_upload(request: HttpRequest, kind: str) -> HttpResponse:
+    """Run one upload. htmx swaps just this kind's panel; without JS the whole page re-renders."""
+    if kind not in IMPORT_KINDS:
+        raise Http404("Unknown import kind.")
+    form = ImportForm(request.POST, request.FILES, kind=kind)
+    outcome: dict | None = None
+    if form.is_valid():
+        upload = form.cleaned_data["file"]
+        try:
+            result = import_file(
+                kind=kind,
+                content=upload.read(),
+                filename=upload.name,
+                dry_run=form.cleaned_data["dry_run"],
+                actor=request.user,
+                make_default=form.cleaned_data.get("make_default", False),
+            )
+            outcome = {"ok": True, "result": result, "filename": upload.name}
+            form = ImportForm(kind=kind)
+        except ApplicationError as exc:
+            outcome = {"ok": False, "message": exc.message, "errors": exc.errors, "filename": upload.name}
+    panel = _panel(kind, form, outcome)
+    if request.htmx:
+        # htmx swaps only 2xx responses; the panel itself shows the errors.
+        return render(request, "catalog/_import_panel.html", {"panel": panel})
+    status = 200 if outcome is None or outcome["ok"] else 400
+    panels = [panel if k == kind else _panel(k, ImportForm(kind=k)) for k in IMPORT_KINDS]
+    default = Rubric.objects.filter(is_default=True).first()
+    return render(
+        request,
+        "catalog/admin_home.html",
+        {"counts": _counts(), "panels": panels, "default_rubric": default},
+        status=status,
+    )

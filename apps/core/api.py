@@ -1,0 +1,168 @@
+"""DRF glue shared by every app: one exception handler and one error body.
+
+Every API error has the same shape, whatever raised it:
+    {"detail": "The rating was not saved.",
+     "errors": [{"field": "market_size", "message": "...", "row": null, "value": "2"}]}
+Services raise apps.core.errors.ApplicationError; this handler maps it to 400 (PermissionDenied
+-> 403, NotFound -> 404). DRF's own errors (validation, authentication, 404) get the same body.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
+from rest_framework import exceptions, serializers, status
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_exception_handler
+
+from apps.core.errors import ApplicationError, NotFound, PermissionDenied
+
+
+class FieldErrorSerializer(serializers.Serializer):
+    field = serializers.CharField()
+    message = serializers.CharField()
+    row = serializers.IntegerField(allow_null=True)
+    value = serializers.CharField(allow_null=True)
+
+
+class ErrorSerializer(serializers.Serializer):
+    """The body of every error response (documented in the schema)."""
+
+    detail = serializers.CharField()
+    errors = FieldErrorSerializer(many=True)
+
+
+_MISSING = object()
+
+
+def _shown_value(value: Any) -> str | None:
+    if value is _MISSING or value is None or isinstance(value, (dict, list)):
+        return None
+    text = str(value)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
+def _child(source: Any, key: Any) -> Any:
+    try:
+        return source[key]
+    except (KeyError, IndexError, TypeError):
+        return _MISSING
+
+
+def _flatten(detail: Any, source: Any = _MISSING, prefix: str = "") -> list[dict[str, Any]]:
+    """Turn DRF's nested validation errors into flat rows naming the field path and the value sent.
+
+    {"scores": {"specificity": ["A valid integer is required."]}} becomes
+    [{"field": "scores.specificity", "message": "...", "row": None, "value": "x"}].
+    """
+    rows: list[dict[str, Any]] = []
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            inner = source if key == "non_field_errors" else _child(source, key)
+            name = str(key) if not prefix else f"{prefix}.{key}"
+            rows += _flatten(value, inner, prefix if key == "non_field_errors" else name)
+    elif isinstance(detail, list) and detail and all(not isinstance(i, (dict, list)) for i in detail):
+        rows += [
+            {"field": prefix or "non_field_errors", "message": str(item), "row": None,
+             "value": _shown_value(source)}
+            for item in detail
+        ]
+    elif isinstance(detail, list):
+        for index, item in enumerate(detail):
+            rows += _flatten(item, _child(source, index), f"{prefix}[{index}]")
+    else:
+        rows.append({"field": prefix or "non_field_errors", "message": str(detail), "row": None,
+                     "value": _shown_value(source)})
+    return rows
+
+
+def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        code = status.HTTP_400_BAD_REQUEST
+        if isinstance(exc, PermissionDenied):
+            code = status.HTTP_403_FORBIDDEN
+        elif isinstance(exc, NotFound):
+            code = status.HTTP_404_NOT_FOUND
+        return Response(exc.as_dict(), status=code)
+
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied()
+
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        request = context.get("request")
+        sent = getattr(request, "data", _MISSING) if request is not None else _MISSING
+        response.data = {"detail": "The request is not valid.", "errors": _flatten(exc.detail, sent)}
+    elif isinstance(response.data, dict) and "detail" in response.data:
+        response.data = {"detail": str(response.data["detail"]), "errors": []}
+    else:
+        response.data = {"detail": "The request failed.", "errors": _flatten(response.data)}
+    return response
+
+
+def paginated_response(*, request: Any, view: Any, queryset: Any, serializer_class: type) -> Response:
+    """List responses are paginated the same way everywhere (limit/offset, PAGE_SIZE default)."""
+    paginator = LimitOffsetPagination()
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    return paginator.get_paginated_response(
+        serializer_class(page, many=True, context={"request": request}).data
+    )
+
+
+def paginated_schema(name: str, serializer_class: type) -> serializers.Serializer:
+    """The schema of a paginated list of `serializer_class` (APIViews get none automatically)."""
+    return inline_serializer(
+        name=name,
+        fields={
+            "count": serializers.IntegerField(),
+            "next": serializers.URLField(allow_null=True),
+            "previous": serializers.URLField(allow_null=True),
+            "results": serializer_class(many=True),
+        },
+    )
+
+
+PAGINATION_PARAMETERS = [
+    OpenApiParameter("limit", int, description="Page size (default 100)."),
+    OpenApiParameter("offset", int, description="Index of the first result."),
+]
+
+ERROR_RESPONSES = {
+    400: ErrorSerializer,
+    403: ErrorSerializer,
+    404: ErrorSerializer,
+}
+
+
+class ReadOnly(BasePermission):
+    """Endpoints that only read: any write is refused with 403 (never 405), for every role."""
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return request.method in SAFE_METHODS
+
+
+class AuthTokenCreateApi(ObtainAuthToken):
+    """POST username + password, get the user's API token (created on first use)."""
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        request=AuthTokenSerializer,
+        responses={200: inline_serializer("AuthToken", {"token": serializers.CharField()}), 400: ErrorSerializer},
+        tags=["auth"],
+        auth=[],
+    )
+    def post(self, request: Any, *args: Any, **kwargs: Any) -> Response:
+        return super().post(request, *args, **kwargs)

@@ -1,0 +1,44 @@
+from __future__ import annotations
+
+from django import forms
+
+from apps.catalog.models import Domain
+from apps.disagreement.models import Level
+
+BACKGROUND_CHOICES = [("", "All reviewers"), ("technical", "Technical"), ("business", "Business")]
+
+
+class DashboardFilterForm(forms.Form):
+    """The filters shared by every dashboard page (GET). Invalid values fall back to "all"."""
+
+    domain = forms.ChoiceField(required=False)
+    dimension = forms.ChoiceField(required=False)
+    background = forms.ChoiceField(required=False, choices=BACKGROUND_CHOICES)
+    level = forms.ChoiceField(required=False, choices=Level.choices)
+    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
+    until = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+
+    def __init__(self, *args, dimension_labels: dict[str, str], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["domain"].choices = [("", "All domains")] + list(
+            Domain.objects.order_by("name").values_list("key", "name")
+        )
+        self.fields["dimension"].choices = [("", "All dimensions")] + list(dimension_labels.items())
+
+    def clean(self):
+        data = super().clean()
+        since, until = data.get("since"), data.get("until")
+        if since and until and since > until:
+            self.add_error("until", "The end date is before the start date.")
+        return data
+
+    def value(self, name: str):
+        """The cleaned value, or the default when the field was invalid or absent."""
+        self.is_valid()
+        return self.cleaned_data.get(name) or None
+
+
+class RecomputeForm(forms.Form):
+    level = forms.ChoiceField(required=False, choices=Level.choices)
+    since = forms.DateField(required=False)
+    until = forms.DateField(required=False)

@@ -1,0 +1,100 @@
+"""Stored results of the disagreement analysis.
+
+One MetricSnapshot is one run of `compute_metrics` over the ratings of a scope (a measurement
+level and an optional date range; domain, dimension and background are views inside every
+snapshot). The light parts of the result (cells, spreads, panel sizes, contested ideas) sit in
+`result`, so dashboard pages read one small row; the parts that grow with the square of the
+number of reviewers (pairwise agreement) and with reviewers x dimensions (strictness) are split
+into MetricSlice rows per (domain, dimension), loaded only by the page that draws them.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Level(models.TextChoices):
+    ORDINAL = "ordinal", "Ordinal"
+    NOMINAL = "nominal", "Nominal"
+    INTERVAL = "interval", "Interval"
+    RATIO = "ratio", "Ratio"
+
+
+def scope_key(*, level: str, since: dt.date | None = None, until: dt.date | None = None) -> str:
+    """The identity of what a snapshot measured: 'ordinal' or 'ordinal|2025-01-01|2025-03-31'."""
+    if since is None and until is None:
+        return level
+    return f"{level}|{since.isoformat() if since else ''}|{until.isoformat() if until else ''}"
+
+
+class MetricSnapshot(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    scope = models.CharField(max_length=100)
+    level = models.CharField(max_length=16, choices=Level.choices, default=Level.ORDINAL)
+    since = models.DateField(null=True, blank=True)
+    until = models.DateField(null=True, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)
+    # The contract's dict without "strictness" and "pairwise" (those live in MetricSlice rows).
+    result = models.JSONField(null=True, blank=True)
+    n_ratings = models.PositiveIntegerField(null=True, blank=True)
+    # The newest rating change the computation saw: ratings changed later make it stale.
+    latest_rating_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    # Null for the automatic recomputes that follow rating changes.
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # The debounce rests on this: at most one waiting recompute per scope, so a burst of
+            # rating changes collapses into the single queued row that will read them all.
+            models.UniqueConstraint(
+                fields=["scope"], condition=Q(status="queued"), name="one_queued_snapshot_per_scope"
+            ),
+            models.CheckConstraint(
+                condition=Q(progress__gte=0) & Q(progress__lte=100), name="snapshot_progress_0_100"
+            ),
+        ]
+        indexes = [models.Index(fields=["scope", "status", "-computed_at"])]
+
+    def __str__(self) -> str:
+        return f"snapshot {self.pk} {self.scope} {self.status}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class MetricSlice(models.Model):
+    class Kind(models.TextChoices):
+        STRICTNESS = "strictness", "Strictness"
+        PAIRWISE = "pairwise", "Pairwise agreement"
+
+    snapshot = models.ForeignKey(MetricSnapshot, on_delete=models.CASCADE, related_name="slices")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    domain = models.CharField(max_length=64)
+    dimension = models.CharField(max_length=64)
+    rows = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["snapshot", "kind", "domain", "dimension"], name="one_slice_per_key"
+            )
+        ]

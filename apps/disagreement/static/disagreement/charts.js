@@ -1,0 +1,211 @@
+/* Disagreement dashboards: every chart is drawn from the JSON the page embeds with json_script. */
+(function () {
+  "use strict";
+  const TECH = "#2f5fd0", BUS = "#d97706", OTHER = "#8a94a6", ALL = "#1d2330";
+  const INK = "#1d2330", GRID = "#e6e9ee";
+
+  function data(id) {
+    const el = document.getElementById(id + "-data");
+    return el ? JSON.parse(el.textContent) : null;
+  }
+  function canvas(id) { return document.getElementById(id); }
+  function base(extra) {
+    const opts = {
+      responsive: true, maintainAspectRatio: false, animation: false,
+      plugins: { legend: { position: "bottom", labels: { color: INK, usePointStyle: true } } },
+      scales: {},
+    };
+    return Object.assign(opts, extra || {});
+  }
+  function fmt(v, d) { return v === null || v === undefined ? "—" : Number(v).toFixed(d === undefined ? 2 : d); }
+
+  function overview(id) {
+    const d = data(id), el = canvas(id);
+    if (!d || !el) return;
+    new Chart(el, {
+      type: "bar",
+      data: {
+        labels: d.labels,
+        datasets: [
+          { label: "Fine agreement (Krippendorff's α)", data: d.alpha, backgroundColor: TECH },
+          { label: "Coarse agreement (Jaccard of above-median sets)", data: d.jaccard, backgroundColor: "#16a34a" },
+        ],
+      },
+      options: base({
+        scales: {
+          y: { min: -0.5, max: 1, title: { display: true, text: "agreement" }, grid: { color: GRID } },
+          x: { grid: { display: false } },
+        },
+        plugins: {
+          legend: { position: "bottom" },
+          tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${fmt(c.raw)}` } },
+        },
+      }),
+    });
+  }
+
+  function strictness(id) {
+    const d = data(id), el = canvas(id);
+    if (!d || !el) return;
+    const ds = (label, pts, color, style) => ({
+      label, data: pts, backgroundColor: color + "cc", borderColor: color, pointRadius: 5,
+      pointHoverRadius: 7, pointStyle: style,
+    });
+    new Chart(el, {
+      type: "scatter",
+      data: {
+        datasets: [
+          ds("Technical reviewers", d.technical, TECH, "circle"),
+          ds("Business reviewers", d.business, BUS, "rectRot"),
+        ].concat(d.other.length ? [ds("Background unknown", d.other, OTHER, "triangle")] : []),
+      },
+      options: base({
+        scales: {
+          x: {
+            type: "linear", min: -0.6, max: d.labels.length - 0.4, grid: { display: false },
+            afterBuildTicks: (axis) => { axis.ticks = d.labels.map((_, i) => ({ value: i })); },
+            ticks: { callback: (v) => d.labels[v] || "", autoSkip: false, maxRotation: 0 },
+          },
+          y: { title: { display: true, text: d.normalised ? "mean score, scaled 0–1" : "mean score" }, grid: { color: GRID } },
+        },
+        plugins: {
+          legend: { position: "bottom", labels: { usePointStyle: true } },
+          tooltip: { callbacks: { label: (c) => `${c.raw.reviewer}: ${fmt(c.raw.y)} (${c.raw.n} scores, ${d.labels[Math.round(c.raw.x)]})` } },
+        },
+      }),
+    });
+  }
+
+  function heatColor(v, metric) {
+    if (v === null || v === undefined) return "rgba(0,0,0,0.04)";
+    // alpha: -1 red .. 0 grey .. 1 blue; Jaccard: 0 red .. 0.5 grey .. 1 blue.
+    const t = metric === "alpha" ? Math.max(-1, Math.min(1, v)) : Math.max(0, Math.min(1, v)) * 2 - 1;
+    const mix = (a, b, f) => Math.round(a + (b - a) * f);
+    const grey = [244, 244, 244], red = [192, 57, 43], blue = [47, 95, 208];
+    const to = t < 0 ? red : blue, f = Math.abs(t);
+    return `rgb(${mix(grey[0], to[0], f)},${mix(grey[1], to[1], f)},${mix(grey[2], to[2], f)})`;
+  }
+
+  function heatmap(id) {
+    const d = data(id), el = canvas(id);
+    if (!d || !el || !d.reviewers.length) return;
+    const n = d.reviewers.length;
+    const bgColor = (i) => (d.backgrounds[i] === "technical" ? TECH : d.backgrounds[i] === "business" ? BUS : OTHER);
+    const diag = d.reviewers.map((_, i) => ({ x: i, y: i, v: 1, n: null }));
+    const cellSize = (ctx) => {
+      const area = ctx.chart.chartArea;
+      if (!area) return 4;
+      return Math.max(2, Math.min(area.width, area.height) / n / 2);
+    };
+    const axis = (reverse) => ({
+      type: "linear", min: -0.5, max: n - 0.5, reverse, grid: { display: false },
+      afterBuildTicks: (a) => { a.ticks = d.reviewers.map((_, i) => ({ value: i })); },
+      ticks: {
+        autoSkip: n > 40, font: { size: n > 25 ? 9 : 11 },
+        color: (c) => bgColor(c.tick ? c.tick.value : c.index),
+        callback: (v) => d.reviewers[v] || "",
+      },
+    });
+    new Chart(el, {
+      type: "scatter",
+      data: {
+        datasets: [
+          { label: "pairs", data: d.cells, pointStyle: "rect", pointRadius: cellSize, pointHoverRadius: cellSize,
+            backgroundColor: (c) => heatColor(c.raw && c.raw.v, d.metric), borderWidth: 0 },
+          { label: "self", data: diag, pointStyle: "rect", pointRadius: cellSize, pointHoverRadius: cellSize,
+            backgroundColor: "#d5d9e0", borderWidth: 0 },
+        ],
+      },
+      options: base({
+        scales: { x: axis(false), y: axis(true) },
+        plugins: {
+          legend: { display: false },
+          tooltip: {
+            filter: (c) => c.datasetIndex === 0,
+            callbacks: {
+              label: (c) => `${d.reviewers[c.raw.y]} × ${d.reviewers[c.raw.x]}: ${d.metric === "alpha" ? "α" : "J"} = ${fmt(c.raw.v)} over ${c.raw.n} shared ideas`,
+            },
+          },
+        },
+      }),
+    });
+  }
+
+  function panel(id) {
+    const d = data(id), el = canvas(id);
+    if (!d || !el) return;
+    const palette = ["#2f5fd0", "#d97706", "#16a34a", "#9333ea", "#dc2626", "#0891b2", "#4b5563", "#be185d"];
+    const line = (y, label, color) => ({
+      label, data: [{ x: 1, y }, { x: 20, y }], borderColor: color, borderDash: [6, 4], borderWidth: 1.5,
+      pointRadius: 0, fill: false,
+    });
+    new Chart(el, {
+      type: "line",
+      data: {
+        datasets: d.series.map((s, i) => ({
+          label: s.label, data: s.points, borderColor: palette[i % palette.length],
+          backgroundColor: palette[i % palette.length], pointRadius: 2, tension: 0.2,
+        })).concat([line(0.75, "0.75 (good)", "#6b7280"), line(0.9, "0.90 (excellent)", "#111827")]),
+      },
+      options: base({
+        parsing: true,
+        scales: {
+          x: { type: "linear", min: 1, max: 20, title: { display: true, text: "reviewers per idea (k)" }, ticks: { stepSize: 1 }, grid: { color: GRID } },
+          y: { min: 0, max: 1, title: { display: true, text: "reliability of the mean score" }, grid: { color: GRID } },
+        },
+        plugins: {
+          legend: { position: "bottom" },
+          tooltip: { callbacks: { label: (c) => `${c.dataset.label}: k=${c.raw.x} → ${fmt(c.raw.y)}` } },
+        },
+      }),
+    });
+  }
+
+  function contested(id) {
+    const d = data(id), el = canvas(id);
+    if (!d || !el) return;
+    new Chart(el, {
+      type: "scatter",
+      data: { datasets: [{ label: "idea × dimension", data: d.points, backgroundColor: TECH + "99", borderColor: TECH, pointRadius: 4 }] },
+      options: base({
+        scales: {
+          x: { title: { display: true, text: "raw spread (max − min score)" }, grid: { color: GRID }, ticks: { stepSize: 1 } },
+          y: { title: { display: true, text: "calibrated spread (z)" }, grid: { color: GRID } },
+        },
+        plugins: {
+          legend: { display: false },
+          tooltip: { callbacks: { label: (c) => `${c.raw.idea} · ${c.raw.dimension}: raw ${fmt(c.raw.x, 0)}, z ${fmt(c.raw.y)}` } },
+        },
+      }),
+    });
+  }
+
+  function split(prefix) {
+    const d = data(prefix);
+    if (!d) return;
+    const draw = (id, key, title, min) => {
+      const el = canvas(id);
+      if (!el) return;
+      new Chart(el, {
+        type: "bar",
+        data: {
+          labels: d.labels,
+          datasets: [
+            { label: "Technical", data: d["technical_" + key], backgroundColor: TECH },
+            { label: "Business", data: d["business_" + key], backgroundColor: BUS },
+            { label: "Everyone", data: d["all_" + key], backgroundColor: ALL },
+          ],
+        },
+        options: base({
+          scales: { y: { min, max: 1, title: { display: true, text: title }, grid: { color: GRID } }, x: { grid: { display: false } } },
+          plugins: { legend: { position: "bottom" }, title: { display: true, text: title },
+            tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${fmt(c.raw)}` } } },
+        }),
+      });
+    };
+    draw(prefix + "-alpha", "alpha", "Fine agreement (α)", -0.5);
+    draw(prefix + "-jaccard", "jaccard", "Coarse agreement (Jaccard)", 0);
+  }
+
+  window.PluralistCharts = { overview, strictness, heatmap, panel, contested, split };
+})();

@@ -1,0 +1,290 @@
+"""Judges API: configurations (admins write, managers read), runs, studies, predictions, alignment.
+
+Reviewers reach only /api/judges/me/alignment/ (their own judge).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import QuerySet
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import BasePermission, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from apps.accounts.permissions import IsAdmin, IsManagerOrAdmin, IsReviewer, has_role
+from apps.catalog.models import Domain
+from apps.core.errors import ApplicationError, NotFound
+from apps.judges import selectors, services
+from apps.judges.models import JudgeConfig, JudgeRun
+
+
+class ConfigsReadManagersWriteAdmins(BasePermission):
+    def has_permission(self, request: Any, view: Any) -> bool:
+        if request.method in ("GET", "HEAD", "OPTIONS"):
+            return has_role(request.user, ("manager", "admin"))
+        return has_role(request.user, ("admin",))
+
+
+def _error(exc: ApplicationError) -> Response:
+    code = status.HTTP_404_NOT_FOUND if isinstance(exc, NotFound) else status.HTTP_400_BAD_REQUEST
+    return Response(exc.as_dict(), status=code)
+
+
+class ConfigSerializer(serializers.ModelSerializer):
+    backend_label = serializers.CharField(read_only=True)
+
+    class Meta:
+        model = JudgeConfig
+        fields = ["id", "name", "kind", "backend", "backend_label", "model", "base_url", "shots", "seeds",
+                  "temperature", "confidence_threshold", "min_history", "concurrency", "is_active", "auto",
+                  "created_at", "updated_at"]
+        read_only_fields = ["id", "backend_label", "created_at", "updated_at"]
+
+
+class ConfigInputSerializer(serializers.Serializer):
+    name = serializers.CharField(max_length=100)
+    kind = serializers.ChoiceField(choices=JudgeConfig.Kind.choices)
+    backend = serializers.ChoiceField(choices=JudgeConfig.Backend.choices, required=False)
+    model = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    base_url = serializers.URLField(required=False, allow_blank=True)
+    shots = serializers.ListField(child=serializers.IntegerField(min_value=0, max_value=50), required=False)
+    seeds = serializers.IntegerField(min_value=1, max_value=10, required=False)
+    temperature = serializers.FloatField(min_value=0, max_value=2, required=False)
+    confidence_threshold = serializers.IntegerField(min_value=0, max_value=100, required=False)
+    min_history = serializers.IntegerField(min_value=1, required=False)
+    concurrency = serializers.IntegerField(min_value=1, max_value=64, required=False)
+    is_active = serializers.BooleanField(required=False)
+    auto = serializers.BooleanField(required=False)
+
+
+class JudgeConfigListApi(APIView):
+    permission_classes = [ConfigsReadManagersWriteAdmins]
+
+    @extend_schema(responses=ConfigSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        return Response(ConfigSerializer(JudgeConfig.objects.order_by("kind", "name"), many=True).data)
+
+    @extend_schema(request=ConfigInputSerializer, responses={201: ConfigSerializer})
+    def post(self, request: Request) -> Response:
+        data = ConfigInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        values = dict(data.validated_data)
+        values.setdefault("backend", services.default_backend())
+        try:
+            config = services.judge_config_create(by=request.user, **values)
+        except ApplicationError as exc:
+            return _error(exc)
+        return Response(ConfigSerializer(config).data, status=status.HTTP_201_CREATED)
+
+
+class JudgeConfigDetailApi(APIView):
+    permission_classes = [ConfigsReadManagersWriteAdmins]
+
+    def _get(self, config_id: int) -> JudgeConfig:
+        config = JudgeConfig.objects.filter(id=config_id).first()
+        if config is None:
+            raise NotFound(f"Judge configuration {config_id} does not exist.")
+        return config
+
+    @extend_schema(responses=ConfigSerializer)
+    def get(self, request: Request, config_id: int) -> Response:
+        try:
+            return Response(ConfigSerializer(self._get(config_id)).data)
+        except ApplicationError as exc:
+            return _error(exc)
+
+    @extend_schema(request=ConfigInputSerializer, responses=ConfigSerializer)
+    def patch(self, request: Request, config_id: int) -> Response:
+        data = ConfigInputSerializer(data=request.data, partial=True)
+        data.is_valid(raise_exception=True)
+        try:
+            config = services.judge_config_update(config=self._get(config_id), by=request.user,
+                                                  **data.validated_data)
+        except ApplicationError as exc:
+            return _error(exc)
+        return Response(ConfigSerializer(config).data)
+
+    put = patch
+
+    def delete(self, request: Request, config_id: int) -> Response:
+        try:
+            services.judge_config_delete(config=self._get(config_id), by=request.user)
+        except ApplicationError as exc:
+            return _error(exc)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class RunSerializer(serializers.ModelSerializer):
+    reviewer = serializers.CharField(source="reviewer.username", default=None)
+    domain = serializers.CharField(source="domain.key")
+    configs = serializers.SerializerMethodField()
+    percent = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = JudgeRun
+        fields = ["id", "purpose", "status", "reviewer", "domain", "dimensions", "configs", "shots", "seeds",
+                  "backend", "total", "done", "failed", "percent", "calls", "tokens_in", "tokens_out",
+                  "tokens_cached", "estimated_cost", "created_at", "started_at", "finished_at", "error",
+                  "rerun_requested"]
+
+    def get_configs(self, run: JudgeRun) -> list[dict[str, Any]]:
+        return [{"id": c.id, "name": c.name, "kind": c.kind, "backend": c.backend, "backend_label": c.backend_label}
+                for c in run.configs.all()]
+
+
+class JudgeRunListApi(APIView):
+    permission_classes = [IsManagerOrAdmin]
+
+    @extend_schema(responses=RunSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        qs: QuerySet[JudgeRun] = JudgeRun.objects.select_related("reviewer", "domain").prefetch_related("configs")
+        if request.query_params.get("status"):
+            qs = qs.filter(status=request.query_params["status"])
+        if request.query_params.get("purpose"):
+            qs = qs.filter(purpose=request.query_params["purpose"])
+        return Response(RunSerializer(qs.order_by("-created_at", "-id")[:200], many=True).data)
+
+
+class JudgeRunDetailApi(APIView):
+    permission_classes = [IsManagerOrAdmin]
+
+    @extend_schema(responses=RunSerializer)
+    def get(self, request: Request, run_id: int) -> Response:
+        try:
+            run = services.judge_run_get(run_id=run_id)
+        except ApplicationError as exc:
+            return _error(exc)
+        body = RunSerializer(run).data
+        if run.status == JudgeRun.Status.DONE:
+            body["alignment"] = selectors.alignment_table(
+                selectors.alignment_report(run_ids=[run.id], with_reasoning=False)
+            )
+        return Response(body)
+
+
+class JudgeRunCancelApi(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(request=None, responses=RunSerializer)
+    def post(self, request: Request, run_id: int) -> Response:
+        try:
+            run = services.judge_run_cancel(run=services.judge_run_get(run_id=run_id), by=request.user)
+        except ApplicationError as exc:
+            return _error(exc)
+        return Response(RunSerializer(run).data)
+
+
+class StudyInputSerializer(serializers.Serializer):
+    domain = serializers.SlugField(help_text="Domain key")
+    dimensions = serializers.ListField(child=serializers.SlugField(), min_length=1)
+    configs = serializers.ListField(
+        child=serializers.CharField(), min_length=1,
+        help_text="Configuration ids or names, or kinds (zero_shot, aggregate, personalized)",
+    )
+    shots = serializers.ListField(child=serializers.IntegerField(min_value=0, max_value=50), min_length=1,
+                                  default=[0, 1, 2, 5, 9])
+    seeds = serializers.IntegerField(min_value=1, max_value=10, default=3)
+    backend = serializers.ChoiceField(choices=[("", "each configuration's own")] + list(JudgeConfig.Backend.choices),
+                                      required=False, default="")
+    min_history = serializers.IntegerField(min_value=1, default=2)
+
+
+def resolve_configs(values: list[str]) -> list[JudgeConfig]:
+    """Ids, names or kinds (a kind means every active configuration of that kind)."""
+    found: list[JudgeConfig] = []
+    errors = []
+    for value in values:
+        value = str(value).strip()
+        if value.isdigit():
+            match = list(JudgeConfig.objects.filter(id=int(value)))
+        elif value in JudgeConfig.Kind.values:
+            match = list(JudgeConfig.objects.filter(kind=value, is_active=True))
+        else:
+            match = list(JudgeConfig.objects.filter(name=value))
+        if not match:
+            errors.append(value)
+        found += [c for c in match if c not in found]
+    if errors:
+        from apps.core.errors import FieldError
+
+        raise ApplicationError("Unknown judge configuration.",
+                               errors=[FieldError("configs", "no such configuration", value=v) for v in errors])
+    return found
+
+
+class JudgeStudyStartApi(APIView):
+    permission_classes = [IsAdmin]
+
+    @extend_schema(request=StudyInputSerializer, responses={201: RunSerializer, 200: RunSerializer})
+    def post(self, request: Request) -> Response:
+        data = StudyInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        try:
+            domain = Domain.objects.filter(key=v["domain"]).first()
+            if domain is None:
+                from apps.core.errors import FieldError
+
+                raise ApplicationError("Unknown domain.", errors=[FieldError("domain", "no such domain",
+                                                                            value=v["domain"])])
+            services.judge_configs_ensure_defaults()
+            run, created = services.judge_study_start(
+                by=request.user, domain=domain, dimensions=v["dimensions"], configs=resolve_configs(v["configs"]),
+                shots=v["shots"], seeds=v["seeds"], backend=v["backend"], min_history=v["min_history"],
+            )
+        except ApplicationError as exc:
+            return _error(exc)
+        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class JudgePredictionListApi(APIView):
+    permission_classes = [IsManagerOrAdmin]
+
+    def get(self, request: Request) -> Response:
+        reviewer = request.query_params.get("reviewer")
+        domain = Domain.objects.filter(key=request.query_params.get("domain", "")).first()
+        from apps.accounts.models import User
+
+        reviewer_id = User.objects.filter(username=reviewer).values_list("id", flat=True).first() if reviewer else None
+        if reviewer and reviewer_id is None:
+            return Response({"detail": "Unknown reviewer.", "errors": [
+                {"field": "reviewer", "message": "no such reviewer", "row": None, "value": reviewer}]}, status=400)
+        finals = selectors.unrated_predictions(reviewer_id=reviewer_id, domain=domain,
+                                               dimension=request.query_params.get("dimension") or None)
+        return Response([
+            {"reviewer": f.reviewer.username, "idea": f.idea.external_id, "idea_id": f.idea_id,
+             "dimension": f.dimension.key, "kind": f.kind, "k": f.k, "score": f.score,
+             "confidence": f.confidence, "kept": f.kept, "discarded": f.discarded, "failed": f.failed,
+             "reason": f.reason, "run": f.run_id}
+            for f in finals[:5000]
+        ])
+
+
+class JudgeAlignmentApi(APIView):
+    permission_classes = [IsManagerOrAdmin]
+
+    def get(self, request: Request) -> Response:
+        domain = Domain.objects.filter(key=request.query_params.get("domain", "")).first()
+        run_ids = selectors.report_run_ids(source=request.query_params.get("source") or "auto", domain=domain)
+        with_reasoning = request.query_params.get("reasoning", "1") not in ("0", "false")
+        return Response(selectors.alignment_report(run_ids=run_ids, with_reasoning=with_reasoning))
+
+
+class MyJudgeAlignmentApi(APIView):
+    """A reviewer's own judge: alignment per dimension and k, and the ratings still needed."""
+
+    permission_classes = [IsAuthenticated, IsReviewer]
+
+    def get(self, request: Request) -> Response:
+        run_ids = selectors.latest_done_runs(purpose=JudgeRun.Purpose.LOO_EVALUATION, reviewer_id=request.user.id)
+        report = selectors.alignment_report(run_ids=run_ids, with_reasoning=False)
+        return Response({
+            "reviewer": request.user.username,
+            "curve": report["curve"], "coarse": report["coarse"],
+            "history": [{k: g[k] for k in ("domain_key", "dimension", "n", "min_history", "missing")}
+                        for g in selectors.history_gaps(reviewer_ids=[request.user.id])],
+        })

@@ -1,0 +1,167 @@
+"""What every judge backend shares: the request/reply types, the error types and the runner.
+
+Plain Python (no Django models) so the judges core can be tested and benchmarked alone. Only
+``backends/openai.py`` imports the ``openai`` package; it is loaded lazily by ``get_backend``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+LOCAL_BASELINE_LABEL = "Local baseline (not an LLM)"
+
+
+@dataclass(frozen=True)
+class RubricDimension:
+    """What the prompt needs to know about one rubric dimension."""
+
+    key: str
+    name: str
+    description: str
+    scale_min: int
+    scale_max: int
+    levels: dict[int, str] = field(default_factory=dict)  # level -> meaning
+    # Levels that are categories rather than degrees (PBIG: 0 = "not a B2B product").
+    categories: tuple[int, ...] = ()
+
+    def __hash__(self) -> int:  # levels is a dict; hash what identifies the dimension
+        return hash((self.key, self.scale_min, self.scale_max, self.categories))
+
+
+@dataclass(frozen=True)
+class Example:
+    item_id: int  # the Rating id the example comes from (audit)
+    patent_text: str
+    idea_text: str
+    score: int
+
+
+@dataclass(frozen=True)
+class JudgeRequest:
+    dimension: RubricDimension
+    examples: tuple[Example, ...]
+    patent_text: str  # the target
+    idea_text: str
+    seed: int = 0
+    model: str = ""
+    temperature: float = 0.0
+
+
+@dataclass
+class JudgeReply:
+    score: int | None
+    reason: str
+    confidence: int | None
+    raw: str  # last raw reply text (or "")
+    attempts: int  # model replies obtained: 1 + re-asks (transient retries are in `retries`)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cached_prompt_tokens: int = 0
+    latency_ms: int = 0  # summed over every HTTP call made for this judgment
+    error: str = ""  # "" when a valid prediction was obtained
+    prompt_fingerprint: str = ""  # sha256 of the rendered prompt (messages), hex
+    model: str = ""
+    retries: int = 0  # transient failures (429, 5xx, timeouts) retried along the way
+
+    @property
+    def ok(self) -> bool:
+        return not self.error and self.score is not None
+
+
+class TransientBackendError(Exception):
+    """429, 5xx, timeouts, connection errors. Retried inside the backend with backoff; raised
+    to the caller only once the backend's own retries are exhausted (the task may retry later)."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class PermanentBackendError(Exception):
+    """4xx other than 429 (bad key, unknown model, bad request): retrying cannot help."""
+
+
+@runtime_checkable
+class JudgeBackend(Protocol):
+    name: str  # "openai" | "local"
+    is_llm: bool  # False for the local statistical baseline (label it everywhere)
+    label: str  # human label, e.g. "Local baseline (not an LLM)"
+
+    def judge(self, request: JudgeRequest) -> JudgeReply:
+        """Never raises for a bad reply (returns ``error`` set); may raise
+        PermanentBackendError, or TransientBackendError once retries are exhausted."""
+        ...
+
+
+def _django_setting(name: str, default: Any) -> Any:
+    """Read a Django setting when Django is configured; the core also runs without Django."""
+    try:
+        from django.conf import settings
+
+        if settings.configured:
+            return getattr(settings, name, default)
+    except Exception:  # Django missing or misconfigured: fall back to the default
+        pass
+    return default
+
+
+def get_backend(name: str, **options: Any) -> JudgeBackend:
+    """Build a backend by name.
+
+    "openai": options base_url, api_key, model, timeout, max_retries, max_reasks (default 4),
+    json_mode (send response_format json_object; default False), send_seed (default True),
+    backoff_base, backoff_max. Missing ones come from settings LLM_*.
+    "local": optional temperature (softmax temperature over similarities).
+    """
+    if name == "local":
+        from apps.judges.backends.local import LocalBackend
+
+        return LocalBackend(**options)
+    if name == "openai":
+        from apps.judges.backends.openai import OpenAIBackend
+
+        options.setdefault("base_url", _django_setting("LLM_BASE_URL", ""))
+        options.setdefault("api_key", _django_setting("LLM_API_KEY", ""))
+        options.setdefault("model", _django_setting("LLM_MODEL", ""))
+        options.setdefault("timeout", _django_setting("LLM_TIMEOUT_SECONDS", 60.0))
+        return OpenAIBackend(**options)
+    raise ValueError(f"Unknown judge backend {name!r}: expected 'openai' or 'local'.")
+
+
+def judge_many(
+    backend: JudgeBackend,
+    requests: list[JudgeRequest],
+    *,
+    concurrency: int,
+    on_reply: Callable[[int, JudgeReply], None] | None = None,
+) -> list[JudgeReply]:
+    """Judge every request with at most ``concurrency`` calls in flight; order is preserved.
+
+    ``on_reply(index, reply)`` (optional) is called from the worker thread as each reply
+    arrives, so callers can persist progress. If a request raises (permanent error, or
+    transient after retries), requests not yet started are cancelled and the error is raised.
+    """
+    if not requests:
+        return []
+    workers = max(1, min(int(concurrency), len(requests)))
+
+    def run(index: int, request: JudgeRequest) -> JudgeReply:
+        reply = backend.judge(request)
+        if on_reply is not None:
+            on_reply(index, reply)
+        return reply
+
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
+        futures: list[Future[JudgeReply]] = [
+            pool.submit(run, i, r) for i, r in enumerate(requests)
+        ]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = next((f for f in futures if f.done() and f.exception() is not None), None)
+        if failed is not None:
+            for f in futures:
+                f.cancel()
+            raise failed.exception()  # type: ignore[misc]
+        return [f.result() for f in futures]

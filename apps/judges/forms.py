@@ -1,0 +1,60 @@
+from __future__ import annotations
+
+from django import forms
+
+from apps.catalog.models import Domain
+from apps.judges.models import JudgeConfig
+from apps.screening.models import Dimension
+
+
+def _dimension_choices() -> list[tuple[str, str]]:
+    seen: dict[str, str] = {}
+    for d in Dimension.objects.order_by("-rubric__is_default", "position"):
+        seen.setdefault(d.key, d.name)
+    return list(seen.items())
+
+
+class StudyForm(forms.Form):
+    """An admin's hand-started study (SPEC "Judges": k in {0, 1, 2, 5, 9}, three seeds)."""
+
+    domain = forms.ModelChoiceField(queryset=Domain.objects.order_by("name"))
+    dimensions = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple)
+    configs = forms.ModelMultipleChoiceField(
+        queryset=JudgeConfig.objects.filter(is_active=True).order_by("kind", "name"),
+        widget=forms.CheckboxSelectMultiple, label="Configurations",
+    )
+    shots = forms.CharField(initial="0,1,2,5,9", label="k values", help_text="Comma-separated, e.g. 0,1,2,5,9")
+    seeds = forms.IntegerField(initial=3, min_value=1, max_value=10)
+    backend = forms.ChoiceField(
+        choices=[("", "Each configuration's own")] + list(JudgeConfig.Backend.choices), required=False
+    )
+    min_history = forms.IntegerField(
+        initial=2, min_value=1, max_value=1000, label="Minimum ratings per reviewer",
+        help_text="Reviewers with fewer scored ratings in the dimension are left out.",
+    )
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["dimensions"].choices = _dimension_choices()
+
+    def clean_shots(self) -> list[int]:
+        raw = self.cleaned_data["shots"]
+        try:
+            values = sorted({int(x) for x in raw.replace(" ", "").split(",") if x != ""})
+        except ValueError as exc:
+            raise forms.ValidationError(f"k values must be whole numbers separated by commas (got {raw!r}).") from exc
+        if not values or any(k < 0 or k > 50 for k in values):
+            raise forms.ValidationError("Give one or more k values between 0 and 50.")
+        return values
+
+
+class PredictionFilterForm(forms.Form):
+    reviewer = forms.ChoiceField(required=False)
+    domain = forms.ModelChoiceField(queryset=Domain.objects.order_by("name"), required=False,
+                                    to_field_name="key", empty_label="All domains")
+    dimension = forms.ChoiceField(required=False)
+
+    def __init__(self, *args: object, reviewers: list[tuple[str, str]] = (), **kwargs: object) -> None:  # type: ignore[assignment]
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.fields["reviewer"].choices = [("", "All reviewers")] + list(reviewers)
+        self.fields["dimension"].choices = [("", "All dimensions")] + _dimension_choices()

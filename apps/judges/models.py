@@ -1,0 +1,232 @@
+"""Judge configurations, runs, per-seed predictions, final (majority-vote) predictions, history.
+
+Runs are the unit of Celery work. Predictions are written under a unique key so a task that
+runs twice (redelivery after a crash) upserts the same rows instead of adding new ones.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+from apps.core.models import TimestampedModel
+
+LOCAL_LABEL = "Local baseline (not an LLM)"
+
+
+class JudgeConfig(TimestampedModel):
+    class Kind(models.TextChoices):
+        ZERO_SHOT = "zero_shot", "Zero-shot"
+        AGGREGATE = "aggregate", "Aggregate"
+        PERSONALIZED = "personalized", "Personalized"
+
+    class Backend(models.TextChoices):
+        OPENAI = "openai", "OpenAI-compatible LLM"
+        LOCAL = "local", LOCAL_LABEL
+
+    name = models.CharField(max_length=100, unique=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.LOCAL)
+    model = models.CharField(max_length=200, blank=True, help_text="Empty: settings.LLM_MODEL.")
+    base_url = models.URLField(blank=True, help_text="Empty: settings.LLM_BASE_URL.")
+    # Few-shot counts evaluated; zero-shot configurations always use k = 0.
+    shots = models.JSONField(default=list, blank=True, help_text="List of k values, e.g. [0, 1, 2, 5, 9].")
+    seeds = models.PositiveSmallIntegerField(default=3)
+    temperature = models.FloatField(default=0.0)
+    confidence_threshold = models.PositiveSmallIntegerField(default=80)
+    min_history = models.PositiveSmallIntegerField(
+        default=10, help_text="Scored ratings a reviewer needs in a domain and dimension."
+    )
+    concurrency = models.PositiveSmallIntegerField(default=4)
+    is_active = models.BooleanField(default=True)
+    auto = models.BooleanField(default=True, help_text="Used by the automatic runs after new ratings.")
+
+    class Meta:
+        ordering = ["kind", "name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(confidence_threshold__lte=100), name="judge_threshold_0_100"
+            ),
+            models.CheckConstraint(condition=Q(seeds__gte=1), name="judge_seeds_positive"),
+            models.CheckConstraint(condition=Q(concurrency__gte=1), name="judge_concurrency_positive"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.get_kind_display()}, {self.backend_label})"
+
+    @property
+    def backend_label(self) -> str:
+        return self.Backend(self.backend).label
+
+    @property
+    def k_values(self) -> list[int]:
+        if self.kind == self.Kind.ZERO_SHOT:
+            return [0]
+        values = self.shots if isinstance(self.shots, list) else [self.shots]
+        return sorted({int(k) for k in values}) or [0]
+
+
+class JudgeRun(TimestampedModel):
+    class Purpose(models.TextChoices):
+        LOO_EVALUATION = "loo_evaluation", "Leave-one-out evaluation"
+        PREDICTION = "prediction", "Prediction of unrated ideas"
+        STUDY = "study", "Study"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+        CANCELLED = "cancelled", "Cancelled"
+
+    ACTIVE = (Status.QUEUED, Status.RUNNING)
+
+    purpose = models.CharField(max_length=20, choices=Purpose.choices)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    # Scope: a reviewer (null for studies over every reviewer), a domain, dimension keys.
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+        related_name="judge_runs",
+    )
+    domain = models.ForeignKey("catalog.Domain", on_delete=models.CASCADE, related_name="judge_runs")
+    dimensions = models.JSONField(default=list)
+    configs = models.ManyToManyField(JudgeConfig, related_name="runs")
+    shots = models.JSONField(default=list, blank=True, help_text="Empty: each configuration's own k values.")
+    seeds = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Empty: each configuration's own.")
+    min_history = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Studies: reviewers with fewer scored ratings are skipped."
+    )
+    backend = models.CharField(
+        max_length=16, choices=JudgeConfig.Backend.choices, blank=True,
+        help_text="Empty: each configuration's own backend.",
+    )
+    scope_key = models.CharField(max_length=300)
+    # Set when ratings changed while this run was running: it finishes, then a fresh run follows.
+    rerun_requested = models.BooleanField(default=False)
+    total = models.PositiveIntegerField(default=0)
+    done = models.PositiveIntegerField(default=0)
+    failed = models.PositiveIntegerField(default=0)
+    calls = models.PositiveIntegerField(default=0)
+    tokens_in = models.PositiveBigIntegerField(default=0)
+    tokens_out = models.PositiveBigIntegerField(default=0)
+    tokens_cached = models.PositiveBigIntegerField(default=0)
+    estimated_cost = models.DecimalField(max_digits=12, decimal_places=4, default=0)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    error = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            # At most one queued or running run per scope: re-triggers reuse it instead.
+            models.UniqueConstraint(
+                fields=["scope_key"], condition=Q(status__in=["queued", "running"]),
+                name="one_active_judge_run_per_scope",
+            )
+        ]
+        indexes = [models.Index(fields=["purpose", "status"])]
+
+    def __str__(self) -> str:
+        return f"Run {self.pk} ({self.get_purpose_display()}, {self.status})"
+
+    @property
+    def is_active(self) -> bool:
+        return self.status in self.ACTIVE
+
+    @property
+    def percent(self) -> int:
+        if not self.total:
+            return 100 if self.status == self.Status.DONE else 0
+        return min(100, round(100 * self.done / self.total))
+
+
+class JudgePrediction(models.Model):
+    """One judge call's outcome (one seed). Upserted under its unique key."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="predictions")
+    config = models.ForeignKey(JudgeConfig, null=True, on_delete=models.SET_NULL, related_name="+")
+    kind = models.CharField(max_length=16, choices=JudgeConfig.Kind.choices)
+    k = models.PositiveSmallIntegerField()
+    seed = models.PositiveSmallIntegerField()
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="judge_predictions")
+    dimension = models.ForeignKey("screening.Dimension", on_delete=models.CASCADE, related_name="+")
+    score = models.SmallIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    confidence = models.SmallIntegerField(null=True, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    backend = models.CharField(max_length=16, choices=JudgeConfig.Backend.choices)
+    prompt_fingerprint = models.CharField(max_length=64, blank=True)
+    example_rating_ids = models.JSONField(default=list, blank=True)
+    raw_reply = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cached_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "reviewer", "idea", "dimension", "kind", "k", "seed"],
+                name="unique_judge_prediction",
+            )
+        ]
+
+
+class JudgeFinal(models.Model):
+    """Majority vote over the kept seed predictions of one target (see postprocess.aggregate_seeds)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="finals")
+    kind = models.CharField(max_length=16, choices=JudgeConfig.Kind.choices)
+    k = models.PositiveSmallIntegerField()
+    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="judge_finals")
+    dimension = models.ForeignKey("screening.Dimension", on_delete=models.CASCADE, related_name="+")
+    score = models.SmallIntegerField(null=True, blank=True)
+    # Mean confidence and one reason of the kept predictions that voted for the final score.
+    confidence = models.SmallIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    kept = models.PositiveSmallIntegerField(default=0)
+    discarded = models.PositiveSmallIntegerField(default=0)
+    failed = models.PositiveSmallIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "reviewer", "idea", "dimension", "kind", "k"], name="unique_judge_final"
+            )
+        ]
+
+
+class JudgeHistory(models.Model):
+    """Append-only audit of judge runs and configurations: who changed what, when."""
+
+    class Event(models.TextChoices):
+        RUN_STATUS = "run_status", "Run status changed"
+        CONFIG_CREATED = "config_created", "Configuration created"
+        CONFIG_CHANGED = "config_changed", "Configuration changed"
+        CONFIG_DELETED = "config_deleted", "Configuration deleted"
+
+    event = models.CharField(max_length=20, choices=Event.choices)
+    run = models.ForeignKey(JudgeRun, null=True, blank=True, on_delete=models.CASCADE, related_name="history")
+    config = models.ForeignKey(
+        JudgeConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="history"
+    )
+    changed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    changed_at = models.DateTimeField(auto_now_add=True)
+    old_value = models.JSONField(null=True, blank=True)
+    new_value = models.JSONField(null=True, blank=True)
+    note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["changed_at", "id"]

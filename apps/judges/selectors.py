@@ -1,0 +1,299 @@
+"""Reads for the judges: example pools, target texts, run listings and alignment frames."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import pandas as pd
+from django.db.models import Count, Q, QuerySet
+
+from apps.accounts.models import User
+from apps.catalog.models import Domain, Idea
+from apps.judges.models import JudgeConfig, JudgeFinal, JudgePrediction, JudgeRun
+from apps.screening.models import Dimension, Rating, Rubric
+
+POOL_COLUMNS = ["rating_id", "idea_id", "patent_id", "reviewer_id", "domain", "dimension", "score"]
+
+
+def rubric_for_domain(domain: Domain) -> Rubric | None:
+    if domain.rubric_id:
+        return domain.rubric
+    return Rubric.objects.filter(is_default=True).first()
+
+
+def dimensions_for_domain(domain: Domain, keys: Iterable[str] | None = None) -> list[Dimension]:
+    rubric = rubric_for_domain(domain)
+    if rubric is None:
+        return []
+    qs = rubric.dimensions.order_by("position")
+    if keys is not None:
+        qs = qs.filter(key__in=list(keys))
+    return list(qs)
+
+
+def scales_for(dimensions: Iterable[Dimension]) -> dict[str, tuple[int, int]]:
+    return {d.key: (d.scale_min, d.scale_max) for d in dimensions}
+
+
+def rating_pool_frame(*, domain: Domain, dimension_ids: Iterable[int]) -> pd.DataFrame:
+    """Every scored rating in the domain on these dimensions: the few-shot example pool."""
+    rows = (
+        Rating.objects.filter(
+            status=Rating.Status.SCORED, idea__patent__domain=domain, dimension_id__in=list(dimension_ids)
+        )
+        .values_list("id", "idea_id", "idea__patent_id", "reviewer_id", "dimension__key", "score")
+        .order_by("id")
+    )
+    frame = pd.DataFrame(
+        [(r[0], r[1], r[2], r[3], domain.key, r[4], r[5]) for r in rows], columns=POOL_COLUMNS
+    )
+    return frame.astype({"rating_id": int, "idea_id": int, "patent_id": int, "reviewer_id": int})
+
+
+def idea_rows(idea_ids: Iterable[int]) -> dict[int, Idea]:
+    return {i.id: i for i in Idea.objects.filter(id__in=set(idea_ids)).select_related("patent")}
+
+
+def reviewer_history_counts(*, reviewer_id: int) -> list[dict[str, Any]]:
+    """Scored ratings of one reviewer per (domain, dimension), in their domains."""
+    return list(
+        Rating.objects.filter(reviewer_id=reviewer_id, status=Rating.Status.SCORED)
+        .values("idea__patent__domain_id", "dimension__key", "dimension_id")
+        .annotate(n=Count("id"))
+        .order_by("idea__patent__domain_id", "dimension__key")
+    )
+
+
+def reviewer_unrated_idea_ids(*, reviewer_id: int, domain: Domain) -> list[int]:
+    """Ideas of the domain the reviewer never rated (no rating row at all, on any dimension)."""
+    rated = Rating.objects.filter(reviewer_id=reviewer_id).values("idea_id")
+    return list(
+        Idea.objects.filter(patent__domain=domain).exclude(id__in=rated).order_by("id").values_list("id", flat=True)
+    )
+
+
+def active_auto_configs() -> list[JudgeConfig]:
+    return list(JudgeConfig.objects.filter(is_active=True, auto=True).order_by("kind", "id"))
+
+
+def judge_runs(*, limit: int = 50) -> QuerySet[JudgeRun]:
+    return (
+        JudgeRun.objects.select_related("reviewer", "domain", "requested_by")
+        .prefetch_related("configs")
+        .order_by("-created_at", "-id")[:limit]
+    )
+
+
+def latest_done_runs(
+    *, purpose: str, domain: Domain | None = None, reviewer_id: int | None = None
+) -> list[int]:
+    """Ids of the newest finished run per scope (a later run supersedes earlier ones)."""
+    qs = JudgeRun.objects.filter(purpose=purpose, status=JudgeRun.Status.DONE)
+    if domain is not None:
+        qs = qs.filter(domain=domain)
+    if reviewer_id is not None:
+        qs = qs.filter(reviewer_id=reviewer_id)
+    newest: dict[str, int] = {}
+    for run_id, scope in qs.order_by("finished_at", "id").values_list("id", "scope_key"):
+        newest[scope] = run_id
+    return sorted(newest.values())
+
+
+def finals_frame(*, run_ids: Iterable[int], dimension: str | None = None) -> pd.DataFrame:
+    """Final predictions of these runs joined with the target reviewer's own score (may be NaN)."""
+    qs = JudgeFinal.objects.filter(run_id__in=list(run_ids))
+    if dimension:
+        qs = qs.filter(dimension__key=dimension)
+    rows = list(
+        qs.values_list(
+            "reviewer_id", "reviewer__username", "idea_id", "idea__patent__domain__key", "dimension_id",
+            "dimension__key", "kind", "k", "score", "confidence", "reason", "kept", "discarded", "failed",
+        )
+    )
+    columns = ["reviewer_id", "reviewer", "idea_id", "domain", "dimension_id", "dimension", "kind", "k",
+               "pred", "confidence", "reason", "kept", "discarded", "failed"]
+    frame = pd.DataFrame(rows, columns=columns)
+    if frame.empty:
+        frame["truth"] = pd.Series(dtype=float)
+        return frame
+    truth = truth_frame(reviewer_ids=frame["reviewer_id"].unique(), idea_ids=frame["idea_id"].unique())
+    truth = truth.rename(columns={"score": "truth"})[["reviewer_id", "idea_id", "dimension", "truth"]]
+    frame = frame.merge(truth, on=["reviewer_id", "idea_id", "dimension"], how="left")
+    frame["pred"] = frame["pred"].astype(float)
+    return frame
+
+
+def truth_frame(
+    *, reviewer_ids: Iterable[int] | None = None, idea_ids: Iterable[int] | None = None,
+    domain: Domain | None = None,
+) -> pd.DataFrame:
+    qs = Rating.objects.filter(status=Rating.Status.SCORED)
+    if reviewer_ids is not None:
+        qs = qs.filter(reviewer_id__in=[int(r) for r in reviewer_ids])
+    if idea_ids is not None:
+        qs = qs.filter(idea_id__in=[int(i) for i in idea_ids])
+    if domain is not None:
+        qs = qs.filter(idea__patent__domain=domain)
+    rows = qs.values_list("reviewer_id", "reviewer__username", "idea_id", "dimension__key", "score")
+    frame = pd.DataFrame(list(rows), columns=["reviewer_id", "reviewer", "idea_id", "dimension", "score"])
+    frame["score"] = frame["score"].astype(float)
+    return frame
+
+
+def predictions_frame(*, run_ids: Iterable[int]) -> pd.DataFrame:
+    """One row per seed prediction with whether it was scored and discarded (threshold of its config)."""
+    rows = list(
+        JudgePrediction.objects.filter(run_id__in=list(run_ids)).values_list(
+            "idea__patent__domain__key", "dimension__key", "kind", "score", "confidence",
+            "config__confidence_threshold",
+        )
+    )
+    frame = pd.DataFrame(rows, columns=["domain", "dimension", "kind", "score", "confidence", "threshold"])
+    if frame.empty:
+        return frame.assign(scored=pd.Series(dtype=bool), discarded=pd.Series(dtype=bool))
+    threshold = frame["threshold"].fillna(80)
+    frame["scored"] = frame["score"].notna()
+    frame["discarded"] = frame["scored"] & (frame["confidence"].fillna(-1) < threshold)
+    return frame
+
+
+def unrated_predictions(
+    *, reviewer_id: int | None = None, domain: Domain | None = None, dimension: str | None = None
+) -> QuerySet[JudgeFinal]:
+    """Latest prediction-run finals per reviewer (ideas they have not rated)."""
+    run_ids = latest_done_runs(purpose=JudgeRun.Purpose.PREDICTION, domain=domain, reviewer_id=reviewer_id)
+    qs = JudgeFinal.objects.filter(run_id__in=run_ids).select_related(
+        "reviewer", "idea", "idea__patent", "dimension", "run"
+    )
+    if dimension:
+        qs = qs.filter(dimension__key=dimension)
+    return qs.order_by("reviewer__username", "dimension__position", "-score", "-confidence", "idea__external_id")
+
+
+def case_finals(*, idea_id: int) -> QuerySet[JudgeFinal]:
+    """Every final judgement of one idea from the latest evaluation/prediction/study runs."""
+    return (
+        JudgeFinal.objects.filter(idea_id=idea_id, run__status=JudgeRun.Status.DONE)
+        .select_related("reviewer", "dimension", "run")
+        .order_by("dimension__position", "reviewer__username", "kind", "-k", "-run_id")
+    )
+
+
+def reviewers_with_finals() -> QuerySet[User]:
+    return User.objects.filter(
+        Q(id__in=JudgeFinal.objects.values("reviewer_id"))
+    ).order_by("username")
+
+
+# --------------------------------------------------------------------------- reports
+
+
+def report_sources(*, domain: Domain | None = None) -> list[dict[str, Any]]:
+    """What the alignment dashboard can show: automatic evaluations, or one finished study."""
+    sources = [{"value": "auto", "label": "Automatic leave-one-out evaluations (latest per reviewer)"}]
+    studies = JudgeRun.objects.filter(purpose=JudgeRun.Purpose.STUDY, status=JudgeRun.Status.DONE)
+    if domain is not None:
+        studies = studies.filter(domain=domain)
+    for run in studies.select_related("domain").order_by("-finished_at")[:20]:
+        sources.append({
+            "value": f"run-{run.id}",
+            "label": f"Study #{run.id}: {run.domain.name}, {', '.join(run.dimensions)} "
+                     f"({run.finished_at:%Y-%m-%d %H:%M})",
+        })
+    return sources
+
+
+def report_run_ids(*, source: str, domain: Domain | None = None, reviewer_id: int | None = None) -> list[int]:
+    if source.startswith("run-") and source[4:].isdigit():
+        return list(JudgeRun.objects.filter(id=int(source[4:]), status=JudgeRun.Status.DONE)
+                    .values_list("id", flat=True))
+    return latest_done_runs(purpose=JudgeRun.Purpose.LOO_EVALUATION, domain=domain, reviewer_id=reviewer_id)
+
+
+def _all_scales() -> dict[str, tuple[int, int]]:
+    scales: dict[str, tuple[int, int]] = {}
+    for d in Dimension.objects.order_by("rubric_id", "position"):
+        scales.setdefault(d.key, (d.scale_min, d.scale_max))
+    return scales
+
+
+def dimension_names() -> dict[str, str]:
+    names: dict[str, str] = {}
+    for d in Dimension.objects.order_by("-rubric__is_default", "position"):
+        names.setdefault(d.key, d.name)
+    return names
+
+
+def alignment_report(
+    *, run_ids: list[int], with_reasoning: bool = True, by_reviewer: bool = False
+) -> dict[str, Any]:
+    """Everything the alignment dashboard, its API and the study command show, JSON-ready."""
+    from apps.judges import alignment
+
+    finals = finals_frame(run_ids=run_ids)
+    scales = _all_scales()
+    scored = finals.dropna(subset=["truth"]) if not finals.empty else finals
+    report: dict[str, Any] = {
+        "run_ids": run_ids,
+        "n_finals": int(len(finals)),
+        "curve": alignment.alignment_curve(scored, scales=scales),
+        "coarse": alignment.coarse_alignment(scored),
+        "discard": alignment.discard_rates(predictions_frame(run_ids=run_ids)),
+        "reasoning": [],
+        "reasoning_note": "",
+    }
+    if by_reviewer:
+        report["by_reviewer"] = alignment.alignment_curve(scored, scales=scales, by_reviewer=True)
+    if with_reasoning and not scored.empty:
+        try:
+            from apps.judges.embeddings import embed_texts
+        except ImportError:
+            report["reasoning_note"] = "Embeddings are not available in this installation."
+        else:
+            truth = truth_frame(reviewer_ids=scored["reviewer_id"].unique(), idea_ids=scored["idea_id"].unique())
+            try:
+                report["reasoning"] = alignment.reasoning_structure(truth, scored, scales=scales, embed=embed_texts)
+            except Exception as exc:  # an unreachable embeddings endpoint must not break the page
+                report["reasoning_note"] = f"Reasoning similarity could not be computed: {exc}"
+    return report
+
+
+def alignment_table(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per (configuration, k, dimension): alpha, n and discard rate (the study's table)."""
+    return [
+        {"config": r["kind"], "k": r["k"], "dimension": r["dimension"], "alpha": r["alpha"], "n": r["n"],
+         "discard_rate": r["discard_rate"]}
+        for r in report["curve"]
+    ]
+
+
+def history_gaps(*, reviewer_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
+    """Per reviewer, domain of their profile and dimension: ratings still needed for a judge."""
+    configs = active_auto_configs() or list(JudgeConfig.objects.filter(is_active=True))
+    min_history = min((c.min_history for c in configs), default=10)
+    users = User.objects.filter(role=User.Role.REVIEWER).select_related("reviewer_profile")
+    if reviewer_ids is not None:
+        users = users.filter(id__in=list(reviewer_ids))
+    counts: dict[tuple[int, int, str], int] = {}
+    rows = (
+        Rating.objects.filter(status=Rating.Status.SCORED, reviewer__in=users)
+        .values_list("reviewer_id", "idea__patent__domain_id", "dimension__key")
+        .annotate(n=Count("id"))
+    )
+    for reviewer_id, domain_id, dim, n in rows:
+        counts[(reviewer_id, domain_id, dim)] = n
+    out = []
+    for user in users.order_by("username"):
+        profile = getattr(user, "reviewer_profile", None)
+        if profile is None:
+            continue
+        for domain in profile.domains.all():
+            for dim in dimensions_for_domain(domain):
+                n = counts.get((user.id, domain.id, dim.key), 0)
+                out.append({
+                    "reviewer_id": user.id, "reviewer": user.display_name, "domain": domain.name,
+                    "domain_key": domain.key, "dimension": dim.key, "dimension_name": dim.name,
+                    "n": n, "min_history": min_history, "missing": max(0, min_history - n),
+                })
+    return out

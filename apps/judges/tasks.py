@@ -1,0 +1,19 @@
+"""Thin Celery tasks: ids in, one service call. acks_late and time limits are global settings."""
+
+from __future__ import annotations
+
+from celery import shared_task
+
+from apps.judges.services import RunDeferred, judge_run_execute
+
+
+@shared_task(
+    name="judges.judge_run_execute", bind=True, max_retries=20, default_retry_delay=30
+)
+def judge_run_execute_task(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
+    """Execute (or resume) one judge run. Safe to run twice: see apps.judges.services."""
+    try:
+        return judge_run_execute(run_id=run_id)
+    except RunDeferred as exc:
+        # The endpoint is rate-limiting or down; the run stays running and resumes on retry.
+        raise self.retry(exc=exc) from exc

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from django import template
+
+register = template.Library()
+
+KIND_LABELS = {"zero_shot": "Zero-shot", "aggregate": "Aggregate", "personalized": "Personalized"}
+
+
+@register.filter
+def pct(value: float | None, digits: int = 1) -> str:
+    """0.0123 -> "1.2%"; None -> "–"."""
+    if value is None:
+        return "–"
+    return f"{100 * float(value):.{int(digits)}f}%"
+
+
+@register.filter
+def num(value: float | None, digits: int = 2) -> str:
+    if value is None:
+        return "n/a"
+    return f"{float(value):.{int(digits)}f}"
+
+
+@register.filter
+def kind_label(kind: str) -> str:
+    return KIND_LABELS.get(kind, kind)
+
+
+@register.filter
+def get(mapping: dict, key: str):  # type: ignore[no-untyped-def]
+    return mapping.get(key) if mapping else None

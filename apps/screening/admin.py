@@ -1,0 +1,86 @@
+"""Django admin for rubrics, assignments and ratings. Ratings are read-only here: they change only
+through the screening form, the API or an import, each of which writes the rating's history."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import admin
+from django.http import HttpRequest
+
+from apps.catalog.admin import ImportFromFileMixin
+from apps.screening.models import Assignment, Dimension, Rating, RatingHistory, Rubric
+
+
+class DimensionInline(admin.StackedInline):
+    model = Dimension
+    extra = 0
+    ordering = ["position"]
+    fields = [
+        ("key", "name", "position"), "description", ("scale_min", "scale_max", "pass_above"),
+        "requires", "levels", "categories", "questions", "question_scores",
+    ]
+
+
+@admin.register(Rubric)
+class RubricAdmin(ImportFromFileMixin, admin.ModelAdmin):
+    import_kind = "rubric"
+    list_display = ["key", "name", "is_default", "dimension_count", "updated_at"]
+    list_filter = ["is_default"]
+    search_fields = ["key", "name"]
+    inlines = [DimensionInline]
+
+    @admin.display(description="Dimensions")
+    def dimension_count(self, obj: Rubric) -> int:
+        return obj.dimensions.count()
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(admin.ModelAdmin):
+    list_display = ["reviewer", "idea", "status", "assigned_by", "updated_at"]
+    list_filter = ["status", "idea__patent__domain"]
+    search_fields = ["reviewer__username", "idea__external_id", "idea__title"]
+    list_select_related = ["reviewer", "idea", "assigned_by"]
+    raw_id_fields = ["reviewer", "idea", "assigned_by"]
+
+
+class RatingHistoryInline(admin.TabularInline):
+    model = RatingHistory
+    extra = 0
+    can_delete = False
+    fields = [
+        "changed_at", "changed_by", "source", "old_status", "old_score", "new_status", "new_score",
+        "old_rationale", "new_rationale",
+    ]
+    readonly_fields = fields
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+@admin.register(Rating)
+class RatingAdmin(ImportFromFileMixin, admin.ModelAdmin):
+    """Read-only for audit."""
+
+    import_kind = "ratings"
+    list_display = ["reviewer", "idea", "dimension", "status", "score", "source", "updated_at"]
+    list_filter = ["status", "source", "dimension__rubric", "dimension"]
+    search_fields = ["reviewer__username", "idea__external_id", "idea__title"]
+    list_select_related = ["reviewer", "idea", "dimension"]
+    inlines = [RatingHistoryInline]
+    readonly_fields = [
+        "reviewer", "idea", "dimension", "status", "score", "answers", "rationale", "source",
+        "created_at", "updated_at",
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False

@@ -1,0 +1,179 @@
+"""Input and output shapes of the screening API. Serializers validate and format; they never save."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from apps.accounts.models import User
+from apps.catalog.models import Domain, Idea
+from apps.screening.models import Assignment, Dimension, Rating, RatingHistory, Rubric
+
+
+# ---- rubrics ---------------------------------------------------------------------------------
+class QuestionOutputSerializer(serializers.Serializer):
+    key = serializers.CharField()
+    text = serializers.CharField()
+
+
+class DimensionOutputSerializer(serializers.ModelSerializer):
+    levels = serializers.DictField(child=serializers.CharField(), help_text="Meaning of every level.")
+    requires = serializers.ListField(
+        child=serializers.CharField(), help_text="Dimensions that must pass before this one opens."
+    )
+    categories = serializers.ListField(
+        child=serializers.IntegerField(), help_text="Levels that are categories, not grades."
+    )
+    questions = QuestionOutputSerializer(many=True)
+    question_scores = serializers.DictField(
+        child=serializers.IntegerField(), help_text='Score for each answer combination, e.g. "yes,no".'
+    )
+
+    class Meta:
+        model = Dimension
+        fields = [
+            "key", "name", "description", "position", "scale_min", "scale_max", "levels",
+            "pass_above", "requires", "categories", "questions", "question_scores",
+        ]
+
+
+class RubricOutputSerializer(serializers.ModelSerializer):
+    dimensions = DimensionOutputSerializer(many=True)
+
+    class Meta:
+        model = Rubric
+        fields = ["id", "key", "name", "description", "is_default", "dimensions"]
+
+
+# ---- ratings ---------------------------------------------------------------------------------
+class RatingOutputSerializer(serializers.ModelSerializer):
+    reviewer = serializers.IntegerField(source="reviewer_id")
+    reviewer_username = serializers.CharField(source="reviewer.username")
+    idea = serializers.IntegerField(source="idea_id")
+    idea_external_id = serializers.CharField(source="idea.external_id")
+    domain = serializers.CharField(source="idea.patent.domain.key")
+    dimension = serializers.CharField(source="dimension.key")
+    answers = serializers.DictField(child=serializers.BooleanField(), allow_null=True)
+
+    class Meta:
+        model = Rating
+        fields = [
+            "id", "reviewer", "reviewer_username", "idea", "idea_external_id", "domain", "dimension",
+            "status", "score", "answers", "rationale", "source", "created_at", "updated_at",
+        ]
+
+
+class RatingHistoryOutputSerializer(serializers.ModelSerializer):
+    changed_by = serializers.CharField(source="changed_by.username", allow_null=True, default=None)
+    old_answers = serializers.DictField(child=serializers.BooleanField(), allow_null=True)
+    new_answers = serializers.DictField(child=serializers.BooleanField(), allow_null=True)
+
+    class Meta:
+        model = RatingHistory
+        fields = [
+            "id", "changed_by", "changed_at", "source",
+            "old_status", "old_score", "old_answers", "old_rationale",
+            "new_status", "new_score", "new_answers", "new_rationale",
+        ]
+
+
+class MyRatingInputSerializer(serializers.Serializer):
+    scores = serializers.DictField(
+        child=serializers.IntegerField(allow_null=True),
+        help_text="Score per dimension key. Leave closed stages out (or null).",
+    )
+    answers = serializers.DictField(
+        child=serializers.DictField(child=serializers.BooleanField(allow_null=True)),
+        required=False,
+        help_text='Yes/no answers per question-based dimension, e.g. '
+        '{"competitive_advantage": {"hard_to_imitate": true, "technology_essential": false}}.',
+    )
+    rationales = serializers.DictField(
+        child=serializers.CharField(allow_blank=True, max_length=5000), required=False,
+        help_text="Optional free-text reason per dimension key.",
+    )
+
+
+class MyRatingOutputSerializer(serializers.Serializer):
+    idea = serializers.IntegerField()
+    idea_external_id = serializers.CharField()
+    rubric = serializers.CharField()
+    assignment_status = serializers.CharField()
+    decline_reason = serializers.CharField(allow_blank=True)
+    open_dimensions = serializers.ListField(child=serializers.CharField())
+    scores = serializers.DictField(child=serializers.IntegerField(allow_null=True))
+    statuses = serializers.DictField(child=serializers.CharField())
+    answers = serializers.DictField(child=serializers.DictField(child=serializers.BooleanField()))
+    rationales = serializers.DictField(child=serializers.CharField(allow_blank=True))
+    ratings = RatingOutputSerializer(many=True)
+
+
+class DeclineInputSerializer(serializers.Serializer):
+    reason = serializers.CharField(required=False, allow_blank=True, max_length=2000, default="")
+
+
+# ---- assignments -----------------------------------------------------------------------------
+class AssignmentOutputSerializer(serializers.ModelSerializer):
+    reviewer = serializers.IntegerField(source="reviewer_id")
+    reviewer_username = serializers.CharField(source="reviewer.username")
+    idea = serializers.IntegerField(source="idea_id")
+    idea_external_id = serializers.CharField(source="idea.external_id")
+    idea_title = serializers.CharField(source="idea.title")
+    domain = serializers.CharField(source="idea.patent.domain.key")
+    assigned_by = serializers.CharField(source="assigned_by.username", allow_null=True, default=None)
+
+    class Meta:
+        model = Assignment
+        fields = [
+            "id", "reviewer", "reviewer_username", "idea", "idea_external_id", "idea_title", "domain",
+            "status", "decline_reason", "assigned_by", "created_at", "updated_at",
+        ]
+
+
+class AssignmentCreateInputSerializer(serializers.Serializer):
+    reviewer = serializers.SlugRelatedField(
+        slug_field="username", queryset=User.objects.all(), help_text="The reviewer's username."
+    )
+    idea = serializers.PrimaryKeyRelatedField(
+        queryset=Idea.objects.select_related("patent__domain"), required=False, help_text="One idea id."
+    )
+    ideas = serializers.PrimaryKeyRelatedField(
+        queryset=Idea.objects.select_related("patent__domain"), many=True, required=False,
+        help_text="Several idea ids (instead of idea).",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if ("idea" in attrs) == ("ideas" in attrs):
+            raise serializers.ValidationError({"idea": "give either idea or ideas"})
+        return attrs
+
+
+class AssignmentCreateOutputSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+    assignments = AssignmentOutputSerializer(many=True)
+
+
+class AssignmentBulkBalancedInputSerializer(serializers.Serializer):
+    domain = serializers.SlugRelatedField(slug_field="key", queryset=Domain.objects.all())
+    per_idea = serializers.IntegerField(min_value=1, max_value=100, help_text="Reviewers per idea.")
+    reviewers = serializers.SlugRelatedField(
+        slug_field="username", queryset=User.objects.all(), many=True, required=False,
+        help_text="Usernames to choose from (default: every reviewer of the domain).",
+    )
+
+
+class AssignmentBulkBalancedOutputSerializer(serializers.Serializer):
+    created = serializers.IntegerField()
+
+
+class ReviewerLoadOutputSerializer(serializers.Serializer):
+    reviewer = serializers.IntegerField(source="reviewer.pk")
+    reviewer_username = serializers.CharField(source="reviewer.username")
+    domain = serializers.CharField(source="domain.key")
+    qualified = serializers.BooleanField()
+    assigned = serializers.IntegerField()
+    pending = serializers.IntegerField()
+    completed = serializers.IntegerField()
+    declined = serializers.IntegerField()
+    progress_percent = serializers.IntegerField()

@@ -1,0 +1,157 @@
+"""The staged screening form for one idea.
+
+One view, one template, one partial: a change to any level posts the form with htmx and gets back
+the `#stages` partial, so stages open and close without a reload. Without JavaScript the same
+form posts with a "Continue" button and the whole page comes back with the next stage open. The
+server decides what is open from the posted values either way; rating_submit enforces the gates.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_POST
+
+from apps.accounts.permissions import role_required
+from apps.catalog.models import Idea
+from apps.core.errors import ApplicationError
+from apps.screening.forms import DeclineForm, ScreeningForm
+from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
+from apps.screening.selectors import dimensions_for_idea, ratings_of
+from apps.screening.selectors.queue import next_pending_idea_for, rating_history_of
+from apps.screening.services.ratings import rating_decline, rating_submit
+
+
+def _get_idea_for_reviewer(request: HttpRequest, idea_id: int) -> tuple[Idea, Assignment]:
+    """The idea and the signed-in reviewer's assignment; 404 when the idea is not theirs.
+
+    404 rather than 403: a reviewer must not even learn which ideas exist outside their queue.
+    """
+    assignment = (
+        Assignment.objects.select_related("idea__patent__domain")
+        .filter(reviewer=request.user, idea_id=idea_id)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("This idea is not in your queue.")
+    return assignment.idea, assignment
+
+
+def _shown(status: str, score: int | None) -> str:
+    if not status:
+        return "—"
+    if status == Rating.Status.SCORED:
+        return str(score)
+    return str(Rating.Status(status).label).lower()
+
+
+def _history_rows(history: list[RatingHistory]) -> list[dict[str, Any]]:
+    return [
+        {
+            "when": h.changed_at,
+            "dimension": h.rating.dimension.name,
+            "old": _shown(h.old_status, h.old_score),
+            "new": _shown(h.new_status, h.new_score),
+            "rationale_changed": h.old_rationale != h.new_rationale and bool(h.old_status),
+            "by": h.changed_by.display_name if h.changed_by else "system",
+            "source": h.get_source_display(),
+        }
+        for h in history
+    ]
+
+
+def _render_page(
+    request: HttpRequest,
+    *,
+    idea: Idea,
+    assignment: Assignment,
+    form: ScreeningForm,
+    decline_form: DeclineForm | None = None,
+    note: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    context = {
+        "idea": idea,
+        "patent": idea.patent,
+        "assignment": assignment,
+        "form": form,
+        "stages": form.stages(),
+        "decline_form": decline_form or DeclineForm(),
+        "history": _history_rows(rating_history_of(reviewer=request.user, idea=idea)),
+        "note": note,
+    }
+    return render(request, "screening/idea_rate.html", context, status=status)
+
+
+def _stages_partial(request: HttpRequest, *, idea: Idea, form: ScreeningForm) -> HttpResponse:
+    return render(request, "screening/_stages.html", {"idea": idea, "form": form, "stages": form.stages()})
+
+
+@role_required("reviewer")
+def idea_rate(request: HttpRequest, idea_id: int) -> HttpResponse:
+    idea, assignment = _get_idea_for_reviewer(request, idea_id)
+    dimensions: list[Dimension] = dimensions_for_idea(idea)
+    if request.method != "POST":
+        initial = ScreeningForm.initial_from(dimensions, ratings_of(reviewer=request.user, idea=idea))
+        form = ScreeningForm(dimensions=dimensions, initial=initial)
+        return _render_page(request, idea=idea, assignment=assignment, form=form)
+
+    form = ScreeningForm(request.POST, dimensions=dimensions)
+    action = request.POST.get("action", "")
+    if action != "submit":
+        # A level changed (htmx) or "Continue" was pressed (no JavaScript): show what is open now.
+        if request.htmx:
+            return _stages_partial(request, idea=idea, form=form)
+        note = "Every open stage is filled in: submit your rating." if form.is_complete() else ""
+        return _render_page(request, idea=idea, assignment=assignment, form=form, note=note)
+
+    if form.is_valid():
+        scores, answers, rationales = form.payload()
+        was_pending = assignment.status == Assignment.Status.PENDING
+        try:
+            rating_submit(
+                reviewer=request.user, idea=idea, scores=scores, answers=answers,
+                rationales=rationales, source=Rating.Source.FORM,
+            )
+        except ApplicationError as exc:
+            form.add_service_errors(exc.errors or [])
+            if not exc.errors:
+                form.dimension_errors.setdefault("", []).append(exc.message)
+        else:
+            return _after_submit(request, idea=idea, was_pending=was_pending)
+    return _render_page(request, idea=idea, assignment=assignment, form=form, status=422)
+
+
+def _after_submit(request: HttpRequest, *, idea: Idea, was_pending: bool) -> HttpResponse:
+    """First ratings move on to the next pending idea; edits go back to the queue."""
+    following = next_pending_idea_for(reviewer=request.user, after=idea) if was_pending else None
+    if following is not None:
+        messages.success(request, f"Saved your rating of “{idea.title}”. Next up: “{following.title}”.")
+        return redirect("screening:rate", idea_id=following.id)
+    messages.success(request, f"Saved your rating of “{idea.title}”.")
+    return redirect("screening:queue")
+
+
+@role_required("reviewer")
+@require_POST
+def idea_decline(request: HttpRequest, idea_id: int) -> HttpResponse:
+    """Recuse from an idea whose patent the reviewer cannot judge; it leaves their queue."""
+    idea, assignment = _get_idea_for_reviewer(request, idea_id)
+    decline_form = DeclineForm(request.POST)
+    if not decline_form.is_valid():
+        dimensions = dimensions_for_idea(idea)
+        initial = ScreeningForm.initial_from(dimensions, ratings_of(reviewer=request.user, idea=idea))
+        form = ScreeningForm(dimensions=dimensions, initial=initial)
+        return _render_page(request, idea=idea, assignment=assignment, form=form,
+                            decline_form=decline_form, status=422)
+    try:
+        rating_decline(reviewer=request.user, idea=idea, reason=decline_form.cleaned_data["reason"])
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect(reverse("screening:rate", kwargs={"idea_id": idea.id}))
+    messages.success(request, f"You declined “{idea.title}”; it has left your queue.")
+    return redirect("screening:queue")

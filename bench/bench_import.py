@@ -1,0 +1,191 @@
+"""Benchmark: import 100,000 ideas and 1,000,000 PBIG ratings on PostgreSQL.
+
+    BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/pluralist_bench \
+        .venv/bin/python bench/bench_import.py [--ideas 100000] [--ratings 1000000]
+
+Creates (if needed) and migrates the database, empties the tables the imports write, generates CSV
+files in a temporary directory, then times `import_file` for each kind (and a second, idempotent
+import of the ratings). Prints seconds (validation, writes and commit), rows per second, the time
+other apps' after-commit reactions to changed ratings took ("hooks", not part of the import) and
+the process's peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/pluralist_bench"
+
+
+def setup_django(url: str) -> None:
+    import psycopg
+
+    os.environ["DATABASE_URL"] = url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+    name = url.rsplit("/", 1)[1].split("?")[0]
+    admin_url = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+def empty_tables() -> None:
+    from django.db import connection
+
+    from apps.accounts.models import ReviewerProfile, User
+    from apps.catalog.models import Domain, Idea, Patent
+    from apps.screening.models import Assignment, Rating, RatingHistory
+
+    tables = [m._meta.db_table for m in (RatingHistory, Rating, Assignment, Idea, Patent, ReviewerProfile)]
+    tables.append(ReviewerProfile.domains.through._meta.db_table)
+    with connection.cursor() as cur:
+        cur.execute("TRUNCATE " + ", ".join(tables) + " CASCADE")
+    User.objects.filter(role=User.Role.REVIEWER).delete()
+    Domain.objects.filter(key__startswith="bench-").delete()
+
+
+def generate(tmp: Path, n_ideas: int, n_ratings: int, n_reviewers: int) -> dict[str, Path]:
+    rng = np.random.default_rng(7)
+    n_patents = max(1, n_ideas // 10)
+    domains = ["bench-nlp", "bench-cs", "bench-materials"]
+    patents = pd.DataFrame(
+        {
+            "external_id": [f"BP{i:07d}" for i in range(n_patents)],
+            "domain": [domains[i % 3] for i in range(n_patents)],
+            "title": [f"Adaptive method number {i} for processing signals" for i in range(n_patents)],
+            "abstract": "A method that adapts a filter to the signal it receives, reducing noise in real time.",
+            "claims": "1. A method comprising receiving a signal and adapting a filter to it.",
+        }
+    )
+    ideas = pd.DataFrame(
+        {
+            "external_id": [f"BI{i:07d}" for i in range(n_ideas)],
+            "patent": [f"BP{i % n_patents:07d}" for i in range(n_ideas)],
+            "title": [f"Product idea {i} built on an adaptive filter" for i in range(n_ideas)],
+            "description": "A handheld kit that lets inspectors hear faults in machinery through the noise.",
+            "implementation": "An adaptive filter runs on a small board clipped to the machine.",
+            "differentiation": "Works in loud halls where current kits fail.",
+            "source": "bench",
+        }
+    )
+    reviewers = pd.DataFrame(
+        {
+            "username": [f"bench{i:04d}" for i in range(n_reviewers)],
+            "email": [f"bench{i:04d}@example.org" for i in range(n_reviewers)],
+            "name": [f"Bench Reviewer{i}" for i in range(n_reviewers)],
+            "background": ["technical" if i % 2 else "business" for i in range(n_reviewers)],
+            "domains": ";".join(domains),
+        }
+    )
+
+    # Screenings that follow the PBIG gates: ~85% pass both gates (6 rows), the rest stop early.
+    n_groups = int(n_ratings / 5.3) + 1000
+    spec = rng.choice([1, 2, 3, 4], size=n_groups, p=[0.05, 0.05, 0.45, 0.45])
+    tech = rng.choice([1, 2, 3, 4], size=n_groups, p=[0.05, 0.25, 0.4, 0.3])
+    p = np.arange(n_groups)
+    idea_ix = p % n_ideas
+    block = p // n_ideas
+    reviewer_ix = (block * 100 + p % 100) % n_reviewers
+    dims = ["specificity", "technical_validity", "innovativeness", "competitive_advantage", "need_validity", "market_size"]
+    scores = {
+        "specificity": spec,
+        "technical_validity": tech,
+        "innovativeness": rng.integers(1, 6, n_groups),
+        "competitive_advantage": rng.integers(1, 5, n_groups),
+        "need_validity": rng.integers(0, 4, n_groups),
+        "market_size": rng.integers(0, 4, n_groups),
+    }
+    spec_pass = spec > 2
+    both_pass = spec_pass & (tech > 1)
+    opened = {
+        "specificity": np.ones(n_groups, bool),
+        "technical_validity": spec_pass,
+        "innovativeness": both_pass,
+        "competitive_advantage": both_pass,
+        "need_validity": spec_pass,
+        "market_size": spec_pass,
+    }
+    parts = []
+    for j, d in enumerate(dims):
+        m = opened[d]
+        parts.append(pd.DataFrame({"g": p[m], "j": j, "score": scores[d][m]}))
+    long = pd.concat(parts).sort_values(["g", "j"], kind="stable")
+    # Cut at a screening boundary so every screening in the file is complete.
+    last_group = long["g"].iloc[min(n_ratings, len(long)) - 1]
+    long = long[long["g"] < last_group]
+    ratings = pd.DataFrame(
+        {
+            "idea": [f"BI{i:07d}" for i in idea_ix[long["g"].to_numpy()]],
+            "reviewer": [f"bench{i:04d}" for i in reviewer_ix[long["g"].to_numpy()]],
+            "dimension": np.array(dims)[long["j"].to_numpy()],
+            "score": long["score"].to_numpy(),
+        }
+    )
+    paths = {}
+    for name, frame in (("patents", patents), ("ideas", ideas), ("reviewers", reviewers), ("ratings", ratings)):
+        paths[name] = tmp / f"{name}.csv"
+        frame.to_csv(paths[name], index=False)
+    return paths
+
+
+def peak_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ideas", type=int, default=100_000)
+    parser.add_argument("--ratings", type=int, default=1_000_000)
+    parser.add_argument("--reviewers", type=int, default=200)
+    args = parser.parse_args()
+
+    setup_django(os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL))
+    from django.db import connection, transaction
+
+    from apps.catalog.services.imports import import_file
+
+    empty_tables()
+    with tempfile.TemporaryDirectory(prefix="pluralist-bench-") as tmp:
+        t0 = time.perf_counter()
+        paths = generate(Path(tmp), args.ideas, args.ratings, args.reviewers)
+        print(f"generated files in {time.perf_counter() - t0:.1f} s: "
+              + ", ".join(f"{k} {v.stat().st_size / 1e6:.1f} MB" for k, v in paths.items()))
+        print(f"database: {connection.settings_dict['NAME']} ({connection.vendor})")
+        print(f"{'import':<18}{'rows':>9}{'created':>9}{'updated':>8}{'unchanged':>10}"
+              f"{'seconds':>9}{'rows/s':>9}{'hooks s':>9}{'peak MB':>9}")
+        steps = [("patents", "patents"), ("ideas", "ideas"), ("reviewers", "reviewers"),
+                 ("ratings", "ratings"), ("ratings (again)", "ratings")]
+        for label, kind in steps:
+            content = paths[kind].read_bytes()
+            marks: dict[str, float] = {}
+            start = time.perf_counter()
+            # The first after-commit callback marks the end of the import's own commit; what runs
+            # after it is other apps' reaction to changed ratings (metrics, judges), shown apart.
+            with transaction.atomic():
+                transaction.on_commit(lambda m=marks: m.setdefault("committed", time.perf_counter()))
+                result = import_file(kind=kind, content=content, filename=paths[kind].name)
+            end = time.perf_counter()
+            took = marks.get("committed", end) - start
+            hooks = end - marks.get("committed", end)
+            print(f"{label:<18}{result.rows:>9}{result.created:>9}{result.updated:>8}{result.unchanged:>10}"
+                  f"{took:>9.1f}{result.rows / took:>9.0f}{hooks:>9.1f}{peak_mb():>9.0f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+import json
+
+import pytest
+import redis
+from django.conf import settings
+from django.db import transaction
+
+from apps.core.errors import ApplicationError
+from apps.disagreement.models import MetricSlice, MetricSnapshot
+from apps.disagreement.services import (
+    AUTO_SCOPE,
+    metrics_mark_stale,
+    metrics_recompute,
+    metrics_request_recompute,
+)
+from apps.disagreement.tasks import metrics_recompute_task
+from apps.screening.services.ratings import rating_submit
+from tests.factories import AssignmentFactory, IdeaFactory
+from tests.workers import purge_queue
+
+TASK = "disagreement.metrics_recompute"
+
+
+def recompute_messages() -> list[dict]:
+    """Messages for our task waiting in the real Redis queue (countdown tasks wait there too)."""
+    r = redis.Redis.from_url(settings.CELERY_BROKER_URL)
+    found = []
+    for raw in r.lrange("celery", 0, -1):
+        message = json.loads(raw)
+        if message["headers"].get("task") == TASK:
+            found.append(message)
+    return found
+
+
+@pytest.fixture
+def empty_queue():
+    purge_queue()
+    yield
+    purge_queue()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_burst_of_500_rating_changes_enqueues_a_single_recompute(reviewer, domain, empty_queue):
+    ideas = [IdeaFactory(patent__domain=domain) for _ in range(84)]
+    for idea in ideas:
+        AssignmentFactory(reviewer=reviewer, idea=idea)
+    # 84 submissions x 6 dimensions = 504 rating changes, each committed on its own.
+    for i, idea in enumerate(ideas):
+        rating_submit(reviewer=reviewer, idea=idea, scores={
+            "specificity": 3 + i % 2, "technical_validity": 2 + i % 3, "innovativeness": 1 + i % 5,
+            "competitive_advantage": 1 + i % 4, "need_validity": i % 4, "market_size": (i + 1) % 4})
+    assert len(recompute_messages()) == 1
+    snapshot = MetricSnapshot.objects.get()
+    assert snapshot.status == MetricSnapshot.Status.QUEUED and snapshot.scope == AUTO_SCOPE
+    assert recompute_messages()[0]["headers"]["eta"] is not None  # debounced by a countdown
+
+
+@pytest.mark.django_db(transaction=True)
+def test_changes_arriving_while_a_recompute_runs_queue_exactly_one_more(db, empty_queue):
+    for _ in range(250):
+        metrics_mark_stale()
+    first = MetricSnapshot.objects.get()
+    # A worker claims it, as the task does; later changes must not be lost...
+    assert MetricSnapshot.objects.filter(id=first.id, status="queued").update(status="running") == 1
+    for _ in range(250):
+        metrics_mark_stale()
+    # ...and must not multiply either.
+    assert len(recompute_messages()) == 2
+    assert MetricSnapshot.objects.filter(status="queued").count() == 1
+
+
+@pytest.mark.django_db
+def test_a_recompute_stores_the_metrics_and_a_retried_task_does_not_redo_it(planted):
+    snapshot = MetricSnapshot.objects.create(scope=AUTO_SCOPE)
+    assert metrics_recompute_task(snapshot.id) == "done"
+    snapshot.refresh_from_db()
+    assert snapshot.status == "done" and snapshot.progress == 100
+    assert snapshot.n_ratings == len(planted)
+    assert snapshot.latest_rating_at is not None and snapshot.duration_ms is not None
+    assert {c["domain"] for c in snapshot.result["cells"]} == {"nlp", "materials", "__all__"}
+    assert "pairwise" not in snapshot.result and "strictness" not in snapshot.result
+    slices = MetricSlice.objects.filter(snapshot=snapshot).count()
+    assert slices > 0
+    computed_at = snapshot.computed_at
+
+    # The message is delivered again (worker lost, acks_late): nothing is computed twice.
+    assert metrics_recompute_task(snapshot.id) == "done"
+    snapshot.refresh_from_db()
+    assert snapshot.computed_at == computed_at
+    assert MetricSlice.objects.filter(snapshot=snapshot).count() == slices
+
+
+@pytest.mark.django_db
+def test_a_failing_computation_is_recorded_on_the_snapshot(planted, monkeypatch):
+    import apps.disagreement.analysis as analysis
+
+    def broken(*args, **kwargs):
+        raise ValueError("bad scale for dimension 'x'")
+
+    monkeypatch.setattr(analysis, "compute_metrics", broken)
+    snapshot = MetricSnapshot.objects.create(scope=AUTO_SCOPE)
+    metrics_recompute(snapshot_id=snapshot.id)
+    snapshot.refresh_from_db()
+    assert snapshot.status == "failed" and "bad scale for dimension 'x'" in snapshot.error
+
+
+@pytest.mark.django_db(transaction=True)
+def test_pressing_recompute_twice_joins_the_queued_recompute(manager, empty_queue):
+    first = metrics_request_recompute(actor=manager)
+    second = metrics_request_recompute(actor=manager)
+    assert first.id == second.id
+    assert MetricSnapshot.objects.count() == 1
+    assert {m["headers"]["argsrepr"] for m in recompute_messages()} == {f"[{first.id}]"}
+
+
+@pytest.mark.django_db
+def test_it_refuses_a_recompute_from_a_reviewer_and_bad_dates(reviewer, manager):
+    with pytest.raises(ApplicationError):
+        metrics_request_recompute(actor=reviewer)
+    import datetime as dt
+
+    with pytest.raises(ApplicationError) as info:
+        metrics_request_recompute(actor=manager, since=dt.date(2025, 5, 2), until=dt.date(2025, 5, 1))
+    assert info.value.errors[0].field == "until"
+    with pytest.raises(ApplicationError) as info:
+        metrics_request_recompute(actor=manager, level="cardinal")
+    assert info.value.errors[0].field == "level"
+
+
+@pytest.fixture
+def dead_broker():
+    """Point the real Celery app at a port where nothing listens."""
+    from config.celery import app
+
+    old_url = app.conf.broker_url
+    app.conf.broker_url = "redis://127.0.0.1:1/0"
+    app.conf.broker_connection_retry = False
+    app.conf.task_publish_retry = False
+    app.pool.force_close_all()
+    app._pool = None
+    yield
+    app.conf.broker_url = old_url
+    app.conf.task_publish_retry = True
+    app.pool.force_close_all()
+    app._pool = None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_fails_loudly_when_the_broker_is_down_and_computes_nothing(manager, dead_broker):
+    with pytest.raises(ApplicationError, match="task queue is unreachable"):
+        metrics_request_recompute(actor=manager)
+    snapshot = MetricSnapshot.objects.get()
+    assert snapshot.status == "failed" and "unreachable" in snapshot.error
+    assert snapshot.result is None
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_rating_change_with_the_broker_down_is_saved_and_the_failure_recorded(reviewer, idea, dead_broker):
+    with transaction.atomic():
+        rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 1})
+    assert reviewer.ratings.count() == 6
+    assert MetricSnapshot.objects.get().status == "failed"

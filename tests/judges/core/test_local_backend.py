@@ -1,0 +1,98 @@
+"""The local baseline (not an LLM): similarity-weighted vote over the examples' scores."""
+
+import random
+
+from apps.judges.backends import (
+    LOCAL_BASELINE_LABEL,
+    Example,
+    JudgeRequest,
+    get_backend,
+)
+from apps.judges.postprocess import aggregate_seeds
+from tests.judges.core.conftest import NEED, SPECIFICITY, make_request
+
+# Each latent quality level has its own vocabulary, so similar texts deserve similar scores.
+VOCAB = {
+    1: ["vague", "somehow", "unclear", "general", "maybe", "something"],
+    2: ["platform", "helps", "teams", "improve", "process", "tool"],
+    3: ["sensor", "dashboard", "alerts", "fleet", "batteries", "predicts"],
+}
+FILLER = ["the", "product", "uses", "patent", "method", "company", "users", "market"]
+
+
+def synthetic_items(n: int, rng: random.Random) -> list[tuple[str, str, int]]:
+    items = []
+    for i in range(n):
+        quality = 1 + i % 3
+        words = rng.sample(VOCAB[quality], 4) + rng.sample(FILLER, 3)
+        rng.shuffle(words)
+        items.append((f"Patent {i} on method {i}", " ".join(words), quality))
+    return items
+
+
+def test_personalized_examples_reproduce_the_reviewers_own_scale():
+    """Reviewer A scores every item one point above reviewer B. Judging A's items, the judge
+    fed A's own examples predicts A's scale; fed B's (aggregate) examples it is off by one."""
+    rng = random.Random(42)
+    items = synthetic_items(36, rng)
+    backend = get_backend("local")
+    hits = {"personalized": 0, "aggregate": 0}
+    for t, (patent, idea, quality) in enumerate(items):
+        a_score = quality + 1
+        others = [(i, it) for i, it in enumerate(items) if i != t]
+        picked = rng.sample(others, 9)
+        for kind, offset in (("personalized", 1), ("aggregate", 0)):
+            examples = tuple(
+                Example(item_id=i, patent_text=p, idea_text=d, score=q + offset)
+                for i, (p, d, q) in picked
+            )
+            reply = backend.judge(JudgeRequest(dimension=SPECIFICITY, examples=examples,
+                                               patent_text=patent, idea_text=idea))
+            hits[kind] += reply.score == a_score
+    assert hits["personalized"] >= 0.8 * len(items)
+    assert hits["aggregate"] <= 0.2 * len(items)
+    assert hits["personalized"] > hits["aggregate"]
+
+
+def test_it_votes_for_the_most_similar_examples_and_names_them():
+    examples = (
+        Example(1, "Battery wear patent", "fleet dashboard predicts batteries failing", 4),
+        Example(2, "Battery wear patent", "fleet batteries dashboard alerts", 4),
+        Example(3, "Speech patent", "vague something for music", 1),
+    )
+    reply = get_backend("local").judge(make_request(
+        examples=examples, patent_text="Battery patent", idea_text="dashboard for fleet batteries"))
+    assert reply.score == 4
+    assert reply.error == "" and reply.attempts == 1
+    assert reply.reason.startswith(LOCAL_BASELINE_LABEL)
+    assert "score 4" in reply.reason and "example 1" in reply.reason
+    assert 0 <= reply.confidence <= 100
+
+
+def test_unanimous_examples_give_high_confidence_and_split_ones_low():
+    same = tuple(Example(i, "p", f"idea {i} sensor", 3) for i in range(9))
+    split = tuple(Example(i, "p", f"idea {i} sensor", 1 + i % 3) for i in range(9))
+    sure = get_backend("local").judge(make_request(examples=same))
+    unsure = get_backend("local").judge(make_request(examples=split))
+    assert sure.score == 3 and sure.confidence >= 90
+    assert unsure.confidence < 60
+
+
+def test_zero_shot_predicts_mid_scale_with_low_confidence_and_no_category():
+    backend = get_backend("local")
+    for text in ("", "A vague thing.", "word " * 400 + " 12 34 56 78 90"):
+        reply = backend.judge(make_request(examples=(), idea_text=text))
+        assert reply.score in (2, 3)
+        assert reply.confidence <= 30
+        assert aggregate_seeds([(reply.score, reply.confidence)], threshold=80).score is None
+        need = backend.judge(make_request(dimension=NEED, examples=(), idea_text=text))
+        assert need.score in (1, 2, 3)  # never the "not B2B" category
+
+
+def test_it_is_deterministic_and_labelled_as_not_an_llm():
+    backend = get_backend("local")
+    assert backend.is_llm is False and backend.name == "local"
+    assert backend.label == "Local baseline (not an LLM)"
+    first, second = backend.judge(make_request()), backend.judge(make_request())
+    assert (first.score, first.confidence, first.reason, first.prompt_fingerprint) == (
+        second.score, second.confidence, second.reason, second.prompt_fingerprint)

@@ -1,0 +1,59 @@
+import pytest
+
+from apps.judges.parsing import ReplyError, parse_reply
+
+
+def parse(text, lo=1, hi=4):
+    return parse_reply(text, scale_min=lo, scale_max=hi)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"score": 3, "reason": "Concrete.", "confidence": 85}',
+        '```json\n{"score": 3, "reason": "Concrete.", "confidence": 85}\n```',
+        'Here is my answer:\n{"score": 3, "reason": "Concrete.", "confidence": 85}\nThanks!',
+        "{'score': 3, 'reason': 'Concrete.', 'confidence': 85}",
+        '{"score": 3, "reason": "Concrete.", "confidence": 85,}',
+        '{"score": "3", "reason": "Concrete.", "confidence": "85"}',
+        '{"score": 3.0, "reason": "Concrete.", "confidence": "85%"}',
+        '{"Score": 3, "Reason": "Concrete.", "Confidence": 0.85}',
+        '<think>Maybe {2}? no.</think>\n{"score": 3, "reason": "Concrete.", "confidence": 85}',
+        "Score: 3\nConfidence: 85\nReason: Concrete.",
+        '{"score": 3, "reason": "Concrete.", "confidence": 85',
+    ],
+)
+def test_it_reads_messy_but_usable_replies(text):
+    reply = parse(text)
+    assert (reply.score, reply.confidence) == (3, 85)
+    assert reply.reason in ("Concrete.", "")
+
+
+def test_it_keeps_braces_inside_the_reason():
+    reply = parse('{"score": 2, "reason": "uses {curly} words", "confidence": 90}')
+    assert reply.reason == "uses {curly} words"
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("", "empty"),
+        ("I cannot rate this.", "no JSON object"),
+        ('{"score": 7, "reason": "x", "confidence": 90}', "off the scale 1-4"),
+        ('{"score": 0, "reason": "x", "confidence": 90}', "off the scale 1-4"),
+        ('{"score": 2.5, "reason": "x", "confidence": 90}', "integer"),
+        ('{"score": "high", "reason": "x", "confidence": 90}', "number"),
+        ('{"score": true, "reason": "x", "confidence": 90}', "number"),
+        ('{"reason": "x", "confidence": 90}', '"score"'),
+        ('{"score": 2, "reason": "x"}', '"confidence"'),
+        ('{"score": 2, "reason": "x", "confidence": 150}', "outside 0-100"),
+    ],
+)
+def test_it_refuses_unusable_replies_with_a_reason(text, fragment):
+    with pytest.raises(ReplyError) as info:
+        parse(text)
+    assert fragment in info.value.message
+
+
+def test_a_category_level_zero_is_on_a_zero_based_scale():
+    assert parse('{"score": 0, "reason": "Not B2B.", "confidence": 95}', 0, 3).score == 0

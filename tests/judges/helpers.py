@@ -1,0 +1,64 @@
+"""Builders for judge tests: a domain with several reviewers who each rated many ideas.
+
+Ratings are written directly (as an import would) unless a test is about the rating form's
+trigger, which goes through apps.screening.services.ratings.rating_submit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from apps.judges.models import JudgeConfig
+from apps.screening.models import Dimension, Rating, Rubric
+from tests.factories import AssignmentFactory, IdeaFactory, PatentFactory, ReviewerFactory
+
+TOPICS = [
+    ("speech denoising", "A headset that removes machine noise for factory workers."),
+    ("contract parsing", "A service that extracts obligations from supplier contracts."),
+    ("battery analytics", "A dashboard predicting battery failures in delivery fleets."),
+    ("crop imaging", "A drone camera that flags diseased crops for large farms."),
+    ("invoice matching", "Software that matches invoices to purchase orders automatically."),
+    ("medical records", "An EMR module adapting screens to each clinician's role."),
+    ("chat summaries", "A tool that summarises customer chats for support managers."),
+    ("code review", "A bot that flags risky code changes in enterprise repositories."),
+]
+
+
+def dimension(key: str) -> Dimension:
+    return Dimension.objects.get(rubric=Rubric.objects.get(is_default=True), key=key)
+
+
+def make_ideas(domain, n: int) -> list:
+    ideas = []
+    for i in range(n):
+        topic, text = TOPICS[i % len(TOPICS)]
+        patent = PatentFactory(domain=domain, title=f"Patent on {topic} {i}",
+                               abstract=f"A patented method for {topic}, variant {i}.")
+        ideas.append(IdeaFactory(patent=patent, title=f"{topic.title()} product {i}", description=text))
+    return ideas
+
+
+def rate(reviewer, ideas, dim_key: str, score_of: Callable[[int], int]) -> list[Rating]:
+    dim = dimension(dim_key)
+    return [
+        Rating.objects.create(reviewer=reviewer, idea=idea, dimension=dim, status="scored",
+                              score=score_of(i), source="import")
+        for i, idea in enumerate(ideas)
+    ]
+
+
+def small_configs(backend: str = "local", **extra) -> list[JudgeConfig]:
+    """Fast configurations for tests: 1 seed, k in {0, 2}."""
+    opts = {"backend": backend, "seeds": 1, **extra}
+    return [
+        JudgeConfig.objects.create(name="zero", kind="zero_shot", shots=[0], **opts),
+        JudgeConfig.objects.create(name="agg", kind="aggregate", shots=[2], **opts),
+        JudgeConfig.objects.create(name="pers", kind="personalized", shots=[2], **opts),
+    ]
+
+
+def reviewer_with_assignments(domain, username: str, ideas):
+    user = ReviewerFactory(username=username, first_name=username.title(), profile=[domain])
+    for idea in ideas:
+        AssignmentFactory(reviewer=user, idea=idea)
+    return user

@@ -1,0 +1,233 @@
+"""Judge services against the real database: scheduling, execution, idempotency, cancel, history."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import IntegrityError, transaction
+
+from apps.core.errors import ApplicationError
+from apps.judges import services
+from apps.judges.models import JudgeConfig, JudgeFinal, JudgeHistory, JudgePrediction, JudgeRun
+from apps.screening.services.ratings import rating_submit
+from tests.judges.helpers import make_ideas, reviewer_with_assignments, small_configs
+
+pytestmark = pytest.mark.django_db
+
+PASSING = {"specificity": 3, "technical_validity": 2, "innovativeness": 2, "competitive_advantage": 2,
+           "need_validity": 1, "market_size": 1}
+
+
+def _loo(domain, reviewer, configs, dims=("innovativeness",)):
+    run, created = services.judge_run_request(purpose="loo_evaluation", domain=domain, dimensions=list(dims),
+                                              configs=configs, reviewer=reviewer, enqueue=False)
+    return run
+
+
+def test_it_schedules_evaluation_and_prediction_once_a_reviewer_reaches_min_history(
+    domain, django_capture_on_commit_callbacks, monkeypatch
+):
+    enqueued = []
+    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: enqueued.append(run_id))
+    small_configs(min_history=3)
+    ideas = make_ideas(domain, 5)
+    rita = reviewer_with_assignments(domain, "rita", ideas)
+    for idea in ideas[:2]:
+        with django_capture_on_commit_callbacks(execute=True):
+            rating_submit(reviewer=rita, idea=idea, scores=PASSING)
+    assert JudgeRun.objects.count() == 0, "two ratings are below min_history"
+
+    with django_capture_on_commit_callbacks(execute=True):
+        rating_submit(reviewer=rita, idea=ideas[2], scores={**PASSING, "innovativeness": 4})
+    runs = JudgeRun.objects.filter(reviewer=rita)
+    # one LOO and one prediction run per dimension (all six are scored here)
+    assert runs.filter(purpose="loo_evaluation").count() == 6
+    assert runs.filter(purpose="prediction").count() == 6
+    assert set(runs.values_list("status", flat=True)) == {"queued"}
+    loo = runs.get(purpose="loo_evaluation", dimensions=["innovativeness"])
+    assert {c.kind for c in loo.configs.all()} == {"zero_shot", "aggregate", "personalized"}
+    pred = runs.get(purpose="prediction", dimensions=["innovativeness"])
+    assert {c.kind for c in pred.configs.all()} == {"personalized"}
+    assert sorted(enqueued) == sorted(runs.values_list("id", flat=True))
+
+
+def test_it_does_not_duplicate_a_queued_run_when_ratings_change_again(domain, monkeypatch):
+    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: None)
+    small_configs(min_history=2)
+    from tests.judges.helpers import rate
+
+    ideas = make_ideas(domain, 4)
+    rita = reviewer_with_assignments(domain, "rita", [])
+    rate(rita, ideas[:3], "innovativeness", lambda i: 2)
+    services.judge_ratings_changed(reviewer_ids=[rita.id])
+    services.judge_ratings_changed(reviewer_ids=[rita.id])
+    assert JudgeRun.objects.filter(purpose="loo_evaluation").count() == 1
+    assert JudgeRun.objects.filter(purpose="prediction").count() == 1
+
+
+def test_the_database_refuses_a_second_active_run_for_the_same_scope(domain, two_reviewers_history):
+    rita, _, _ = two_reviewers_history
+    run = _loo(domain, rita, small_configs())
+    with pytest.raises(IntegrityError), transaction.atomic():
+        JudgeRun.objects.create(purpose=run.purpose, domain=domain, dimensions=run.dimensions,
+                                scope_key=run.scope_key, status="running")
+
+
+def test_a_trigger_while_running_marks_the_run_for_a_rerun_that_follows(domain, two_reviewers_history, monkeypatch):
+    enqueued = []
+    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: enqueued.append(run_id))
+    rita, _, _ = two_reviewers_history
+    configs = small_configs(min_history=5)
+    run = _loo(domain, rita, configs)
+    JudgeRun.objects.filter(id=run.id).update(status="running")
+    services.judge_ratings_changed(reviewer_ids=[rita.id])
+    run.refresh_from_db()
+    assert run.rerun_requested
+    assert JudgeRun.objects.filter(purpose="loo_evaluation").count() == 1
+    # finishing it queues a fresh run for the same scope
+    JudgeRun.objects.filter(id=run.id).update(status="queued")
+    assert services.judge_run_execute(run_id=run.id) == "done"
+    fresh = JudgeRun.objects.filter(purpose="loo_evaluation").exclude(id=run.id).get()
+    assert fresh.status == "queued" and fresh.scope_key == run.scope_key
+
+
+def test_it_predicts_every_rated_item_leave_one_out_and_votes_the_finals(domain, two_reviewers_history):
+    rita, otto, ideas = two_reviewers_history
+    configs = small_configs(seeds=3)
+    run = _loo(domain, rita, configs)
+    assert services.judge_run_execute(run_id=run.id) == "done"
+    run.refresh_from_db()
+    # 12 targets x (zero-shot k0 + aggregate k2 + personalized k2) x 3 seeds
+    assert run.total == run.done == 12 * 3 * 3
+    assert run.status == "done" and run.finished_at is not None
+    assert JudgeFinal.objects.filter(run=run).count() == 12 * 3
+    pred = JudgePrediction.objects.filter(run=run, kind="personalized").first()
+    assert pred.backend == "local" and pred.prompt_fingerprint and len(pred.example_rating_ids) == 2
+    # examples come from Rita's own other ratings, never the target idea's patent
+    from apps.screening.models import Rating
+
+    examples = Rating.objects.filter(id__in=pred.example_rating_ids)
+    assert {r.reviewer_id for r in examples} == {rita.id}
+    assert pred.idea.patent_id not in {r.idea.patent_id for r in examples}
+    agg = JudgePrediction.objects.filter(run=run, kind="aggregate").first()
+    assert {r.reviewer_id for r in Rating.objects.filter(id__in=agg.example_rating_ids)} == {otto.id}
+    assert list(run.history.values_list("new_value__status", flat=True)) == ["queued", "running", "done"]
+
+
+def test_running_a_finished_run_twice_changes_nothing(domain, two_reviewers_history):
+    rita, _, _ = two_reviewers_history
+    run = _loo(domain, rita, small_configs())
+    services.judge_run_execute(run_id=run.id)
+    before = sorted(JudgePrediction.objects.filter(run=run).values_list("id", "score", "confidence"))
+    assert services.judge_run_execute(run_id=run.id) == "done"
+    assert sorted(JudgePrediction.objects.filter(run=run).values_list("id", "score", "confidence")) == before
+
+
+def test_a_run_left_running_by_a_dead_worker_is_resumed_without_duplicates(domain, two_reviewers_history):
+    rita, _, _ = two_reviewers_history
+    run = _loo(domain, rita, small_configs())
+    services.judge_run_execute(run_id=run.id)
+    complete = sorted(JudgePrediction.objects.filter(run=run).values_list(
+        "reviewer_id", "idea_id", "dimension_id", "kind", "k", "seed", "score"))
+    # Simulate a crash after some chunks: part of the predictions, no finals, still "running".
+    keep = list(JudgePrediction.objects.filter(run=run).order_by("id").values_list("id", flat=True)[:10])
+    JudgePrediction.objects.filter(run=run).exclude(id__in=keep).delete()
+    JudgeFinal.objects.filter(run=run).delete()
+    JudgeRun.objects.filter(id=run.id).update(status="running", done=10, finished_at=None)
+
+    assert services.judge_run_execute(run_id=run.id) == "done"
+    resumed = sorted(JudgePrediction.objects.filter(run=run).values_list(
+        "reviewer_id", "idea_id", "dimension_id", "kind", "k", "seed", "score"))
+    assert resumed == complete
+    run.refresh_from_db()
+    assert run.done == run.total == len(complete)
+    assert JudgeFinal.objects.filter(run=run).count() == 36
+
+
+def test_a_cancelled_run_is_not_executed_and_cannot_be_cancelled_twice(domain, two_reviewers_history, admin):
+    rita, _, _ = two_reviewers_history
+    run = _loo(domain, rita, small_configs())
+    services.judge_run_cancel(run=run, by=admin)
+    assert services.judge_run_execute(run_id=run.id) == "cancelled"
+    assert JudgePrediction.objects.filter(run=run).count() == 0
+    with pytest.raises(ApplicationError, match="only queued or running"):
+        services.judge_run_cancel(run=run, by=admin)
+    assert run.history.last().changed_by == admin
+
+
+def test_cancelling_mid_run_stops_between_chunks(domain, two_reviewers_history, monkeypatch, admin):
+    rita, _, _ = two_reviewers_history
+    run = _loo(domain, rita, small_configs())
+    real_store = services._store
+    calls = []
+
+    def store_then_cancel(*args, **kwargs):
+        real_store(*args, **kwargs)
+        calls.append(1)
+        if len(calls) == 1:
+            JudgeRun.objects.filter(id=run.id).update(status="cancelled")
+
+    monkeypatch.setattr(services, "_store", store_then_cancel)
+    assert services.judge_run_execute(run_id=run.id, chunk_size=4) == "cancelled"
+    assert len(calls) == 1
+    assert JudgePrediction.objects.filter(run=run).count() == 4
+
+
+def test_a_prediction_run_covers_only_ideas_the_reviewer_has_not_rated(domain, two_reviewers_history):
+    rita, _, ideas = two_reviewers_history
+    configs = [c for c in small_configs() if c.kind == "personalized"]
+    run, _ = services.judge_run_request(purpose="prediction", domain=domain, dimensions=["innovativeness"],
+                                        configs=configs, reviewer=rita, enqueue=False)
+    services.judge_run_execute(run_id=run.id)
+    predicted = set(JudgeFinal.objects.filter(run=run).values_list("idea_id", flat=True))
+    assert predicted == {ideas[12].id, ideas[13].id}
+
+
+def test_an_openai_config_without_an_endpoint_fails_the_run_with_a_clear_error(
+    domain, two_reviewers_history, settings
+):
+    settings.LLM_BASE_URL = ""
+    rita, _, _ = two_reviewers_history
+    config = JudgeConfig.objects.create(name="llm", kind="personalized", backend="openai", shots=[2], seeds=1)
+    run = _loo(domain, rita, [config])
+    assert services.judge_run_execute(run_id=run.id) == "failed"
+    run.refresh_from_db()
+    assert "LLM_BASE_URL" in run.error
+
+
+def test_config_changes_write_history(admin):
+    config = services.judge_config_create(by=admin, name="p", kind="personalized", backend="local", shots=[9, 1])
+    assert config.shots == [1, 9]
+    services.judge_config_update(config=config, by=admin, confidence_threshold=70)
+    services.judge_config_update(config=config, by=admin, confidence_threshold=70)  # no change, no row
+    rows = list(JudgeHistory.objects.filter(config=config).values_list("event", "old_value", "new_value"))
+    assert rows[0][0] == "config_created"
+    assert rows[1] == ("config_changed", {"confidence_threshold": 80}, {"confidence_threshold": 70})
+    assert len(rows) == 2
+
+
+def test_it_refuses_a_bad_configuration_naming_the_field(admin):
+    with pytest.raises(ApplicationError) as err:
+        services.judge_config_create(by=admin, name="x", kind="personal", shots=[-1], confidence_threshold=120)
+    fields = {e.field for e in err.value.errors}
+    assert fields == {"kind", "shots", "confidence_threshold"}
+
+
+def test_default_configurations_use_the_local_baseline_without_an_llm_endpoint(settings, db):
+    settings.LLM_BASE_URL = ""
+    services.judge_configs_ensure_defaults()
+    assert set(JudgeConfig.objects.values_list("kind", "backend")) == {
+        ("zero_shot", "local"), ("aggregate", "local"), ("personalized", "local")}
+    assert JudgeConfig.objects.first().backend_label == "Local baseline (not an LLM)"
+
+
+def test_a_study_refuses_unknown_dimensions_and_duplicates(domain, two_reviewers_history, admin):
+    configs = small_configs()
+    with pytest.raises(ApplicationError) as err:
+        services.judge_study_start(by=admin, domain=domain, dimensions=["novelty"], configs=configs,
+                                   shots=[0, 2], seeds=1, enqueue=False)
+    assert err.value.errors[0].field == "dimensions" and err.value.errors[0].value == "novelty"
+    run, created = services.judge_study_start(by=admin, domain=domain, dimensions=["innovativeness"],
+                                              configs=configs, shots=[0, 2], seeds=1, enqueue=False)
+    again, created_again = services.judge_study_start(by=admin, domain=domain, dimensions=["innovativeness"],
+                                                      configs=configs, shots=[2, 0], seeds=1, enqueue=False)
+    assert created and not created_again and again.id == run.id
