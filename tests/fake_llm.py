@@ -151,6 +151,22 @@ class FakeLLM:
     def push_json(self, *, score: Any, reason: str = "scripted", confidence: Any = 90) -> None:
         self.push_reply(json.dumps({"score": score, "reason": reason, "confidence": confidence}))
 
+    def push_messy(self, *, score: int = 3, confidence: int = 88) -> None:
+        """Valid content wrapped the way chatty models wrap it: prose, a fence, single quotes,
+        a numeric string and a trailing comma."""
+        self.push_reply(
+            "Sure, here is my evaluation.\n```json\n"
+            f"{{'score': '{score}', 'reason': 'Looks concrete.', 'confidence': {confidence},}}\n"
+            "```\nLet me know if you need more."
+        )
+
+    def push_off_scale(self, *, score: int = 99) -> None:
+        self.push_json(score=score, reason="off the scale on purpose", confidence=95)
+
+    def push_unparsable(self, times: int = 1) -> None:
+        for _ in range(times):
+            self.push_reply("I am not able to give a score for this idea.")
+
     def reset_cache(self) -> None:
         with self._lock:
             self._seen_prompts.clear()

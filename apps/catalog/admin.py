@@ -65,7 +65,12 @@ class ImportFromFileMixin:
             "form": form,
             "outcome": outcome,
         }
-        return TemplateResponse(request, "catalog/admin/import_form.html", context, status=200 if not outcome or outcome["ok"] else 400)
+        return TemplateResponse(
+            request,
+            "catalog/admin/import_form.html",
+            context,
+            status=200 if not outcome or outcome["ok"] else 400,
+        )
 
 
 @admin.register(Domain)

@@ -28,7 +28,9 @@ class AdminImportForm(ImportForm):
     """The Django-admin variant: the kind is chosen in the form."""
 
     kind_choice = forms.ChoiceField(label="Kind", choices=[(k, k.title()) for k in IMPORT_KINDS])
-    make_default = forms.BooleanField(label="Make it the default rubric (rubric files only)", required=False)
+    make_default = forms.BooleanField(
+        label="Make it the default rubric (rubric files only)", required=False
+    )
 
     def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__(*args, kind="rubric", **kwargs)

@@ -36,7 +36,14 @@ def _counts() -> list[tuple[str, int]]:
 
 
 def _panel(kind: str, form: ImportForm, outcome: dict | None = None) -> dict:
-    return {"kind": kind, "title": kind.title(), "help": KIND_HELP[kind], "form": form, "outcome": outcome}
+    return {
+        "kind": kind,
+        "step": IMPORT_KINDS.index(kind) + 1,
+        "title": kind.title(),
+        "help": KIND_HELP[kind],
+        "form": form,
+        "outcome": outcome,
+    }
 
 
 @role_required("admin")
@@ -72,7 +79,12 @@ def import_upload(request: HttpRequest, kind: str) -> HttpResponse:
             outcome = {"ok": True, "result": result, "filename": upload.name}
             form = ImportForm(kind=kind)
         except ApplicationError as exc:
-            outcome = {"ok": False, "message": exc.message, "errors": exc.errors, "filename": upload.name}
+            outcome = {
+                "ok": False,
+                "message": exc.message,
+                "errors": exc.errors,
+                "filename": upload.name,
+            }
     panel = _panel(kind, form, outcome)
     if request.htmx:
         # htmx swaps only 2xx responses; the panel itself shows the errors.

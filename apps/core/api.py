@@ -68,18 +68,30 @@ def _flatten(detail: Any, source: Any = _MISSING, prefix: str = "") -> list[dict
             inner = source if key == "non_field_errors" else _child(source, key)
             name = str(key) if not prefix else f"{prefix}.{key}"
             rows += _flatten(value, inner, prefix if key == "non_field_errors" else name)
-    elif isinstance(detail, list) and detail and all(not isinstance(i, (dict, list)) for i in detail):
+    elif (
+        isinstance(detail, list) and detail and all(not isinstance(i, (dict, list)) for i in detail)
+    ):
         rows += [
-            {"field": prefix or "non_field_errors", "message": str(item), "row": None,
-             "value": _shown_value(source)}
+            {
+                "field": prefix or "non_field_errors",
+                "message": str(item),
+                "row": None,
+                "value": _shown_value(source),
+            }
             for item in detail
         ]
     elif isinstance(detail, list):
         for index, item in enumerate(detail):
             rows += _flatten(item, _child(source, index), f"{prefix}[{index}]")
     else:
-        rows.append({"field": prefix or "non_field_errors", "message": str(detail), "row": None,
-                     "value": _shown_value(source)})
+        rows.append(
+            {
+                "field": prefix or "non_field_errors",
+                "message": str(detail),
+                "row": None,
+                "value": _shown_value(source),
+            }
+        )
     return rows
 
 
@@ -103,7 +115,10 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, exceptions.ValidationError):
         request = context.get("request")
         sent = getattr(request, "data", _MISSING) if request is not None else _MISSING
-        response.data = {"detail": "The request is not valid.", "errors": _flatten(exc.detail, sent)}
+        response.data = {
+            "detail": "The request is not valid.",
+            "errors": _flatten(exc.detail, sent),
+        }
     elif isinstance(response.data, dict) and "detail" in response.data:
         response.data = {"detail": str(response.data["detail"]), "errors": []}
     else:
@@ -111,7 +126,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
-def paginated_response(*, request: Any, view: Any, queryset: Any, serializer_class: type) -> Response:
+def paginated_response(
+    *, request: Any, view: Any, queryset: Any, serializer_class: type
+) -> Response:
     """List responses are paginated the same way everywhere (limit/offset, PAGE_SIZE default)."""
     paginator = LimitOffsetPagination()
     page = paginator.paginate_queryset(queryset, request, view=view)
@@ -160,7 +177,10 @@ class AuthTokenCreateApi(ObtainAuthToken):
 
     @extend_schema(
         request=AuthTokenSerializer,
-        responses={200: inline_serializer("AuthToken", {"token": serializers.CharField()}), 400: ErrorSerializer},
+        responses={
+            200: inline_serializer("AuthToken", {"token": serializers.CharField()}),
+            400: ErrorSerializer,
+        },
         tags=["auth"],
         auth=[],
     )

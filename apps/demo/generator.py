@@ -43,21 +43,22 @@ LATENT = ["spec", "tech", "innov", "comp", "need", "market"]
 # Dimensions on which reviewers' scales are planted to differ strongly.
 PLANTED = ["innovativeness", "competitive_advantage", "need_validity", "market_size"]
 
+# An idea's latent quality = GENERAL_WEIGHT * a general factor (shared by its dimensions) +
+# TEXT_WEIGHT * the hidden effects of its words + IDEA_NOISE * dimension-specific noise.
+GENERAL_WEIGHT = 0.4
+TEXT_WEIGHT = 1.7
+IDEA_NOISE = 0.4
 # How a reviewer's perception of an idea varies around its latent quality (latent units).
 NOISE = {
     "specificity": 0.3,
     "technical_validity": 0.3,
-    "innovativeness": 0.3,
-    "competitive_advantage": 0.3,
-    "need_validity": 0.3,
-    "market_size": 0.3,
+    "innovativeness": 0.15,
+    "competitive_advantage": 0.15,
+    "need_validity": 0.15,
+    "market_size": 0.15,
 }
-# Planted dimensions: perceived quality = STEP_WEIGHT * tanh(STEEPNESS * latent) + LINEAR_WEIGHT * latent.
-STEP_WEIGHT = 1.0
-STEEPNESS = 3.0
-LINEAR_WEIGHT = 0.25
 # Weight of the per-background view on need validity and market size.
-VIEW_WEIGHT = 0.3
+VIEW_WEIGHT = 0.2
 # The consensus grade distributions (share of ideas per grade, lowest grade first) for the
 # dimensions where reviewers roughly agree; "not B2B" (0) is outside these distributions.
 CONSENSUS = {
@@ -67,12 +68,15 @@ CONSENSUS = {
 # Where reviewers centre their grade curves: a personal strictness plus a per-dimension part.
 CENTRE_PERSONA = 0.25
 CENTRE_SD = 0.8
-# How far business reviewers' curves on need validity and market size sit from technical ones.
-BACKGROUND_SHIFT = 0.5
+# Where business and technical reviewers' curves sit on need validity and market size: business
+# reviewers are stricter (they know what budgets really pay for).
+BACKGROUND_SHIFT = {"business": -0.3, "technical": 0.2}
+# On those two dimensions the curves vary less within a background than across backgrounds.
+CENTRE_SD_BY_BACKGROUND = 0.5
 # Every planted curve keeps at least this share of ideas strictly above its median grade, and no
 # grade holds more than MAX_GRADE_SHARE of the ideas.
-ABOVE_MEDIAN_MIN = 0.25
-MAX_GRADE_SHARE = 0.75
+ABOVE_MEDIAN_MIN = 0.2
+MAX_GRADE_SHARE = 0.8
 # Scale-use styles for the planted dimensions: the width of the reviewer's grade curve.
 STYLES = {"compresses to the middle": 0.45, "moderate": 0.6, "uses the whole scale": 0.8}
 SPECIFICITY_PASS_ABOVE = 2
@@ -381,7 +385,8 @@ def _grade_distribution(rng, dim: str, style: str, persona: float, shift: float)
     idx = np.arange(k)
     width = STYLES[style]
     for _ in range(200):
-        centre = (k - 1) * (0.5 + CENTRE_PERSONA * persona + CENTRE_SD * rng.normal() + BACKGROUND_SHIFT * shift)
+        spread = CENTRE_SD if shift == 0 else CENTRE_SD_BY_BACKGROUND
+        centre = (k - 1) * (0.5 + CENTRE_PERSONA * persona + spread * rng.normal() + shift)
         if width > 0:
             w = width * math.exp(0.15 * rng.normal())
             p = np.exp(-((idx - centre) ** 2) / (2 * w * w))
@@ -522,7 +527,7 @@ def generate_demo(
     lat = np.zeros((n, len(LATENT)))
     for j, k in enumerate(LATENT):
         e = np.array([eff[k] for eff in effects])
-        lat[:, j] = 0.55 * general + 1.0 * e + 0.55 * rng.normal(size=n)
+        lat[:, j] = GENERAL_WEIGHT * general + TEXT_WEIGHT * e + IDEA_NOISE * rng.normal(size=n)
     centred = (lat - lat.mean(axis=0)) / lat.std(axis=0)
     # Vague ideas keep their large specificity deficit after standardising (they are outliers).
     latent = {ideas[i]["external_id"]: {DIMENSION_KEYS[j]: float(centred[i, j]) for j in range(len(LATENT))}
@@ -540,7 +545,7 @@ def generate_demo(
         for dim, lo, hi in DIMENSIONS:
             shift = 0.0
             if dim in ("need_validity", "market_size"):
-                shift = -0.45 if person["background"] == "business" else 0.2
+                shift = BACKGROUND_SHIFT[person["background"]]
             grades[dim] = _grade_distribution(rng, dim, style, persona, shift)
         traits[person["username"]] = {"style": style, "persona": persona, "grades": grades, "panels": []}
 
@@ -588,11 +593,9 @@ def generate_demo(
                 for r in sorted(int(x) for x in raters):
                     rated_pairs.append((person_index[names[r]], idea_i))
 
-    # How reviewers perceive each idea. On the planted dimensions reviewers share a sharp sense of
-    # which ideas are strong and which weak (a steep step in the latent quality) but order ideas
-    # within each group mostly by personal taste (noise); on the others they track the latent
-    # quality more evenly. Percentiles come from the whole idea population, so every reviewer's
-    # curve applies to ideas, not to their own sample.
+    # How reviewers perceive each idea: its latent quality (seen through the reviewer's background
+    # for need and market) plus a little personal noise. Percentiles come from the whole idea
+    # population, so a reviewer's grade curve applies to ideas, not to their own sample.
     perceive: dict[tuple[str, str], np.ndarray] = {}
     population: dict[tuple[str, str], np.ndarray] = {}
     for j, (dim, _lo, _hi) in enumerate(DIMENSIONS):
@@ -600,7 +603,7 @@ def generate_demo(
             base = centred[:, j].copy()
             if bg:
                 base = (base + VIEW_WEIGHT * view[bg][:, 0 if dim == "need_validity" else 1]) / math.sqrt(1 + VIEW_WEIGHT**2)
-            z = STEP_WEIGHT * np.tanh(STEEPNESS * base) + LINEAR_WEIGHT * base if dim in PLANTED else base
+            z = base
             perceive[(dim, bg)] = z
             draws = np.concatenate([z + NOISE[dim] * rng.normal(size=n) for _ in range(8)])
             population[(dim, bg)] = np.sort(draws)
@@ -634,7 +637,7 @@ def generate_demo(
                 first = 1 if lo == 0 else lo  # 0 is the "not B2B" category, not a grade
                 scores[dim] = min(first + grade, hi)
             if consumer_flags[ii]:
-                p_zero = 0.9 if person["background"] == "business" else 0.6
+                p_zero = 0.85 if person["background"] == "business" else 0.45
                 if rng.random() < p_zero:
                     scores["need_validity"] = 0
                     scores["market_size"] = 0

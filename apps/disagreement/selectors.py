@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
+import io
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from django.db import connection
 from django.db.models import Avg, Count, F, FloatField, Func, StdDev
 from django.db.models.functions import Cast
 from django.utils import timezone
@@ -64,7 +66,8 @@ def rating_frame(
     """Every stored rating as one row of the analysis frame (see docs/metrics.md).
 
     Gated-out and declined ratings keep their row with score NaN: they are missing values, never
-    zeros. The ratings table is read with one narrow query of ids and numbers; the labels
+    zeros. The ratings table is read with one narrow values_list query of ids and numbers
+    (joined server-side on PostgreSQL, see _rating_columns); the labels
     (idea, domain, reviewer, background, dimension) come from three small lookup queries and are
     attached with vectorised takes. At a million ratings this is several times faster than one
     wide join, which would make Python build a million copies of every label string.
@@ -72,14 +75,9 @@ def rating_frame(
     qs = ratings_queryset(
         domain=domain, dimension=dimension, background=background, since=since, until=until
     )
-    rows = list(
-        qs.annotate(
-            ts=Cast(Func(F("updated_at"), template="EXTRACT(EPOCH FROM %(expressions)s)"),
-                    FloatField())
-        ).values_list("idea_id", "reviewer_id", "dimension_id", "status", "score", "ts")
-        .order_by()
-    )
-    if not rows:
+    columns = _rating_columns(qs)
+    n = len(columns["idea_id"])
+    if n == 0:
         frame = pd.DataFrame({c: pd.Series(dtype=object) for c in FRAME_COLUMNS})
         frame["idea_id"] = frame["idea_id"].astype("int64")
         frame["patent_id"] = frame["patent_id"].astype("int64")
@@ -87,15 +85,14 @@ def rating_frame(
         frame["score"] = frame["score"].astype(float)
         frame["rated_at"] = pd.to_datetime(frame["rated_at"], utc=True)
         return frame
-
-    idea_ids, reviewer_ids, dimension_ids, statuses, scores, stamps = zip(*rows, strict=True)
-    idea_ids_arr = np.fromiter(idea_ids, dtype=np.int64, count=len(rows))
-    reviewer_ids_arr = np.fromiter(reviewer_ids, dtype=np.int64, count=len(rows))
-    dimension_ids_arr = np.fromiter(dimension_ids, dtype=np.int64, count=len(rows))
+    idea_ids_arr = columns["idea_id"]
+    reviewer_ids_arr = columns["reviewer_id"]
+    dimension_ids_arr = columns["dimension_id"]
+    scores, statuses, stamps = columns["score"], columns["status"], columns["ts"]
 
     ideas = pd.DataFrame.from_records(
         list(
-            Idea.objects.filter(id__in=qs.values("idea_id").distinct())
+            Idea.objects.filter(id__in=np.unique(idea_ids_arr).tolist())
             .values_list("id", "external_id", "patent_id", "patent__domain__key")
             .order_by()
         ),
@@ -103,7 +100,7 @@ def rating_frame(
     ).set_index("id")
     users = pd.DataFrame.from_records(
         list(
-            User.objects.filter(id__in=qs.values("reviewer_id").distinct())
+            User.objects.filter(id__in=np.unique(reviewer_ids_arr).tolist())
             .values_list("id", "username", "reviewer_profile__background")
             .order_by()
         ),
@@ -125,12 +122,60 @@ def rating_frame(
             "background": users["background"].to_numpy(dtype=object)[user_pos],
             "dimension": dims.reindex(dimension_ids_arr).to_numpy(dtype=object),
             # None (gated, declined) becomes NaN here: missing, not zero.
-            "score": np.array(scores, dtype=float),
-            "status": np.array(statuses, dtype=object),
-            "rated_at": pd.to_datetime(np.array(stamps, dtype=float), unit="s", utc=True),
+            "score": scores,
+            "status": statuses,
+            "rated_at": pd.to_datetime(stamps, unit="s", utc=True),
         }
     )
     return frame
+
+
+_RAW_COLUMNS = ["idea_id", "reviewer_id", "dimension_id", "status", "score", "ts"]
+
+
+def _rating_columns(qs) -> dict[str, np.ndarray]:
+    """The narrow rating columns as numpy arrays, from one values_list query.
+
+    On PostgreSQL the rows come back as one CSV text (string_agg) parsed by pandas' C reader:
+    about four times faster than fetching a million tuples and converting them in Python.
+    """
+    values = (
+        qs.annotate(ts=Cast(Func(F("updated_at"), template="EXTRACT(EPOCH FROM %(expressions)s)"),
+                            FloatField()))
+        .values_list(*_RAW_COLUMNS)
+        .order_by()
+    )
+    if connection.vendor == "postgresql":
+        sql, params = values.query.sql_with_params()
+        # PostgreSQL joins the rows into one CSV text; pandas' C reader splits it again.
+        line = " || ',' || ".join(
+            f"coalesce(t.{c}::text, '')" if c == "score" else f"t.{c}::text" for c in _RAW_COLUMNS
+        )
+        with connection.cursor() as cur:
+            cur.execute(
+                f"SELECT string_agg({line}, E'\\n') FROM ({sql}) AS t({', '.join(_RAW_COLUMNS)})",
+                params,
+            )
+            text = cur.fetchone()[0]
+        if not text:
+            return {c: np.array([]) for c in _RAW_COLUMNS}
+        df = pd.read_csv(
+            io.StringIO(text), header=None, names=_RAW_COLUMNS, keep_default_na=False,
+            na_values={"score": [""]},
+            dtype={"idea_id": np.int64, "reviewer_id": np.int64, "dimension_id": np.int64,
+                   "status": object, "score": float, "ts": float},
+        )
+        return {c: df[c].to_numpy() for c in _RAW_COLUMNS}
+    rows = list(values)
+    if not rows:
+        return {c: np.array([]) for c in _RAW_COLUMNS}
+    idea, reviewer, dimension, status, score, ts = zip(*rows, strict=True)
+    return {
+        "idea_id": np.array(idea, dtype=np.int64), "reviewer_id": np.array(reviewer, dtype=np.int64),
+        "dimension_id": np.array(dimension, dtype=np.int64), "status": np.array(status, dtype=object),
+        # None (gated, declined) becomes NaN: missing, not zero.
+        "score": np.array(score, dtype=float), "ts": np.array(ts, dtype=float),
+    }
 
 
 def rubric_scales() -> dict[str, tuple[int, int]]:

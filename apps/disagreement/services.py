@@ -14,13 +14,14 @@ How a burst of rating changes becomes one recompute (the debounce):
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import time
 from typing import Any
 
 import pandas as pd
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -193,9 +194,7 @@ def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
         summary, slices = _split(result)
         latest = frame["rated_at"].max() if len(frame) else None
         with transaction.atomic():
-            for piece in slices:
-                piece.snapshot_id = snapshot_id
-            MetricSlice.objects.bulk_create(slices, batch_size=500)
+            _store_slices(snapshot_id, slices)
             MetricSnapshot.objects.filter(id=snapshot_id).update(
                 status=MetricSnapshot.Status.DONE, progress=100, result=summary,
                 n_ratings=len(frame),
@@ -212,6 +211,28 @@ def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
     _prune(snapshot.scope)
     snapshot.refresh_from_db()
     return snapshot
+
+
+def _store_slices(snapshot_id: int, slices: list[MetricSlice]) -> None:
+    """Insert the slices with server-side parameters.
+
+    bulk_create would inline each JSON document into an array literal, escaping it character by
+    character on the client: seconds for the ~30 MB of pairwise rows a million ratings produce.
+    """
+    if not slices:
+        return
+    if connection.vendor != "postgresql":
+        for piece in slices:
+            piece.snapshot_id = snapshot_id
+        MetricSlice.objects.bulk_create(slices, batch_size=200)
+        return
+    table = MetricSlice._meta.db_table
+    with connection.cursor() as cur:
+        cur.executemany(
+            f"INSERT INTO {table} (snapshot_id, kind, domain, dimension, rows) "
+            "VALUES (%s, %s, %s, %s, %s::jsonb)",
+            [(snapshot_id, p.kind, p.domain, p.dimension, json.dumps(p.rows)) for p in slices],
+        )
 
 
 def _prune(scope: str) -> None:

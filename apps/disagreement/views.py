@@ -23,6 +23,8 @@ from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_k
 from apps.disagreement.services import metrics_request_recompute
 
 managers_only = role_required("manager", "admin")
+# Rows of the contested table shown before "show all" (the CSV always has every row).
+CONTESTED_SHOWN = 50
 
 
 @dataclass
@@ -173,8 +175,11 @@ def contested(request: HttpRequest) -> HttpResponse:
     chart = {"points": [{"x": r["raw_spread"], "y": r["z_spread"], "idea": r["idea"],
                          "dimension": r["dimension_name"]}
                         for r in rows or [] if r.get("z_spread") is not None]}
-    return render(request, "disagreement/contested.html",
-                  dash.context(rows=rows, chart=chart, sort=sort, tab="contested"))
+    total = len(rows or [])
+    show_all = request.GET.get("all") == "1"
+    shown = rows if show_all or rows is None else rows[:CONTESTED_SHOWN]
+    return render(request, "disagreement/contested.html", dash.context(
+        rows=shown, total=total, show_all=show_all, chart=chart, sort=sort, tab="contested"))
 
 
 @managers_only

@@ -17,8 +17,14 @@ class DimensionInline(admin.StackedInline):
     extra = 0
     ordering = ["position"]
     fields = [
-        ("key", "name", "position"), "description", ("scale_min", "scale_max", "pass_above"),
-        "requires", "levels", "categories", "questions", "question_scores",
+        ("key", "name", "position"),
+        "description",
+        ("scale_min", "scale_max", "pass_above"),
+        "requires",
+        "levels",
+        "categories",
+        "questions",
+        "question_scores",
     ]
 
 
@@ -49,8 +55,15 @@ class RatingHistoryInline(admin.TabularInline):
     extra = 0
     can_delete = False
     fields = [
-        "changed_at", "changed_by", "source", "old_status", "old_score", "new_status", "new_score",
-        "old_rationale", "new_rationale",
+        "changed_at",
+        "changed_by",
+        "source",
+        "old_status",
+        "old_score",
+        "new_status",
+        "new_score",
+        "old_rationale",
+        "new_rationale",
     ]
     readonly_fields = fields
 
@@ -72,8 +85,16 @@ class RatingAdmin(ImportFromFileMixin, admin.ModelAdmin):
     list_select_related = ["reviewer", "idea", "dimension"]
     inlines = [RatingHistoryInline]
     readonly_fields = [
-        "reviewer", "idea", "dimension", "status", "score", "answers", "rationale", "source",
-        "created_at", "updated_at",
+        "reviewer",
+        "idea",
+        "dimension",
+        "status",
+        "score",
+        "answers",
+        "rationale",
+        "source",
+        "created_at",
+        "updated_at",
     ]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

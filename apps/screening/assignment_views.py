@@ -32,8 +32,11 @@ RECENT = 15
 
 class ReviewerChoiceField(forms.ModelChoiceField):
     def label_from_instance(self, obj: User) -> str:
-        domains = ", ".join(d.name for d in obj.reviewer_profile.domains.all()) if hasattr(
-            obj, "reviewer_profile") else ""
+        domains = (
+            ", ".join(d.name for d in obj.reviewer_profile.domains.all())
+            if hasattr(obj, "reviewer_profile")
+            else ""
+        )
         return f"{obj.display_name} ({obj.username}) · {domains or 'no domain'}"
 
 
@@ -54,8 +57,13 @@ class HandAssignForm(forms.Form):
         if not wanted:
             raise forms.ValidationError("Name at least one idea.")
         if len(wanted) > 1000:
-            raise forms.ValidationError("At most 1,000 ideas at once; use the balanced assignment for more.")
-        found = {i.external_id: i for i in Idea.objects.select_related("patent__domain").filter(external_id__in=wanted)}
+            raise forms.ValidationError(
+                "At most 1,000 ideas at once; use the balanced assignment for more."
+            )
+        found = {
+            i.external_id: i
+            for i in Idea.objects.select_related("patent__domain").filter(external_id__in=wanted)
+        }
         unknown = [w for w in wanted if w not in found]
         if unknown:
             shown = ", ".join(unknown[:10]) + (" …" if len(unknown) > 10 else "")
@@ -64,9 +72,14 @@ class HandAssignForm(forms.Form):
 
 
 class BulkAssignForm(forms.Form):
-    domain = forms.ModelChoiceField(queryset=Domain.objects.order_by("name"), empty_label="Choose a domain…")
+    domain = forms.ModelChoiceField(
+        queryset=Domain.objects.order_by("name"), empty_label="Choose a domain…"
+    )
     per_idea = forms.IntegerField(
-        label="Reviewers per idea", min_value=1, max_value=50, initial=3,
+        label="Reviewers per idea",
+        min_value=1,
+        max_value=50,
+        initial=3,
         widget=forms.NumberInput(attrs={"style": "width: 6rem"}),
     )
 
@@ -85,12 +98,16 @@ def _context(
     }
 
 
-def _answer(request: HttpRequest, context: dict[str, Any] | None = None, *, failed: bool = False) -> HttpResponse:
+def _answer(
+    request: HttpRequest, context: dict[str, Any] | None = None, *, failed: bool = False
+) -> HttpResponse:
     """htmx gets the panel; a plain browser gets a redirect (or the page with errors, as 400)."""
     if request.htmx:
         return render(request, "screening/_assignments_panel.html", context or _context(request))
     if failed:
-        return render(request, "screening/assignments.html", context or _context(request), status=400)
+        return render(
+            request, "screening/assignments.html", context or _context(request), status=400
+        )
     return redirect("assignments:index")
 
 
@@ -112,14 +129,18 @@ def assign(request: HttpRequest) -> HttpResponse:
             assignments_create(reviewer=reviewer, ideas=ideas, actor=request.user)
         except ApplicationError as exc:
             for error in exc.errors:
-                form.add_error("ideas" if error.field == "ideas" else "reviewer",
-                               f"{error.value}: {error.message}" if error.field == "ideas" else error.message)
+                form.add_error(
+                    "ideas" if error.field == "ideas" else "reviewer",
+                    f"{error.value}: {error.message}" if error.field == "ideas" else error.message,
+                )
             if not exc.errors:
                 form.add_error(None, exc.message)
         else:
             created = Assignment.objects.filter(reviewer=reviewer).count() - before
             already = len(ideas) - created
-            text = f"Assigned {created} idea{'s' if created != 1 else ''} to {reviewer.display_name}."
+            text = (
+                f"Assigned {created} idea{'s' if created != 1 else ''} to {reviewer.display_name}."
+            )
             if already:
                 text += f" {already} {'was' if already == 1 else 'were'} already assigned."
             messages.success(request, text)
@@ -152,8 +173,9 @@ def bulk(request: HttpRequest) -> HttpResponse:
                 )
             else:
                 messages.info(
-                    request, f"Nothing to do: every idea of {domain.name} already has {per_idea} reviewer"
-                    f"{'s' if per_idea != 1 else ''}."
+                    request,
+                    f"Nothing to do: every idea of {domain.name} already has {per_idea} reviewer"
+                    f"{'s' if per_idea != 1 else ''}.",
                 )
             return _answer(request)
     messages.error(request, "Nothing was assigned; see the errors in the form.")
@@ -173,6 +195,7 @@ def delete(request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, exc.message)
         return _answer(request, failed=False)
     messages.success(
-        request, f"Removed {assignment.idea.external_id} from {assignment.reviewer.display_name}'s queue."
+        request,
+        f"Removed {assignment.idea.external_id} from {assignment.reviewer.display_name}'s queue.",
     )
     return _answer(request)

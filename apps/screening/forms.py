@@ -87,7 +87,7 @@ class StageView:
 
 
 def _stage_depths(dimensions: Sequence[Dimension]) -> dict[str, int]:
-    """Stage number of each dimension: 0 without requirements, else one after its deepest requirement.
+    """Stage of each dimension: 0 without requirements, else one past its deepest requirement.
 
     Requirements always point to earlier dimensions, so one pass in rubric order suffices.
     """
@@ -110,12 +110,16 @@ class ScreeningForm(forms.Form):
             if dim.questions:
                 for q in dim.questions:
                     self.fields[answer_name(dim, q["key"])] = forms.TypedChoiceField(
-                        choices=YES_NO, coerce=_yes_no, required=False, empty_value=None,
+                        choices=YES_NO,
+                        coerce=_yes_no,
+                        required=False,
+                        empty_value=None,
                         label=q["text"],
                     )
             else:
                 self.fields[score_name(dim)] = forms.IntegerField(
-                    required=False, label=dim.name,
+                    required=False,
+                    label=dim.name,
                     error_messages={"invalid": "must be a whole number"},
                 )
             self.fields[rationale_name(dim)] = forms.CharField(
@@ -123,7 +127,9 @@ class ScreeningForm(forms.Form):
             )
 
     @staticmethod
-    def initial_from(dimensions: Sequence[Dimension], ratings: Mapping[str, Rating]) -> dict[str, Any]:
+    def initial_from(
+        dimensions: Sequence[Dimension], ratings: Mapping[str, Rating]
+    ) -> dict[str, Any]:
         """Pre-fill from the reviewer's current ratings; gated and declined ones start empty."""
         initial: dict[str, Any] = {}
         for dim in dimensions:
@@ -156,10 +162,7 @@ class ScreeningForm(forms.Form):
         rationales: dict[str, str] = {}
         for dim in self.dimensions:
             if dim.questions:
-                given = {
-                    q["key"]: self._value(answer_name(dim, q["key"]))
-                    for q in dim.questions
-                }
+                given = {q["key"]: self._value(answer_name(dim, q["key"])) for q in dim.questions}
                 given = {k: v for k, v in given.items() if v is not None}
                 if given:
                     answers[dim.key] = given
@@ -197,12 +200,11 @@ class ScreeningForm(forms.Form):
         out: list[tuple[str, str]] = []
         if self.is_bound:
             self.is_valid()
-            for name, messages in self.errors.items():
+            for name, field_messages in self.errors.items():
                 label = self.fields[name].label if name in self.fields else ""
-                out += [(str(label), str(m)) for m in messages]
-        for key, messages in self.dimension_errors.items():
-            label = self.by_key[key].name if key else ""
-            out += [(label, m) for m in messages]
+                out += [(str(label or ""), str(m)) for m in field_messages]
+        for key, service_messages in self.dimension_errors.items():
+            out += [(self.by_key[key].name if key else "", m) for m in service_messages]
         return out
 
     def _field_errors(self, dim: Dimension) -> list[str]:
@@ -228,7 +230,9 @@ class ScreeningForm(forms.Form):
         for dim in self.dimensions:
             grouped.setdefault((depths[dim.key], tuple(dim.requires)), []).append(dim)
         stages: list[StageView] = []
-        for number, ((_depth, required), dims) in enumerate(sorted(grouped.items(), key=lambda kv: (kv[0][0], kv[1][0].position))):
+        for number, ((_depth, required), dims) in enumerate(
+            sorted(grouped.items(), key=lambda kv: (kv[0][0], kv[1][0].position))
+        ):
             conditions = [self._condition(self.by_key[r]) for r in required if r in self.by_key]
             stage = StageView(
                 number=number + 1,
@@ -272,7 +276,9 @@ class ScreeningForm(forms.Form):
             ],
             questions=[
                 QuestionView(
-                    key=q["key"], text=q["text"], name=answer_name(dim, q["key"]),
+                    key=q["key"],
+                    text=q["text"],
+                    name=answer_name(dim, q["key"]),
                     answer=self._value(answer_name(dim, q["key"])),
                 )
                 for q in dim.questions
@@ -286,7 +292,9 @@ class ScreeningForm(forms.Form):
 
 class DeclineForm(forms.Form):
     reason = forms.CharField(
-        required=False, max_length=2000, widget=forms.Textarea(attrs={"rows": 2}),
+        required=False,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 2}),
         label="Why (optional)",
     )
     confirm = forms.BooleanField(
@@ -310,7 +318,8 @@ class RatingFilterForm(forms.Form):
     dimension = forms.ChoiceField(required=False)
     reviewer = _ReviewerChoiceField(
         queryset=User.objects.filter(role=User.Role.REVIEWER).order_by("username"),
-        required=False, empty_label="All reviewers",
+        required=False,
+        empty_label="All reviewers",
     )
     status = forms.ChoiceField(
         required=False, choices=[("", "All statuses"), *Rating.Status.choices]
@@ -322,4 +331,6 @@ class RatingFilterForm(forms.Form):
         seen: dict[str, str] = {}
         for key, name in Dimension.objects.order_by("position", "key").values_list("key", "name"):
             seen.setdefault(key, name)
-        self.fields["dimension"].choices = [("", "All dimensions"), *seen.items()]
+        dimension = self.fields["dimension"]
+        assert isinstance(dimension, forms.ChoiceField)
+        dimension.choices = [("", "All dimensions"), *seen.items()]

@@ -21,7 +21,18 @@ def example(name: str) -> bytes:
 
 def table_counts() -> dict[str, int]:
     """Row counts of every table an import may write; equal before/after means nothing changed."""
-    models = [Domain, Patent, Idea, User, ReviewerProfile, Rubric, Dimension, Rating, RatingHistory, Assignment]
+    models = [
+        Domain,
+        Patent,
+        Idea,
+        User,
+        ReviewerProfile,
+        Rubric,
+        Dimension,
+        Rating,
+        RatingHistory,
+        Assignment,
+    ]
     return {m.__name__: m.objects.count() for m in models}
 
 

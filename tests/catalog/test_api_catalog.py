@@ -59,18 +59,26 @@ def test_admins_create_and_update_catalog_rows(api, admin, domain):
     assert created.status_code == 201
     assert created.json()["rubric"] is None
     patent = client.post(
-        "/api/patents/", {"external_id": "US-1", "domain": "cs", "title": "A sorting circuit"}, format="json"
+        "/api/patents/",
+        {"external_id": "US-1", "domain": "cs", "title": "A sorting circuit"},
+        format="json",
     )
     assert patent.status_code == 201
     idea = client.post(
-        "/api/ideas/", {"external_id": "cs-1", "patent": "US-1", "title": "Faster routers"}, format="json"
+        "/api/ideas/",
+        {"external_id": "cs-1", "patent": "US-1", "title": "Faster routers"},
+        format="json",
     )
     assert idea.status_code == 201
     assert idea.json()["domain"] == "cs"
-    patched = client.patch(f"/api/ideas/{idea.json()['id']}/", {"title": "Faster edge routers"}, format="json")
+    patched = client.patch(
+        f"/api/ideas/{idea.json()['id']}/", {"title": "Faster edge routers"}, format="json"
+    )
     assert patched.status_code == 200
     assert Idea.objects.get(external_id="cs-1").title == "Faster edge routers"
-    renamed = client.put(f"/api/domains/{domain.pk}/", {"key": "nlp", "name": "Language"}, format="json")
+    renamed = client.put(
+        f"/api/domains/{domain.pk}/", {"key": "nlp", "name": "Language"}, format="json"
+    )
     assert renamed.status_code == 200
     assert Domain.objects.get(pk=domain.pk).name == "Language"
     rubric = client.patch(f"/api/domains/{domain.pk}/", {"rubric": "pbig"}, format="json")
@@ -80,12 +88,18 @@ def test_admins_create_and_update_catalog_rows(api, admin, domain):
 def test_catalog_errors_name_the_field_and_value(api, admin, domain, two_domains):
     client = api(admin)
     duplicate = client.post(
-        "/api/patents/", {"external_id": "US-NLP-1", "domain": "nlp", "title": "Again"}, format="json"
+        "/api/patents/",
+        {"external_id": "US-NLP-1", "domain": "nlp", "title": "Again"},
+        format="json",
     )
     assert duplicate.status_code == 400
     assert duplicate.json()["detail"] == "The patent was not saved."
-    assert [(e["field"], e["value"]) for e in duplicate.json()["errors"]] == [("external_id", "US-NLP-1")]
-    unknown = client.post("/api/ideas/", {"external_id": "x", "patent": "US-404", "title": "t"}, format="json")
+    assert [(e["field"], e["value"]) for e in duplicate.json()["errors"]] == [
+        ("external_id", "US-NLP-1")
+    ]
+    unknown = client.post(
+        "/api/ideas/", {"external_id": "x", "patent": "US-404", "title": "t"}, format="json"
+    )
     assert unknown.status_code == 400
     assert [(e["field"], e["value"]) for e in unknown.json()["errors"]] == [("patent", "US-404")]
     missing = client.post("/api/domains/", {"name": "No key"}, format="json")
@@ -99,5 +113,7 @@ def test_only_admins_write_the_catalog(api, request, persona, domain):
     response = client.post("/api/domains/", {"key": "cs", "name": "CS"}, format="json")
     assert response.status_code == 403
     assert set(response.json()) == {"detail", "errors"}
-    assert client.patch(f"/api/domains/{domain.pk}/", {"name": "x"}, format="json").status_code == 403
+    assert (
+        client.patch(f"/api/domains/{domain.pk}/", {"name": "x"}, format="json").status_code == 403
+    )
     assert not Domain.objects.filter(key="cs").exists()

@@ -16,8 +16,12 @@ pytestmark = pytest.mark.django_db
 
 def test_every_example_file_loads(run_import):
     for kind, name in [
-        ("rubric", "rubric.yaml"), ("rubric", "rubric.json"), ("patents", "patents.csv"),
-        ("ideas", "ideas.csv"), ("reviewers", "reviewers.csv"), ("ratings", "ratings.csv"),
+        ("rubric", "rubric.yaml"),
+        ("rubric", "rubric.json"),
+        ("patents", "patents.csv"),
+        ("ideas", "ideas.csv"),
+        ("reviewers", "reviewers.csv"),
+        ("ratings", "ratings.csv"),
     ]:
         result = run_import(kind, example(name), name)
         assert result.created > 0, name
@@ -43,7 +47,10 @@ def test_the_json_lines_examples_load_on_their_own(run_import):
 
 
 def test_patents_create_their_domains_with_the_given_names(catalog):
-    assert dict(Domain.objects.values_list("key", "name")) == {"nlp": "NLP", "materials": "Materials Chemistry"}
+    assert dict(Domain.objects.values_list("key", "name")) == {
+        "nlp": "NLP",
+        "materials": "Materials Chemistry",
+    }
     assert Idea.objects.get(external_id="idea-003").patent.domain.key == "materials"
 
 
@@ -51,7 +58,11 @@ def test_reviewers_get_the_reviewer_role_an_unusable_password_and_a_profile(exam
     alice = User.objects.get(username="alice")
     assert alice.role == User.Role.REVIEWER
     assert not alice.has_usable_password()
-    assert (alice.first_name, alice.last_name, alice.email) == ("Alice", "Martin", "alice@example.org")
+    assert (alice.first_name, alice.last_name, alice.email) == (
+        "Alice",
+        "Martin",
+        "alice@example.org",
+    )
     profile = alice.reviewer_profile
     assert profile.background == "technical" and profile.years_experience == 12
     assert sorted(profile.domains.values_list("key", flat=True)) == ["materials", "nlp"]
@@ -59,31 +70,53 @@ def test_reviewers_get_the_reviewer_role_an_unusable_password_and_a_profile(exam
 
 def test_closed_stages_are_stored_as_not_rated_by_design(examples_loaded):
     # idea-002: specificity 2 closes every other PBIG dimension; the file has only that row.
-    rows = {r.dimension.key: r for r in Rating.objects.filter(idea__external_id="idea-002", reviewer__username="alice").select_related("dimension")}
+    rows = {
+        r.dimension.key: r
+        for r in Rating.objects.filter(
+            idea__external_id="idea-002", reviewer__username="alice"
+        ).select_related("dimension")
+    }
     assert len(rows) == 6
     assert rows["specificity"].status == "scored" and rows["specificity"].score == 2
     assert {k for k, r in rows.items() if r.status == "gated"} == {
-        "technical_validity", "innovativeness", "competitive_advantage", "need_validity", "market_size"
+        "technical_validity",
+        "innovativeness",
+        "competitive_advantage",
+        "need_validity",
+        "market_size",
     }
     assert all(r.score is None for r in rows.values() if r.status == "gated")
     # idea-003: technical validity 1 closes innovativeness and competitive advantage only.
     statuses = dict(
-        Rating.objects.filter(idea__external_id="idea-003", reviewer__username="alice").values_list("dimension__key", "status")
+        Rating.objects.filter(idea__external_id="idea-003", reviewer__username="alice").values_list(
+            "dimension__key", "status"
+        )
     )
     assert statuses == {
-        "specificity": "scored", "technical_validity": "scored", "innovativeness": "gated",
-        "competitive_advantage": "gated", "need_validity": "scored", "market_size": "scored",
+        "specificity": "scored",
+        "technical_validity": "scored",
+        "innovativeness": "gated",
+        "competitive_advantage": "gated",
+        "need_validity": "scored",
+        "market_size": "scored",
     }
 
 
 def test_imported_ratings_keep_their_source_rationale_time_history_and_assignment(examples_loaded):
-    rating = Rating.objects.get(idea__external_id="idea-001", reviewer__username="alice", dimension__key="specificity")
+    rating = Rating.objects.get(
+        idea__external_id="idea-001", reviewer__username="alice", dimension__key="specificity"
+    )
     assert rating.source == "import" and rating.score == 4
     assert rating.rationale == "One clear product: a brief per granted patent."
     assert rating.created_at == dt.datetime(2024, 3, 4, 9, 15, tzinfo=dt.UTC)
     assert RatingHistory.objects.count() == Rating.objects.count() == 42
     history = rating.history.get()
-    assert (history.old_status, history.new_status, history.new_score, history.source) == ("", "scored", 4, "import")
+    assert (history.old_status, history.new_status, history.new_score, history.source) == (
+        "",
+        "scored",
+        4,
+        "import",
+    )
     assert Assignment.objects.count() == 7
     assert set(Assignment.objects.values_list("status", flat=True)) == {"completed"}
 

@@ -24,8 +24,9 @@ def rate_url(idea: Any) -> str:
     return reverse("screening:rate", kwargs={"idea_id": idea.id})
 
 
-def post_form(client: Client, idea: Any, data: dict[str, str], *, action: str = "submit",
-              htmx: bool = False):  # type: ignore[no-untyped-def]
+def post_form(
+    client: Client, idea: Any, data: dict[str, str], *, action: str = "submit", htmx: bool = False
+):  # type: ignore[no-untyped-def]
     payload = dict(data)
     if action:
         payload["action"] = action
@@ -60,9 +61,13 @@ def pbig_rubric(transactional_db):  # type: ignore[no-untyped-def]
 
         import apps.screening as screening
 
-        text = (Path(screening.__file__).parent / "rubrics" / "pbig.yaml").read_text(encoding="utf-8")
+        text = (Path(screening.__file__).parent / "rubrics" / "pbig.yaml").read_text(
+            encoding="utf-8"
+        )
         rubric = save_rubric(
-            parse_rubric(load_rubric_text(text)), rubric_model=Rubric, dimension_model=Dimension,
+            parse_rubric(load_rubric_text(text)),
+            rubric_model=Rubric,
+            dimension_model=Dimension,
             make_default=True,
         )
     return rubric

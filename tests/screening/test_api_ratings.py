@@ -6,7 +6,13 @@ from rest_framework.test import APIClient
 from apps.screening.models import Assignment, Rating, RatingHistory
 from apps.screening.services.ratings import rating_submit
 
-FULL = {"specificity": 4, "technical_validity": 3, "innovativeness": 2, "need_validity": 2, "market_size": 1}
+FULL = {
+    "specificity": 4,
+    "technical_validity": 3,
+    "innovativeness": 2,
+    "need_validity": 2,
+    "market_size": 1,
+}
 ANSWERS = {"competitive_advantage": {"hard_to_imitate": True, "technology_essential": False}}
 
 
@@ -34,7 +40,8 @@ def _states(reviewer, idea):
 
 def test_a_reviewer_submits_a_complete_rating_through_the_api(api, reviewer, idea):
     response = api(reviewer).put(
-        _url(idea), {"scores": FULL, "answers": ANSWERS, "rationales": {"specificity": "Clear kit."}},
+        _url(idea),
+        {"scores": FULL, "answers": ANSWERS, "rationales": {"specificity": "Clear kit."}},
         format="json",
     )
     assert response.status_code == 200, response.json()
@@ -67,7 +74,11 @@ def test_specificity_just_above_its_threshold_requires_the_next_stage(api, revie
     assert response.status_code == 400
     body = response.json()
     assert body["detail"] == "The rating was not saved."
-    assert {e["field"] for e in body["errors"]} == {"technical_validity", "need_validity", "market_size"}
+    assert {e["field"] for e in body["errors"]} == {
+        "technical_validity",
+        "need_validity",
+        "market_size",
+    }
     assert all(e["message"] == "is required at this stage" for e in body["errors"])
     assert not Rating.objects.exists()
 
@@ -85,7 +96,10 @@ def test_technical_validity_above_its_threshold_opens_novelty_and_advantage(api,
     scores = {"specificity": 3, "technical_validity": 2, "need_validity": 2, "market_size": 0}
     response = api(reviewer).put(_url(idea), {"scores": scores}, format="json")
     assert response.status_code == 400
-    assert {e["field"] for e in response.json()["errors"]} == {"innovativeness", "competitive_advantage"}
+    assert {e["field"] for e in response.json()["errors"]} == {
+        "innovativeness",
+        "competitive_advantage",
+    }
 
 
 def test_it_refuses_a_score_for_a_closed_stage(api, reviewer, idea):
@@ -128,9 +142,14 @@ def test_it_refuses_answers_that_contradict_the_score(api, reviewer, idea):
     assert response.json()["errors"][0]["field"] == "competitive_advantage"
 
 
-def test_an_edit_that_lowers_specificity_closes_the_later_stages_and_keeps_history(api, reviewer, idea):
+def test_an_edit_that_lowers_specificity_closes_the_later_stages_and_keeps_history(
+    api, reviewer, idea
+):
     client = api(reviewer)
-    assert client.put(_url(idea), {"scores": FULL, "answers": ANSWERS}, format="json").status_code == 200
+    assert (
+        client.put(_url(idea), {"scores": FULL, "answers": ANSWERS}, format="json").status_code
+        == 200
+    )
     response = client.put(_url(idea), {"scores": {"specificity": 1}}, format="json")
     assert response.status_code == 200
     states = _states(reviewer, idea)
@@ -139,7 +158,8 @@ def test_an_edit_that_lowers_specificity_closes_the_later_stages_and_keeps_histo
     market = Rating.objects.get(reviewer=reviewer, dimension__key="market_size")
     history = client.get(f"/api/ratings/{market.pk}/history/").json()
     assert [(h["old_status"], h["old_score"], h["new_status"]) for h in history] == [
-        ("", None, "scored"), ("scored", 1, "gated")
+        ("", None, "scored"),
+        ("scored", 1, "gated"),
     ]
     assert {h["source"] for h in history} == {"api"}
 
@@ -152,7 +172,9 @@ def test_a_reviewer_reads_back_only_their_own_rating(api, reviewer, other_review
     assert {r["reviewer_username"] for r in body["ratings"]} == {"rita"}
 
 
-def test_a_reviewer_cannot_read_another_reviewers_rating_or_its_history(api, reviewer, other_reviewer, idea):
+def test_a_reviewer_cannot_read_another_reviewers_rating_or_its_history(
+    api, reviewer, other_reviewer, idea
+):
     rating_submit(reviewer=other_reviewer, idea=idea, scores={"specificity": 1})
     theirs = Rating.objects.get(reviewer=other_reviewer, dimension__key="specificity")
     client = api(reviewer)
@@ -163,7 +185,9 @@ def test_a_reviewer_cannot_read_another_reviewers_rating_or_its_history(api, rev
     assert client.get("/api/ratings/").json()["count"] == 0
 
 
-def test_a_reviewer_cannot_write_a_rating_for_an_idea_not_assigned_to_them(api, idea, domain, outsider):
+def test_a_reviewer_cannot_write_a_rating_for_an_idea_not_assigned_to_them(
+    api, idea, domain, outsider
+):
     from tests.factories import ReviewerFactory
 
     colleague = ReviewerFactory(username="nina", profile=[domain])  # NLP, but not assigned
@@ -172,7 +196,10 @@ def test_a_reviewer_cannot_write_a_rating_for_an_idea_not_assigned_to_them(api, 
     assert response.json() == {"detail": "This idea is not assigned to you.", "errors": []}
     assert api(colleague).get(_url(idea)).status_code == 403
     # A reviewer of another domain does not even learn that the idea exists.
-    assert api(outsider).put(_url(idea), {"scores": {"specificity": 1}}, format="json").status_code == 404
+    assert (
+        api(outsider).put(_url(idea), {"scores": {"specificity": 1}}, format="json").status_code
+        == 404
+    )
     assert not Rating.objects.exists()
 
 
@@ -183,15 +210,24 @@ def test_another_reviewers_put_never_touches_my_rating(api, reviewer, other_revi
     assert _states(other_reviewer, idea)["specificity"] == ("scored", 1)
 
 
-def test_managers_read_every_rating_with_filters_but_cannot_write(api, manager, reviewer, other_reviewer, idea):
+def test_managers_read_every_rating_with_filters_but_cannot_write(
+    api, manager, reviewer, other_reviewer, idea
+):
     rating_submit(reviewer=other_reviewer, idea=idea, scores={"specificity": 1})
     rating_submit(reviewer=reviewer, idea=idea, scores=FULL, answers=ANSWERS)
     client = api(manager)
     assert client.get("/api/ratings/").json()["count"] == 12
     assert client.get("/api/ratings/", {"reviewer": "otto"}).json()["count"] == 6
-    assert client.get("/api/ratings/", {"reviewer": reviewer.pk, "dimension": "specificity"}).json()["count"] == 1
+    assert (
+        client.get("/api/ratings/", {"reviewer": reviewer.pk, "dimension": "specificity"}).json()[
+            "count"
+        ]
+        == 1
+    )
     assert client.get("/api/ratings/", {"domain": "nlp", "status": "gated"}).json()["count"] == 5
-    assert client.get("/api/ratings/", {"idea": idea.pk, "domain": "materials"}).json()["count"] == 0
+    assert (
+        client.get("/api/ratings/", {"idea": idea.pk, "domain": "materials"}).json()["count"] == 0
+    )
     assert client.put(_url(idea), {"scores": {"specificity": 1}}, format="json").status_code == 403
     assert client.post("/api/ratings/", {}, format="json").status_code == 403
     assert client.post(f"/api/ideas/{idea.pk}/decline/", {}, format="json").status_code == 403
@@ -200,9 +236,14 @@ def test_managers_read_every_rating_with_filters_but_cannot_write(api, manager, 
 
 def test_declining_through_the_api_blocks_later_ratings(api, reviewer, idea):
     client = api(reviewer)
-    response = client.post(f"/api/ideas/{idea.pk}/decline/", {"reason": "Not my field"}, format="json")
+    response = client.post(
+        f"/api/ideas/{idea.pk}/decline/", {"reason": "Not my field"}, format="json"
+    )
     assert response.status_code == 200
-    assert (response.json()["status"], response.json()["decline_reason"]) == ("declined", "Not my field")
+    assert (response.json()["status"], response.json()["decline_reason"]) == (
+        "declined",
+        "Not my field",
+    )
     assert set(s for s, _ in _states(reviewer, idea).values()) == {"declined"}
     refused = client.put(_url(idea), {"scores": {"specificity": 1}}, format="json")
     assert refused.status_code == 400
@@ -212,5 +253,8 @@ def test_declining_through_the_api_blocks_later_ratings(api, reviewer, idea):
 def test_submitting_the_same_body_twice_writes_history_once(api, reviewer, idea):
     client = api(reviewer)
     for _ in range(2):
-        assert client.put(_url(idea), {"scores": FULL, "answers": ANSWERS}, format="json").status_code == 200
+        assert (
+            client.put(_url(idea), {"scores": FULL, "answers": ANSWERS}, format="json").status_code
+            == 200
+        )
     assert RatingHistory.objects.count() == 6

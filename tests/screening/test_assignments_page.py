@@ -14,7 +14,9 @@ def ten_ideas(domain):
     return [IdeaFactory(patent=patent, external_id=f"nlp-{i:03d}") for i in range(10)]
 
 
-def test_the_page_shows_each_reviewers_load_per_domain(client, admin, reviewer, other_reviewer, outsider):
+def test_the_page_shows_each_reviewers_load_per_domain(
+    client, admin, reviewer, other_reviewer, outsider
+):
     Assignment.objects.filter(reviewer=other_reviewer).update(status=Assignment.Status.COMPLETED)
     client.force_login(admin)
     response = client.get(URL)
@@ -34,7 +36,9 @@ def test_the_page_has_finished_empty_states(client, admin):
     assert "No assignments yet." in html
 
 
-def test_the_page_stays_within_a_query_budget(client, admin, domain, ten_ideas, django_assert_max_num_queries):
+def test_the_page_stays_within_a_query_budget(
+    client, admin, domain, ten_ideas, django_assert_max_num_queries
+):
     for i in range(8):
         ReviewerFactory(username=f"load{i}", profile=[domain])
     client.force_login(admin)
@@ -54,7 +58,9 @@ def test_bulk_form_assigns_balanced_and_redirects_with_a_message(client, admin, 
     assert "Nothing to do: every idea of NLP already has 3 reviewers." in again.content.decode()
 
 
-def test_bulk_form_explains_a_count_larger_than_the_panel(client, admin, domain, ten_ideas, reviewer):
+def test_bulk_form_explains_a_count_larger_than_the_panel(
+    client, admin, domain, ten_ideas, reviewer
+):
     client.force_login(admin)
     response = client.post(URL + "bulk/", {"domain": domain.pk, "per_idea": 4})
     assert response.status_code == 400
@@ -64,7 +70,9 @@ def test_bulk_form_explains_a_count_larger_than_the_panel(client, admin, domain,
 
 def test_htmx_posts_get_the_panel_fragment_only(client, admin, domain, ten_ideas, reviewer):
     client.force_login(admin)
-    response = client.post(URL + "bulk/", {"domain": domain.pk, "per_idea": 1}, HTTP_HX_REQUEST="true")
+    response = client.post(
+        URL + "bulk/", {"domain": domain.pk, "per_idea": 1}, HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 200
     html = response.content.decode()
     assert html.lstrip().startswith('<div id="assignments-main">')
@@ -77,12 +85,16 @@ def test_hand_form_assigns_several_ideas_and_names_unknown_ones(client, admin, r
     bad = client.post(URL + "assign/", {"reviewer": reviewer.pk, "ideas": "nlp-001, nope-1"})
     assert bad.status_code == 400
     assert "No idea with the ID nope-1." in bad.content.decode()
-    ok = client.post(URL + "assign/", {"reviewer": reviewer.pk, "ideas": "nlp-001\nnlp-002 nlp-003"}, follow=True)
+    ok = client.post(
+        URL + "assign/", {"reviewer": reviewer.pk, "ideas": "nlp-001\nnlp-002 nlp-003"}, follow=True
+    )
     assert "Assigned 3 ideas to Rita." in ok.content.decode()
     assert Assignment.objects.filter(reviewer=reviewer).count() == 4
 
 
-def test_hand_form_refuses_an_idea_outside_the_reviewers_domains(client, admin, outsider, ten_ideas):
+def test_hand_form_refuses_an_idea_outside_the_reviewers_domains(
+    client, admin, outsider, ten_ideas
+):
     client.force_login(admin)
     response = client.post(URL + "assign/", {"reviewer": outsider.pk, "ideas": "nlp-001"})
     assert response.status_code == 400
@@ -113,7 +125,10 @@ def test_only_admins_reach_the_page(client, request, persona, domain):
 
 
 @pytest.mark.browser
-def test_an_admin_assigns_a_domain_in_the_browser(page, login, admin, domain, other_domain, ten_ideas):
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)  # keep the migration's rubric
+def test_an_admin_assigns_a_domain_in_the_browser(
+    page, login, admin, domain, other_domain, ten_ideas
+):
     for i, name in enumerate(["Ana", "Ben", "Chloé", "Dev", "Eun"]):
         ReviewerFactory(username=f"panel{i}", first_name=name, profile=[domain])
     ReviewerFactory(username="mia", first_name="Mia", profile=[other_domain])

@@ -61,7 +61,9 @@ def test_balanced_assignment_tops_up_partly_assigned_ideas_and_favours_the_least
     assert created == 20 - 4
     load = Counter(Assignment.objects.values_list("reviewer__username", flat=True))
     assert load == {r.username: 4 for r in reviewers}
-    assert all(n == 2 for n in Counter(Assignment.objects.values_list("idea_id", flat=True)).values())
+    assert all(
+        n == 2 for n in Counter(Assignment.objects.values_list("idea_id", flat=True)).values()
+    )
 
 
 def test_a_declined_assignment_is_replaced_but_the_reviewer_never_gets_the_idea_twice(
@@ -90,19 +92,28 @@ def test_balanced_assignment_refuses_more_places_than_reviewers(domain, admin, p
     assert not Assignment.objects.exists()
 
 
-def test_balanced_assignment_refuses_a_chosen_reviewer_of_another_domain(domain, admin, panel, outsider):
+def test_balanced_assignment_refuses_a_chosen_reviewer_of_another_domain(
+    domain, admin, panel, outsider
+):
     reviewers, _ = panel
     with pytest.raises(ApplicationError) as exc:
-        assignment_bulk_balanced(domain=domain, per_idea=1, actor=admin, reviewers=[reviewers[0], outsider])
+        assignment_bulk_balanced(
+            domain=domain, per_idea=1, actor=admin, reviewers=[reviewers[0], outsider]
+        )
     assert exc.value.errors[0].field == "reviewers"
     assert exc.value.errors[0].value == "oscar"
 
 
 def test_balanced_assignment_can_be_restricted_to_chosen_reviewers(domain, admin, panel):
     reviewers, _ = panel
-    created = assignment_bulk_balanced(domain=domain, per_idea=2, actor=admin, reviewers=reviewers[:2])
+    created = assignment_bulk_balanced(
+        domain=domain, per_idea=2, actor=admin, reviewers=reviewers[:2]
+    )
     assert created == 20
-    assert set(Assignment.objects.values_list("reviewer__username", flat=True)) == {"panel0", "panel1"}
+    assert set(Assignment.objects.values_list("reviewer__username", flat=True)) == {
+        "panel0",
+        "panel1",
+    }
 
 
 @pytest.mark.parametrize("bad", [0, -1, "3", True])
@@ -167,7 +178,9 @@ def test_only_pending_assignments_can_be_deleted(admin, reviewer, idea):
     assignment_delete(assignment=assignment, actor=admin)  # twice is harmless
 
 
-def test_reviewer_load_counts_each_status_per_domain(admin, reviewer, other_reviewer, outsider, idea):
+def test_reviewer_load_counts_each_status_per_domain(
+    admin, reviewer, other_reviewer, outsider, idea
+):
     Assignment.objects.filter(reviewer=other_reviewer).update(status=Assignment.Status.COMPLETED)
     rows = {(r.reviewer.username, r.domain.key): r for r in reviewer_load()}
     assert (rows["rita", "nlp"].assigned, rows["rita", "nlp"].pending) == (1, 1)

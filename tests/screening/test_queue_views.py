@@ -32,7 +32,9 @@ def test_a_reviewer_without_assignments_sees_a_finished_empty_state(client_of, o
     assert "progressbar" not in html
 
 
-def test_pending_ideas_come_first_then_rated_then_declined_with_progress(client_of, reviewer, idea, domain):
+def test_pending_ideas_come_first_then_rated_then_declined_with_progress(
+    client_of, reviewer, idea, domain
+):
     rated = IdeaFactory(patent__domain=domain, title="Already rated idea")
     declined = IdeaFactory(patent__domain=domain, title="Declined idea")
     AssignmentFactory(reviewer=reviewer, idea=rated)

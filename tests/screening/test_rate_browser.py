@@ -18,7 +18,9 @@ def _state(reviewer, idea):
     }
 
 
-def test_a_reviewer_rates_an_idea_as_stages_open_and_close_without_a_reload(page, login, reviewer, idea, pbig_rubric):
+def test_a_reviewer_rates_an_idea_as_stages_open_and_close_without_a_reload(
+    page, login, reviewer, idea, pbig_rubric
+):
     login(reviewer)
     page.goto("/screening/")
     expect(page.locator("h1")).to_have_text("My queue")
@@ -60,13 +62,17 @@ def test_a_reviewer_rates_an_idea_as_stages_open_and_close_without_a_reload(page
     page.check("#score-innovativeness-4")
     page.check("#answer-competitive_advantage-hard_to_imitate-yes")
     page.check("#answer-competitive_advantage-technology_essential-yes")
-    expect(page.locator("#derived-competitive_advantage")).to_contain_text("Score from your answers: 4")
+    expect(page.locator("#derived-competitive_advantage")).to_contain_text(
+        "Score from your answers: 4"
+    )
     page.check("#score-need_validity-0")
     page.check("#score-market_size-2")
     page.fill("#rationale-innovativeness", "A use I had not seen before.")
     page.check("#score-market_size-3")  # another swap must keep the typed rationale
     expect(page.locator("#rationale-innovativeness")).to_have_value("A use I had not seen before.")
     assert page.evaluate("window.__noReload") is True
+    page.wait_for_load_state("networkidle")
+    page.evaluate("window.scrollTo(0, 0)")
     page.screenshot(path="/tmp/h2-rate.png", full_page=True)
 
     page.get_by_role("button", name="Submit rating").click()
@@ -79,7 +85,12 @@ def test_a_reviewer_rates_an_idea_as_stages_open_and_close_without_a_reload(page
         "specificity": ("scored", 4, None, ""),
         "technical_validity": ("scored", 3, None, ""),
         "innovativeness": ("scored", 4, None, "A use I had not seen before."),
-        "competitive_advantage": ("scored", 4, {"hard_to_imitate": True, "technology_essential": True}, ""),
+        "competitive_advantage": (
+            "scored",
+            4,
+            {"hard_to_imitate": True, "technology_essential": True},
+            "",
+        ),
         "need_validity": ("scored", 0, None, ""),
         "market_size": ("scored", 3, None, ""),
     }
@@ -108,6 +119,17 @@ def test_a_reviewer_rates_through_continue_and_submit_with_javascript_off(
         expect(page.locator("#dim-innovativeness")).to_have_count(0)
         expect(page.locator("#score-specificity-3")).to_be_checked()
 
+        # Submitting before the open stage is filled is refused with a message per field.
+        page.get_by_role("button", name="Submit rating").click()
+        expect(page.locator("#form-errors")).to_contain_text(
+            "Technical validity is required at this stage"
+        )
+        expect(page.locator("#dim-market_size .errorlist")).to_contain_text(
+            "Market size is required"
+        )
+        page.screenshot(path="/tmp/h2-rate-errors.png", full_page=True)
+        assert not Rating.objects.exists()
+
         page.check("#score-technical_validity-2")
         page.check("#score-need_validity-1")
         page.check("#score-market_size-0")
@@ -126,5 +148,65 @@ def test_a_reviewer_rates_through_continue_and_submit_with_javascript_off(
         context.close()
 
     scores = {k: v[1] for k, v in _state(reviewer, idea).items()}
-    assert scores == {"specificity": 3, "technical_validity": 2, "need_validity": 1, "market_size": 0,
-                      "innovativeness": 1, "competitive_advantage": 1}
+    assert scores == {
+        "specificity": 3,
+        "technical_validity": 2,
+        "need_validity": 1,
+        "market_size": 0,
+        "innovativeness": 1,
+        "competitive_advantage": 1,
+    }
+
+
+def test_a_reviewer_declines_an_idea_after_confirming_and_it_leaves_the_queue(
+    page, login, reviewer, idea, pbig_rubric
+):
+    from apps.screening.services.ratings import rating_submit
+    from tests.factories import AssignmentFactory, IdeaFactory
+
+    domain = idea.patent.domain
+    rated = IdeaFactory(patent__domain=domain, title="Predictive maintenance dashboard")
+    AssignmentFactory(reviewer=reviewer, idea=rated)
+    rating_submit(reviewer=reviewer, idea=rated, scores={"specificity": 2})
+    AssignmentFactory(
+        reviewer=reviewer, idea=IdeaFactory(patent__domain=domain, title="Acoustic leak finder")
+    )
+
+    login(reviewer)
+    page.goto(f"/screening/ideas/{idea.id}/")
+    page.get_by_text("I cannot confidently judge this patent").click()
+    page.fill("#id_reason", "The claims are about acoustics, not my field.")
+    # The browser itself refuses to send the form until the confirmation is ticked.
+    page.get_by_role("button", name="Decline this idea").click()
+    assert Assignment.objects.get(reviewer=reviewer, idea=idea).status == "pending"
+    page.check("#id_confirm")
+    page.get_by_role("button", name="Decline this idea").click()
+    expect(page.locator(".msg-success")).to_contain_text("it has left your queue")
+    expect(page.locator("#queue-pending")).not_to_contain_text(idea.title)
+    expect(page.locator("#queue-declined")).to_contain_text("The claims are about acoustics")
+    expect(page.locator("#queue-completed")).to_contain_text("Predictive maintenance dashboard")
+    expect(page.get_by_text("2 of 3 done")).to_be_visible()
+    page.screenshot(path="/tmp/h2-queue-mixed.png", full_page=True)
+    assert Assignment.objects.get(reviewer=reviewer, idea=idea).status == "declined"
+
+
+def test_a_manager_filters_the_ratings_table(page, login, manager, reviewer, idea, pbig_rubric):
+    from apps.screening.services.ratings import rating_submit
+
+    rating_submit(
+        reviewer=reviewer,
+        idea=idea,
+        scores={"specificity": 2},
+        rationales={"specificity": "Too vague"},
+    )
+    login(manager)
+    page.goto("/screening/ratings/")
+    expect(page.locator("#rating-count")).to_have_text("6 ratings")
+    page.select_option("#id_status", "gated")
+    page.get_by_role("button", name="Filter").click()
+    expect(page.locator("#rating-count")).to_have_text("5 ratings")
+    expect(page.locator(".scr-ratings-table")).to_contain_text("Not rated by design")
+    assert "status=gated" in page.get_by_role("link", name="Export CSV").get_attribute("href")
+    page.select_option("#id_status", "")
+    page.get_by_role("button", name="Filter").click()
+    page.screenshot(path="/tmp/h2-ratings.png", full_page=True)

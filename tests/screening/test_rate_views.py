@@ -1,4 +1,4 @@
-"""The staged screening form in the browser's place: access, gates, htmx partials, edits, declines."""
+"""The staged screening form: access, gates, htmx partials, edits and declines."""
 
 from __future__ import annotations
 
@@ -19,8 +19,14 @@ def _state(reviewer, idea):
 
 
 def _open_dimensions(html: str) -> set[str]:
-    keys = ["specificity", "technical_validity", "innovativeness", "competitive_advantage",
-            "need_validity", "market_size"]
+    keys = [
+        "specificity",
+        "technical_validity",
+        "innovativeness",
+        "competitive_advantage",
+        "need_validity",
+        "market_size",
+    ]
     return {k for k in keys if f'id="dim-{k}"' in html}
 
 
@@ -38,12 +44,22 @@ def test_an_anonymous_visitor_is_sent_to_the_login_page(client, idea):
     assert response["Location"].startswith(reverse("login"))
 
 
-def test_a_reviewer_sees_the_patent_next_to_the_idea_and_only_the_first_stage(client_of, reviewer, idea):
+def test_a_reviewer_sees_the_patent_next_to_the_idea_and_only_the_first_stage(
+    client_of, reviewer, idea
+):
     response = client_of(reviewer).get(rate_url(idea))
     html = response.content.decode()
     assert response.status_code == 200
-    for text in (idea.title, idea.description, idea.implementation, idea.differentiation, idea.source,
-                 idea.patent.title, idea.patent.abstract, idea.patent.claims):
+    for text in (
+        idea.title,
+        idea.description,
+        idea.implementation,
+        idea.differentiation,
+        idea.source,
+        idea.patent.title,
+        idea.patent.abstract,
+        idea.patent.claims,
+    ):
         assert text in html
     assert '<details class="scr-claims">' in html
     assert _open_dimensions(html) == STAGE_1
@@ -60,7 +76,9 @@ def test_a_reviewer_gets_404_for_an_idea_not_assigned_to_them(client_of, outside
 
 
 @pytest.mark.parametrize("persona", ["manager", "admin"])
-def test_managers_and_admins_cannot_open_or_post_the_rating_form(request, client_of, idea, reviewer, persona):
+def test_managers_and_admins_cannot_open_or_post_the_rating_form(
+    request, client_of, idea, reviewer, persona
+):
     user = request.getfixturevalue(persona)
     client = client_of(user)
     assert client.get(rate_url(idea)).status_code == 403
@@ -71,16 +89,27 @@ def test_managers_and_admins_cannot_open_or_post_the_rating_form(request, client
 
 
 def test_an_anonymous_decline_is_sent_to_the_login_page(client, idea, reviewer):
-    response = client.post(reverse("screening:decline", kwargs={"idea_id": idea.id}), {"confirm": "on"})
+    response = client.post(
+        reverse("screening:decline", kwargs={"idea_id": idea.id}), {"confirm": "on"}
+    )
     assert response.status_code == 302
     assert Assignment.objects.get(reviewer=reviewer).status == "pending"
 
 
 def test_the_page_never_shows_another_reviewers_scores(client_of, reviewer, other_reviewer, idea):
-    rating_submit(reviewer=other_reviewer, idea=idea, scores={"specificity": 4, "technical_validity": 4,
-                  "innovativeness": 5, "need_validity": 3, "market_size": 3},
-                  answers={"competitive_advantage": {"hard_to_imitate": True, "technology_essential": True}},
-                  rationales={"specificity": "OTTO-SECRET-RATIONALE"})
+    rating_submit(
+        reviewer=other_reviewer,
+        idea=idea,
+        scores={
+            "specificity": 4,
+            "technical_validity": 4,
+            "innovativeness": 5,
+            "need_validity": 3,
+            "market_size": 3,
+        },
+        answers={"competitive_advantage": {"hard_to_imitate": True, "technology_essential": True}},
+        rationales={"specificity": "OTTO-SECRET-RATIONALE"},
+    )
     rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 2})
     html = client_of(reviewer).get(rate_url(idea)).content.decode()
     assert "OTTO-SECRET-RATIONALE" not in html
@@ -96,20 +125,28 @@ def test_the_page_never_shows_another_reviewers_scores(client_of, reviewer, othe
 @pytest.mark.parametrize(
     ("specificity", "expected"), [("1", STAGE_1), ("2", STAGE_1), ("3", STAGE_2), ("4", STAGE_2)]
 )
-def test_the_second_stage_opens_only_when_specificity_is_above_2(client_of, reviewer, idea, specificity, expected):
-    response = post_form(client_of(reviewer), idea, {"score-specificity": specificity}, action="", htmx=True)
+def test_the_second_stage_opens_only_when_specificity_is_above_2(
+    client_of, reviewer, idea, specificity, expected
+):
+    response = post_form(
+        client_of(reviewer), idea, {"score-specificity": specificity}, action="", htmx=True
+    )
     assert _open_dimensions(response.content.decode()) == expected
 
 
 @pytest.mark.parametrize(("validity", "expected"), [("1", STAGE_2), ("2", ALL), ("4", ALL)])
-def test_the_third_stage_opens_only_when_technical_validity_is_above_1(client_of, reviewer, idea, validity, expected):
+def test_the_third_stage_opens_only_when_technical_validity_is_above_1(
+    client_of, reviewer, idea, validity, expected
+):
     data = {"score-specificity": "3", "score-technical_validity": validity}
     response = post_form(client_of(reviewer), idea, data, action="", htmx=True)
     assert _open_dimensions(response.content.decode()) == expected
 
 
 def test_an_htmx_change_returns_only_the_stages_partial(client_of, reviewer, idea):
-    response = post_form(client_of(reviewer), idea, {"score-specificity": "4"}, action="", htmx=True)
+    response = post_form(
+        client_of(reviewer), idea, {"score-specificity": "4"}, action="", htmx=True
+    )
     html = response.content.decode()
     assert response.status_code == 200
     assert html.lstrip().startswith('<div id="stages"')
@@ -117,7 +154,9 @@ def test_an_htmx_change_returns_only_the_stages_partial(client_of, reviewer, ide
     assert not Rating.objects.exists()
 
 
-def test_continue_without_javascript_returns_the_whole_page_with_the_next_stage_open(client_of, reviewer, idea):
+def test_continue_without_javascript_returns_the_whole_page_with_the_next_stage_open(
+    client_of, reviewer, idea
+):
     response = post_form(client_of(reviewer), idea, {"score-specificity": "4"}, action="continue")
     html = response.content.decode()
     assert response.status_code == 200
@@ -127,18 +166,24 @@ def test_continue_without_javascript_returns_the_whole_page_with_the_next_stage_
 
 
 def test_a_failed_gate_is_shown_as_not_rated_by_design(client_of, reviewer, idea):
-    html = post_form(client_of(reviewer), idea, {"score-specificity": "2"}, action="continue").content.decode()
+    html = post_form(
+        client_of(reviewer), idea, {"score-specificity": "2"}, action="continue"
+    ).content.decode()
     assert 'data-closed="closed"' in html
     assert "Not rated by design" in html
 
 
 def test_need_and_market_offer_not_a_b2b_product_as_a_category(client_of, reviewer, idea):
-    html = post_form(client_of(reviewer), idea, {"score-specificity": "4"}, action="continue").content.decode()
+    html = post_form(
+        client_of(reviewer), idea, {"score-specificity": "4"}, action="continue"
+    ).content.decode()
     assert html.count("Not a B2B product.") == 2
     assert html.count("category, not a grade") == 2
 
 
-def test_a_low_specificity_submission_stores_the_rest_as_not_rated_by_design(client_of, reviewer, idea):
+def test_a_low_specificity_submission_stores_the_rest_as_not_rated_by_design(
+    client_of, reviewer, idea
+):
     response = post_form(client_of(reviewer), idea, {"score-specificity": "2"})
     assert response.status_code == 302
     state = _state(reviewer, idea)
@@ -146,14 +191,22 @@ def test_a_low_specificity_submission_stores_the_rest_as_not_rated_by_design(cli
     assert set(state.values()) == {("gated", None)}
 
 
-def test_a_complete_submission_stores_the_derived_advantage_and_both_answers(client_of, reviewer, idea):
+def test_a_complete_submission_stores_the_derived_advantage_and_both_answers(
+    client_of, reviewer, idea
+):
     data = dict(FULL_FORM, **{"rationale-innovativeness": "  Seen this in trade fairs.  "})
     response = post_form(client_of(reviewer), idea, data)
     assert response.status_code == 302
     assert response["Location"] == reverse("screening:queue")
     advantage = Rating.objects.get(reviewer=reviewer, dimension__key="competitive_advantage")
-    assert (advantage.score, advantage.answers) == (3, {"hard_to_imitate": True, "technology_essential": False})
-    assert Rating.objects.get(reviewer=reviewer, dimension__key="innovativeness").rationale == "Seen this in trade fairs."
+    assert (advantage.score, advantage.answers) == (
+        3,
+        {"hard_to_imitate": True, "technology_essential": False},
+    )
+    assert (
+        Rating.objects.get(reviewer=reviewer, dimension__key="innovativeness").rationale
+        == "Seen this in trade fairs."
+    )
     assert Assignment.objects.get(reviewer=reviewer, idea=idea).status == "completed"
 
 
@@ -177,7 +230,9 @@ def test_it_refuses_a_forged_score_for_a_closed_stage(client_of, reviewer, idea)
     assert not Rating.objects.exists()
 
 
-def test_it_refuses_forged_advantage_answers_when_technical_validity_fails(client_of, reviewer, idea):
+def test_it_refuses_forged_advantage_answers_when_technical_validity_fails(
+    client_of, reviewer, idea
+):
     data = dict(FULL_FORM, **{"score-technical_validity": "1", "score-innovativeness": ""})
     response = post_form(client_of(reviewer), idea, data)
     assert response.status_code == 422
@@ -185,7 +240,9 @@ def test_it_refuses_forged_advantage_answers_when_technical_validity_fails(clien
     assert not Rating.objects.exists()
 
 
-@pytest.mark.parametrize(("value", "message"), [("9", "must be between 1 and 4"), ("abc", "must be a whole number")])
+@pytest.mark.parametrize(
+    ("value", "message"), [("9", "must be between 1 and 4"), ("abc", "must be a whole number")]
+)
 def test_it_names_the_field_of_a_bad_value(client_of, reviewer, idea, value, message):
     response = post_form(client_of(reviewer), idea, {"score-specificity": value})
     assert response.status_code == 422
@@ -197,7 +254,10 @@ def test_it_refuses_a_half_answered_advantage(client_of, reviewer, idea):
     del data["answer-competitive_advantage-technology_essential"]
     response = post_form(client_of(reviewer), idea, data)
     assert response.status_code == 422
-    assert "Competitive advantage" in response.content.decode()
+    assert (
+        "Competitive advantage needs an answer to every question (missing: technology_essential)"
+        in (response.content.decode())
+    )
     assert not Rating.objects.exists()
 
 
@@ -216,7 +276,9 @@ def test_editing_prefills_the_current_values(client_of, reviewer, idea):
     assert "Save changes" in html
 
 
-def test_lowering_specificity_on_edit_closes_downstream_stages_and_keeps_history(client_of, reviewer, idea):
+def test_lowering_specificity_on_edit_closes_downstream_stages_and_keeps_history(
+    client_of, reviewer, idea
+):
     client = client_of(reviewer)
     post_form(client, idea, FULL_FORM)
     response = post_form(client, idea, {"score-specificity": "2"})
@@ -259,7 +321,10 @@ def test_declining_removes_the_idea_from_the_queue(client_of, reviewer, idea):
     response = client.post(url, {"reason": "Claims are about chemistry", "confirm": "on"})
     assert response.status_code == 302 and response["Location"] == reverse("screening:queue")
     assignment = Assignment.objects.get(reviewer=reviewer)
-    assert (assignment.status, assignment.decline_reason) == ("declined", "Claims are about chemistry")
+    assert (assignment.status, assignment.decline_reason) == (
+        "declined",
+        "Claims are about chemistry",
+    )
     assert set(_state(reviewer, idea).values()) == {("declined", None)}
     queue = client.get(reverse("screening:queue")).content.decode()
     assert "declined" in queue and "Nothing to rate" in queue
@@ -274,3 +339,29 @@ def test_a_declined_idea_cannot_be_rated_through_a_forged_post(client_of, review
     assert response.status_code == 422
     assert "You declined this idea" in response.content.decode()
     assert set(_state(reviewer, idea).values()) == {("declined", None)}
+
+
+def test_any_rubric_drives_the_form_including_one_without_gates(client_of, reviewer, idea, domain):
+    from apps.screening.models import Dimension, Rubric
+
+    rubric = Rubric.objects.create(key="quick", name="Quick check")
+    for position, key in enumerate(["clarity", "appeal"]):
+        Dimension.objects.create(
+            rubric=rubric,
+            key=key,
+            name=key.title(),
+            position=position,
+            scale_min=1,
+            scale_max=3,
+            levels={"1": f"Low {key}", "2": f"Some {key}", "3": f"High {key}"},
+        )
+    domain.rubric = rubric
+    domain.save(update_fields=["rubric"])
+    client = client_of(reviewer)
+    html = client.get(rate_url(idea)).content.decode()
+    assert 'id="dim-clarity"' in html and 'id="dim-appeal"' in html
+    assert "High appeal" in html and 'id="dim-specificity"' not in html
+    assert "Stage 2" not in html
+    response = post_form(client, idea, {"score-clarity": "3", "score-appeal": "1"})
+    assert response.status_code == 302
+    assert _state(reviewer, idea) == {"clarity": ("scored", 3), "appeal": ("scored", 1)}

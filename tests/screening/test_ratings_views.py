@@ -19,8 +19,12 @@ CSV = "/screening/ratings.csv"
 @pytest.fixture
 def rated(reviewer, other_reviewer, idea):
     """Rita stops at specificity 2 (five dimensions gated); Otto declines."""
-    rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 2},
-                  rationales={"specificity": "Vague product"})
+    rating_submit(
+        reviewer=reviewer,
+        idea=idea,
+        scores={"specificity": 2},
+        rationales={"specificity": "Vague product"},
+    )
     rating_decline(reviewer=other_reviewer, idea=idea, reason="not my field")
 
 
@@ -49,7 +53,9 @@ def test_reviewers_are_refused(request, client_of, persona):
 
 
 @pytest.mark.parametrize("persona", ["manager", "admin"])
-def test_managers_and_admins_read_every_rating_with_status_names(request, client_of, rated, persona):
+def test_managers_and_admins_read_every_rating_with_status_names(
+    request, client_of, rated, persona
+):
     response = client_of(request.getfixturevalue(persona)).get(TABLE)
     html = response.content.decode()
     assert response.status_code == 200
@@ -66,11 +72,20 @@ def test_the_table_offers_no_way_to_edit(client_of, manager, rated):
 
 @pytest.mark.parametrize(
     ("query", "count"),
-    [("status=gated", 5), ("status=declined", 6), ("status=scored", 1), ("dimension=specificity", 2),
-     ("dimension=market_size&status=gated", 1), ("domain={domain}", 12), ("domain={other}", 0),
-     ("reviewer={otto}", 6)],
+    [
+        ("status=gated", 5),
+        ("status=declined", 6),
+        ("status=scored", 1),
+        ("dimension=specificity", 2),
+        ("dimension=market_size&status=gated", 1),
+        ("domain={domain}", 12),
+        ("domain={other}", 0),
+        ("reviewer={otto}", 6),
+    ],
 )
-def test_filters_narrow_the_table(client_of, manager, rated, domain, other_domain, other_reviewer, query, count):
+def test_filters_narrow_the_table(
+    client_of, manager, rated, domain, other_domain, other_reviewer, query, count
+):
     query = query.format(domain=domain.id, other=other_domain.id, otto=other_reviewer.id)
     html = client_of(manager).get(f"{TABLE}?{query}").content.decode()
     assert f"{count} rating{'' if count == 1 else 's'}" in html
@@ -107,18 +122,33 @@ def test_the_csv_export_streams_every_matching_row(client_of, manager, rated):
     assert rows[0][:3] == ["reviewer", "domain", "patent"]
     assert len(rows) == 13
     gated = [r for r in _csv(client.get(TABLE + "?format=csv&status=gated")) if r[0] != "reviewer"]
-    assert len(gated) == 5 and {r[7] for r in gated} == {"Not rated by design"} and {r[8] for r in gated} == {""}
+    assert (
+        len(gated) == 5
+        and {r[7] for r in gated} == {"Not rated by design"}
+        and {r[8] for r in gated} == {""}
+    )
 
 
 def test_the_csv_keeps_advantage_answers(client_of, manager, reviewer, idea):
-    rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 4, "technical_validity": 3,
-                  "innovativeness": 2, "need_validity": 0, "market_size": 1},
-                  answers={"competitive_advantage": {"hard_to_imitate": False, "technology_essential": True}})
+    rating_submit(
+        reviewer=reviewer,
+        idea=idea,
+        scores={
+            "specificity": 4,
+            "technical_validity": 3,
+            "innovativeness": 2,
+            "need_validity": 0,
+            "market_size": 1,
+        },
+        answers={"competitive_advantage": {"hard_to_imitate": False, "technology_essential": True}},
+    )
     rows = _csv(client_of(manager).get(CSV + "?dimension=competitive_advantage"))
     assert rows[1][8:10] == ["2", "hard_to_imitate=no;technology_essential=yes"]
 
 
-def test_the_table_costs_a_fixed_number_of_queries(client_of, manager, rated, django_assert_num_queries):
+def test_the_table_costs_a_fixed_number_of_queries(
+    client_of, manager, rated, django_assert_num_queries
+):
     client = client_of(manager)
     # session, user, count, page of rows, filter choices: domains, dimensions, reviewers.
     with django_assert_num_queries(7):

@@ -5,7 +5,13 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiExample,
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
@@ -22,9 +28,15 @@ class ImportCreateApi(APIView):
     parser_classes = [MultiPartParser, FormParser]
 
     class InputSerializer(serializers.Serializer):
-        file = serializers.FileField(help_text="CSV or JSON Lines; YAML or JSON for a rubric (see docs/formats.md).")
-        dry_run = serializers.BooleanField(default=False, help_text="Validate and count only; store nothing.")
-        default = serializers.BooleanField(default=False, help_text="Rubric only: make it the default rubric.")
+        file = serializers.FileField(
+            help_text="CSV or JSON Lines; YAML or JSON for a rubric (see docs/formats.md)."
+        )
+        dry_run = serializers.BooleanField(
+            default=False, help_text="Validate and count only; store nothing."
+        )
+        default = serializers.BooleanField(
+            default=False, help_text="Rubric only: make it the default rubric."
+        )
 
     class OutputSerializer(serializers.Serializer):
         kind = serializers.CharField()
@@ -43,7 +55,9 @@ class ImportCreateApi(APIView):
             "errors": inline_serializer(
                 name="ImportFieldError",
                 fields={
-                    "row": serializers.IntegerField(allow_null=True, help_text="CSV: header is row 1. JSON Lines: line number."),
+                    "row": serializers.IntegerField(
+                        allow_null=True, help_text="CSV: header is row 1. JSON Lines: line number."
+                    ),
                     "field": serializers.CharField(),
                     "message": serializers.CharField(),
                     "value": serializers.CharField(allow_null=True),
@@ -62,7 +76,11 @@ class ImportCreateApi(APIView):
             "a dry run, 400 with every problem (row, field, message, value) when the file is refused."
         ),
         tags=["imports"],
-        parameters=[OpenApiParameter("kind", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(IMPORT_KINDS))],
+        parameters=[
+            OpenApiParameter(
+                "kind", OpenApiTypes.STR, OpenApiParameter.PATH, enum=list(IMPORT_KINDS)
+            )
+        ],
         request={"multipart/form-data": InputSerializer},
         responses={
             201: OutputSerializer,
@@ -75,7 +93,14 @@ class ImportCreateApi(APIView):
                         "Unknown idea",
                         value={
                             "detail": "The ratings file has errors. 1 problem found; nothing was imported.",
-                            "errors": [{"row": 7, "field": "idea", "message": "is not the external_id of a stored idea; import the ideas first", "value": "idea-999"}],
+                            "errors": [
+                                {
+                                    "row": 7,
+                                    "field": "idea",
+                                    "message": "is not the external_id of a stored idea; import the ideas first",
+                                    "value": "idea-999",
+                                }
+                            ],
                         },
                     )
                 ],
@@ -91,7 +116,10 @@ class ImportCreateApi(APIView):
                 for name, msgs in data.errors.items()
                 for msg in msgs
             ]
-            return Response({"detail": "The request is incomplete.", "errors": errors}, status=status.HTTP_400_BAD_REQUEST)
+            return Response(
+                {"detail": "The request is incomplete.", "errors": errors},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
         upload: Any = data.validated_data["file"]
         try:
             result = import_file(
@@ -105,4 +133,6 @@ class ImportCreateApi(APIView):
         except ApplicationError as exc:
             return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
         body = self.OutputSerializer({**result.as_dict(), "summary": result.summary()}).data
-        return Response(body, status=status.HTTP_200_OK if result.dry_run else status.HTTP_201_CREATED)
+        return Response(
+            body, status=status.HTTP_200_OK if result.dry_run else status.HTTP_201_CREATED
+        )

@@ -20,8 +20,11 @@ class DomainInputSerializer(serializers.Serializer):
     key = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200)
     rubric = serializers.SlugRelatedField(
-        slug_field="key", queryset=Rubric.objects.all(), required=False, allow_null=True,
-        help_text="Key of the rubric ideas of this domain are rated on; empty = the default rubric.",
+        slug_field="key",
+        queryset=Rubric.objects.all(),
+        required=False,
+        allow_null=True,
+        help_text="Key of the rubric for this domain's ideas; empty = the default rubric.",
     )
 
 
@@ -30,7 +33,16 @@ class PatentOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Patent
-        fields = ["id", "external_id", "domain", "title", "abstract", "claims", "created_at", "updated_at"]
+        fields = [
+            "id",
+            "external_id",
+            "domain",
+            "title",
+            "abstract",
+            "claims",
+            "created_at",
+            "updated_at",
+        ]
 
 
 class PatentInputSerializer(serializers.Serializer):
@@ -49,15 +61,27 @@ class IdeaOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Idea
         fields = [
-            "id", "external_id", "patent", "patent_id", "domain", "title", "description",
-            "implementation", "differentiation", "source", "created_at", "updated_at",
+            "id",
+            "external_id",
+            "patent",
+            "patent_id",
+            "domain",
+            "title",
+            "description",
+            "implementation",
+            "differentiation",
+            "source",
+            "created_at",
+            "updated_at",
         ]
 
 
 class IdeaInputSerializer(serializers.Serializer):
     external_id = serializers.CharField(max_length=100)
     patent = serializers.SlugRelatedField(
-        slug_field="external_id", queryset=Patent.objects.all(), help_text="The patent's external id."
+        slug_field="external_id",
+        queryset=Patent.objects.all(),
+        help_text="The patent's external id.",
     )
     title = serializers.CharField(max_length=500)
     description = serializers.CharField(required=False, allow_blank=True)

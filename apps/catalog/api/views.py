@@ -33,7 +33,12 @@ from apps.catalog.services.catalog import (
     patent_create,
     patent_update,
 )
-from apps.core.api import ERROR_RESPONSES, PAGINATION_PARAMETERS, paginated_response, paginated_schema
+from apps.core.api import (
+    ERROR_RESPONSES,
+    PAGINATION_PARAMETERS,
+    paginated_response,
+    paginated_schema,
+)
 from apps.core.errors import NotFound
 
 DOMAIN_FILTER = OpenApiParameter("domain", str, description="Only rows of this domain (its key).")
@@ -56,16 +61,20 @@ class DomainListApi(APIView):
     permission_classes = [ReadAnyWriteAdmin]
 
     @extend_schema(
-        tags=["catalog"], parameters=PAGINATION_PARAMETERS,
+        tags=["catalog"],
+        parameters=PAGINATION_PARAMETERS,
         operation_id="domains_list",
         responses=paginated_schema("PaginatedDomainList", DomainOutputSerializer),
     )
     def get(self, request: Request) -> Response:
         qs = Domain.objects.select_related("rubric").order_by("name")
-        return paginated_response(request=request, view=self, queryset=qs, serializer_class=DomainOutputSerializer)
+        return paginated_response(
+            request=request, view=self, queryset=qs, serializer_class=DomainOutputSerializer
+        )
 
     @extend_schema(
-        tags=["catalog"], request=DomainInputSerializer,
+        tags=["catalog"],
+        request=DomainInputSerializer,
         responses={201: DomainOutputSerializer, **ERROR_RESPONSES},
     )
     def post(self, request: Request) -> Response:
@@ -76,29 +85,42 @@ class DomainListApi(APIView):
 class DomainDetailApi(APIView):
     permission_classes = [ReadAnyWriteAdmin]
 
-    @extend_schema(tags=["catalog"], responses={200: DomainOutputSerializer, 404: ERROR_RESPONSES[404]})
+    @extend_schema(
+        tags=["catalog"], responses={200: DomainOutputSerializer, 404: ERROR_RESPONSES[404]}
+    )
     def get(self, request: Request, pk: int) -> Response:
         return Response(DomainOutputSerializer(_get(Domain.objects.all(), pk, "domain")).data)
 
-    @extend_schema(tags=["catalog"], request=DomainInputSerializer, responses={200: DomainOutputSerializer, **ERROR_RESPONSES})
+    @extend_schema(
+        tags=["catalog"],
+        request=DomainInputSerializer,
+        responses={200: DomainOutputSerializer, **ERROR_RESPONSES},
+    )
     def put(self, request: Request, pk: int) -> Response:
         return self._update(request, pk, partial=False)
 
-    @extend_schema(tags=["catalog"], request=DomainInputSerializer, responses={200: DomainOutputSerializer, **ERROR_RESPONSES})
+    @extend_schema(
+        tags=["catalog"],
+        request=DomainInputSerializer,
+        responses={200: DomainOutputSerializer, **ERROR_RESPONSES},
+    )
     def patch(self, request: Request, pk: int) -> Response:
         return self._update(request, pk, partial=True)
 
     def _update(self, request: Request, pk: int, *, partial: bool) -> Response:
         domain = _get(Domain.objects.all(), pk, "domain")
         data = _input(DomainInputSerializer, request, partial=partial)
-        return Response(DomainOutputSerializer(domain_update(domain=domain, data=data, actor=request.user)).data)
+        return Response(
+            DomainOutputSerializer(domain_update(domain=domain, data=data, actor=request.user)).data
+        )
 
 
 class PatentListApi(APIView):
     permission_classes = [ReadAnyWriteAdmin]
 
     @extend_schema(
-        tags=["catalog"], parameters=[DOMAIN_FILTER, *PAGINATION_PARAMETERS],
+        tags=["catalog"],
+        parameters=[DOMAIN_FILTER, *PAGINATION_PARAMETERS],
         operation_id="patents_list",
         responses=paginated_schema("PaginatedPatentList", PatentOutputSerializer),
     )
@@ -107,10 +129,17 @@ class PatentListApi(APIView):
         if request.query_params.get("domain"):
             qs = qs.filter(domain__key=request.query_params["domain"])
         return paginated_response(
-            request=request, view=self, queryset=qs.order_by("external_id"), serializer_class=PatentOutputSerializer
+            request=request,
+            view=self,
+            queryset=qs.order_by("external_id"),
+            serializer_class=PatentOutputSerializer,
         )
 
-    @extend_schema(tags=["catalog"], request=PatentInputSerializer, responses={201: PatentOutputSerializer, **ERROR_RESPONSES})
+    @extend_schema(
+        tags=["catalog"],
+        request=PatentInputSerializer,
+        responses={201: PatentOutputSerializer, **ERROR_RESPONSES},
+    )
     def post(self, request: Request) -> Response:
         patent = patent_create(data=_input(PatentInputSerializer, request), actor=request.user)
         return Response(PatentOutputSerializer(patent).data, status=status.HTTP_201_CREATED)
@@ -119,22 +148,36 @@ class PatentListApi(APIView):
 class PatentDetailApi(APIView):
     permission_classes = [ReadAnyWriteAdmin]
 
-    @extend_schema(tags=["catalog"], responses={200: PatentOutputSerializer, 404: ERROR_RESPONSES[404]})
+    @extend_schema(
+        tags=["catalog"], responses={200: PatentOutputSerializer, 404: ERROR_RESPONSES[404]}
+    )
     def get(self, request: Request, pk: int) -> Response:
-        return Response(PatentOutputSerializer(_get(patents_visible_to(request.user), pk, "patent")).data)
+        return Response(
+            PatentOutputSerializer(_get(patents_visible_to(request.user), pk, "patent")).data
+        )
 
-    @extend_schema(tags=["catalog"], request=PatentInputSerializer, responses={200: PatentOutputSerializer, **ERROR_RESPONSES})
+    @extend_schema(
+        tags=["catalog"],
+        request=PatentInputSerializer,
+        responses={200: PatentOutputSerializer, **ERROR_RESPONSES},
+    )
     def put(self, request: Request, pk: int) -> Response:
         return self._update(request, pk, partial=False)
 
-    @extend_schema(tags=["catalog"], request=PatentInputSerializer, responses={200: PatentOutputSerializer, **ERROR_RESPONSES})
+    @extend_schema(
+        tags=["catalog"],
+        request=PatentInputSerializer,
+        responses={200: PatentOutputSerializer, **ERROR_RESPONSES},
+    )
     def patch(self, request: Request, pk: int) -> Response:
         return self._update(request, pk, partial=True)
 
     def _update(self, request: Request, pk: int, *, partial: bool) -> Response:
         patent = _get(patents_visible_to(request.user), pk, "patent")
         data = _input(PatentInputSerializer, request, partial=partial)
-        return Response(PatentOutputSerializer(patent_update(patent=patent, data=data, actor=request.user)).data)
+        return Response(
+            PatentOutputSerializer(patent_update(patent=patent, data=data, actor=request.user)).data
+        )
 
 
 class IdeaListApi(APIView):
@@ -144,7 +187,9 @@ class IdeaListApi(APIView):
         tags=["catalog"],
         parameters=[
             DOMAIN_FILTER,
-            OpenApiParameter("patent", str, description="Only ideas grounded in this patent (external id)."),
+            OpenApiParameter(
+                "patent", str, description="Only ideas grounded in this patent (external id)."
+            ),
             *PAGINATION_PARAMETERS,
         ],
         operation_id="ideas_list",
@@ -157,10 +202,17 @@ class IdeaListApi(APIView):
         if request.query_params.get("patent"):
             qs = qs.filter(patent__external_id=request.query_params["patent"])
         return paginated_response(
-            request=request, view=self, queryset=qs.order_by("external_id"), serializer_class=IdeaOutputSerializer
+            request=request,
+            view=self,
+            queryset=qs.order_by("external_id"),
+            serializer_class=IdeaOutputSerializer,
         )
 
-    @extend_schema(tags=["catalog"], request=IdeaInputSerializer, responses={201: IdeaOutputSerializer, **ERROR_RESPONSES})
+    @extend_schema(
+        tags=["catalog"],
+        request=IdeaInputSerializer,
+        responses={201: IdeaOutputSerializer, **ERROR_RESPONSES},
+    )
     def post(self, request: Request) -> Response:
         idea = idea_create(data=_input(IdeaInputSerializer, request), actor=request.user)
         return Response(IdeaOutputSerializer(idea).data, status=status.HTTP_201_CREATED)
@@ -169,21 +221,31 @@ class IdeaListApi(APIView):
 class IdeaDetailApi(APIView):
     permission_classes = [ReadAnyWriteAdmin]
 
-    @extend_schema(tags=["catalog"], responses={200: IdeaOutputSerializer, 404: ERROR_RESPONSES[404]})
+    @extend_schema(
+        tags=["catalog"], responses={200: IdeaOutputSerializer, 404: ERROR_RESPONSES[404]}
+    )
     def get(self, request: Request, pk: int) -> Response:
         return Response(IdeaOutputSerializer(_get(ideas_visible_to(request.user), pk, "idea")).data)
 
-    @extend_schema(tags=["catalog"], request=IdeaInputSerializer, responses={200: IdeaOutputSerializer, **ERROR_RESPONSES})
+    @extend_schema(
+        tags=["catalog"],
+        request=IdeaInputSerializer,
+        responses={200: IdeaOutputSerializer, **ERROR_RESPONSES},
+    )
     def put(self, request: Request, pk: int) -> Response:
         return self._update(request, pk, partial=False)
 
-    @extend_schema(tags=["catalog"], request=IdeaInputSerializer, responses={200: IdeaOutputSerializer, **ERROR_RESPONSES})
+    @extend_schema(
+        tags=["catalog"],
+        request=IdeaInputSerializer,
+        responses={200: IdeaOutputSerializer, **ERROR_RESPONSES},
+    )
     def patch(self, request: Request, pk: int) -> Response:
         return self._update(request, pk, partial=True)
 
     def _update(self, request: Request, pk: int, *, partial: bool) -> Response:
         idea = _get(ideas_visible_to(request.user), pk, "idea")
         data = _input(IdeaInputSerializer, request, partial=partial)
-        return Response(IdeaOutputSerializer(idea_update(idea=idea, data=data, actor=request.user)).data)
-
-
+        return Response(
+            IdeaOutputSerializer(idea_update(idea=idea, data=data, actor=request.user)).data
+        )

@@ -24,7 +24,9 @@ class ImportResult:
     def summary(self) -> str:
         counts = f"{self.created} created, {self.updated} updated, {self.unchanged} unchanged"
         if self.dry_run:
-            return f"Dry run of {self.kind} ({self.rows} rows read), nothing saved: would be {counts}."
+            return (
+                f"Dry run of {self.kind} ({self.rows} rows read), nothing saved: would be {counts}."
+            )
         return f"Imported {self.kind} ({self.rows} rows read): {counts}."
 
     def as_dict(self) -> dict[str, object]:

@@ -45,7 +45,9 @@ class Problems:
             shown = shown[:200] + "…"
         self.errors.append(FieldError(field=fld, message=message, row=row, value=shown))
 
-    def add_rows(self, frame: pd.DataFrame, mask: Any, fld: str, message: str, *, column: str | None = None) -> None:
+    def add_rows(
+        self, frame: pd.DataFrame, mask: Any, fld: str, message: str, *, column: str | None = None
+    ) -> None:
         """One error per row of `frame` selected by `mask`, showing that row's `column` value."""
         hit = frame.loc[mask]
         if hit.empty:
@@ -68,7 +70,9 @@ class Problems:
             )
         total = len(self.errors) + self.dropped
         noun = "problem" if total == 1 else "problems"
-        raise ApplicationError(f"{message} {total} {noun} found; nothing was imported.", errors=errors)
+        raise ApplicationError(
+            f"{message} {total} {noun} found; nothing was imported.", errors=errors
+        )
 
 
 def decode_utf8(content: bytes) -> str:
@@ -200,7 +204,9 @@ def check_columns(
     present = [c for c in frame.columns if c != ROW]
     missing = [c for c in required if c not in present]
     unknown = [c for c in present if c not in required and c not in optional]
-    errors = [FieldError(field=c, message="is a required column and is missing", row=1) for c in missing]
+    errors = [
+        FieldError(field=c, message="is a required column and is missing", row=1) for c in missing
+    ]
     errors += [
         FieldError(
             field=c,
@@ -211,9 +217,13 @@ def check_columns(
         for c in unknown
     ]
     dupes = sorted({c for c in present if present.count(c) > 1})
-    errors += [FieldError(field=c, message="appears twice in the header", row=1, value=c) for c in dupes]
+    errors += [
+        FieldError(field=c, message="appears twice in the header", row=1, value=c) for c in dupes
+    ]
     if errors:
-        raise ApplicationError(f"The {kind} file has the wrong columns; nothing was imported.", errors=errors)
+        raise ApplicationError(
+            f"The {kind} file has the wrong columns; nothing was imported.", errors=errors
+        )
 
 
 def require_values(frame: pd.DataFrame, problems: Problems, columns: Sequence[str]) -> pd.Series:
@@ -233,14 +243,19 @@ def check_lengths(frame: pd.DataFrame, problems: Problems, limits: dict[str, int
             problems.add_rows(frame, too_long, col, f"is longer than {limit} characters")
 
 
-def report_duplicates(frame: pd.DataFrame, problems: Problems, keys: list[str], *, field_name: str) -> pd.Series:
+def report_duplicates(
+    frame: pd.DataFrame, problems: Problems, keys: list[str], *, field_name: str
+) -> pd.Series:
     """Rows repeating an earlier row's key are errors: an import must say one thing per key."""
     dup = frame.duplicated(subset=keys, keep="first")
     if dup.any():
         first_row = frame.groupby(keys, sort=False)[ROW].transform("first")
         hit = frame.loc[dup]
         for row, first, value in zip(
-            hit[ROW].tolist(), first_row[dup].tolist(), hit[keys].astype(str).agg(" / ".join, axis=1).tolist(), strict=True
+            hit[ROW].tolist(),
+            first_row[dup].tolist(),
+            hit[keys].astype(str).agg(" / ".join, axis=1).tolist(),
+            strict=True,
         ):
             problems.add(field_name, f"repeats the key of row {first}", row=int(row), value=value)
     return dup

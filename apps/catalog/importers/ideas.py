@@ -31,7 +31,9 @@ def import_ideas(*, content: bytes, filename: str, actor: Any = None) -> ImportR
     patent_ids: dict[str, int] = {}
     wanted = [p for p in frame["patent"].unique().tolist() if p]
     for part in chunked(wanted, 5000):
-        patent_ids.update(Patent.objects.filter(external_id__in=part).values_list("external_id", "id"))
+        patent_ids.update(
+            Patent.objects.filter(external_id__in=part).values_list("external_id", "id")
+        )
     frame = frame.assign(patent_id=frame["patent"].map(patent_ids))
     problems.add_rows(
         frame,
@@ -53,5 +55,9 @@ def import_ideas(*, content: bytes, filename: str, actor: Any = None) -> ImportR
         defaults={f: "" for f in TEXT_FIELDS},
     )
     return ImportResult(
-        kind="ideas", rows=len(frame), created=counts.created, updated=counts.updated, unchanged=counts.unchanged
+        kind="ideas",
+        rows=len(frame),
+        created=counts.created,
+        updated=counts.updated,
+        unchanged=counts.unchanged,
     )

@@ -29,7 +29,9 @@ def import_patents(*, content: bytes, filename: str, actor: Any = None) -> Impor
     check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="patents")
     problems = Problems()
     require_values(frame, problems, REQUIRED)
-    check_lengths(frame, problems, {"external_id": 100, "title": 500, "domain": 64, "domain_name": 200})
+    check_lengths(
+        frame, problems, {"external_id": 100, "title": 500, "domain": 64, "domain_name": 200}
+    )
     bad_slug = (frame["domain"] != "") & ~frame["domain"].str.match(SLUG.pattern)
     problems.add_rows(frame, bad_slug, "domain", "must be a key made of letters, digits, - and _")
     report_duplicates(frame, problems, ["external_id"], field_name="external_id")
@@ -47,7 +49,11 @@ def import_patents(*, content: bytes, filename: str, actor: Any = None) -> Impor
         all_fields=["domain_id", *TEXT_FIELDS],
         defaults={"abstract": "", "claims": ""},
     )
-    result.created, result.updated, result.unchanged = counts.created, counts.updated, counts.unchanged
+    result.created, result.updated, result.unchanged = (
+        counts.created,
+        counts.updated,
+        counts.unchanged,
+    )
     return result
 
 
@@ -55,7 +61,9 @@ def _ensure_domains(frame: pd.DataFrame, result: ImportResult) -> dict[str, int]
     """Create the domains the file names that do not exist yet; rename those given a new name."""
     names: dict[str, str] = {}
     if "domain_name" in frame.columns:
-        named = frame.loc[frame["domain_name"] != "", ["domain", "domain_name"]].drop_duplicates("domain")
+        named = frame.loc[frame["domain_name"] != "", ["domain", "domain_name"]].drop_duplicates(
+            "domain"
+        )
         names = dict(named.itertuples(index=False, name=None))
     keys = sorted(frame["domain"].unique())
     existing = {d.key: d for d in Domain.objects.filter(key__in=keys)}

@@ -47,7 +47,9 @@ IMPORT = Rating.Source.IMPORT.value
 FORCE_PORTABLE = False
 
 
-def import_ratings(*, content: bytes, filename: str, actor: Any = None, dry_run: bool = False) -> ImportResult:
+def import_ratings(
+    *, content: bytes, filename: str, actor: Any = None, dry_run: bool = False
+) -> ImportResult:
     frame = read_table(content, filename)
     check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="ratings")
     problems = Problems()
@@ -59,30 +61,50 @@ def import_ratings(*, content: bytes, filename: str, actor: Any = None, dry_run:
     idea_rows: list[tuple[str, int, int | None]] = []
     for part in chunked([v for v in frame["idea"].unique().tolist() if v], 5000):
         idea_rows.extend(
-            Idea.objects.filter(external_id__in=part).values_list("external_id", "id", "patent__domain__rubric_id")
+            Idea.objects.filter(external_id__in=part).values_list(
+                "external_id", "id", "patent__domain__rubric_id"
+            )
         )
     ideas = pd.DataFrame(idea_rows, columns=["idea", "idea_id", "rubric_id"])
-    ideas["rubric_id"] = ideas["rubric_id"].fillna(-1 if default_rubric is None else default_rubric).astype("int64")
+    ideas["rubric_id"] = (
+        ideas["rubric_id"].fillna(-1 if default_rubric is None else default_rubric).astype("int64")
+    )
     frame = frame.merge(ideas, on="idea", how="left")
     unknown_idea = (frame["idea"] != "") & frame["idea_id"].isna()
-    problems.add_rows(frame, unknown_idea, "idea", "is not the external_id of a stored idea; import the ideas first")
+    problems.add_rows(
+        frame,
+        unknown_idea,
+        "idea",
+        "is not the external_id of a stored idea; import the ideas first",
+    )
     no_rubric = frame["rubric_id"] == -1
-    problems.add_rows(frame, no_rubric, "idea", "has no rubric: its domain has none and no rubric is the default")
+    problems.add_rows(
+        frame, no_rubric, "idea", "has no rubric: its domain has none and no rubric is the default"
+    )
 
     # Reviewers -> id; only reviewer accounts hold ratings.
     user_rows: list[tuple[str, int, str]] = []
     for part in chunked([v for v in frame["reviewer"].unique().tolist() if v], 5000):
-        user_rows.extend(User.objects.filter(username__in=part).values_list("username", "id", "role"))
+        user_rows.extend(
+            User.objects.filter(username__in=part).values_list("username", "id", "role")
+        )
     users = pd.DataFrame(user_rows, columns=["reviewer", "reviewer_id", "role"])
     frame = frame.merge(users, on="reviewer", how="left")
     unknown_reviewer = (frame["reviewer"] != "") & frame["reviewer_id"].isna()
-    problems.add_rows(frame, unknown_reviewer, "reviewer", "is not the username of a stored reviewer; import the reviewers first")
+    problems.add_rows(
+        frame,
+        unknown_reviewer,
+        "reviewer",
+        "is not the username of a stored reviewer; import the reviewers first",
+    )
     not_reviewer = frame["reviewer_id"].notna() & (frame["role"] != User.Role.REVIEWER)
     problems.add_rows(frame, not_reviewer, "reviewer", "is not a reviewer account")
 
     # Dimensions of each idea's rubric.
     rubric_ids = sorted(int(r) for r in frame["rubric_id"].dropna().unique() if r != -1)
-    dims = list(Dimension.objects.filter(rubric_id__in=rubric_ids).order_by("rubric_id", "position"))
+    dims = list(
+        Dimension.objects.filter(rubric_id__in=rubric_ids).order_by("rubric_id", "position")
+    )
     dim_frame = pd.DataFrame(
         [(d.rubric_id, d.key, d.id, d.scale_min, d.scale_max) for d in dims],
         columns=["rubric_id", "dimension", "dimension_id", "scale_min", "scale_max"],
@@ -92,11 +114,18 @@ def import_ratings(*, content: bytes, filename: str, actor: Any = None, dry_run:
     dim_frame["rubric_id"] = dim_frame["rubric_id"].astype("float64")
     frame = frame.merge(dim_frame, on=["rubric_id", "dimension"], how="left")
     rubric_keys = {r.id: r.key for r in Rubric.objects.filter(id__in=rubric_ids)}
-    unknown_dim = frame["idea_id"].notna() & ~no_rubric & (frame["dimension"] != "") & frame["dimension_id"].isna()
+    unknown_dim = (
+        frame["idea_id"].notna()
+        & ~no_rubric
+        & (frame["dimension"] != "")
+        & frame["dimension_id"].isna()
+    )
     if unknown_dim.any():
         keys_of = {rid: ", ".join(d.key for d in dims if d.rubric_id == rid) for rid in rubric_ids}
         hit = frame.loc[unknown_dim]
-        for row, value, rid in zip(hit[ROW].tolist(), hit["dimension"].tolist(), hit["rubric_id"].tolist(), strict=True):
+        for row, value, rid in zip(
+            hit[ROW].tolist(), hit["dimension"].tolist(), hit["rubric_id"].tolist(), strict=True
+        ):
             problems.add(
                 "dimension",
                 f"is not a dimension of rubric {rubric_keys.get(int(rid), rid)} (expected one of: {keys_of.get(int(rid), '')})",
@@ -108,22 +137,47 @@ def import_ratings(*, content: bytes, filename: str, actor: Any = None, dry_run:
     score_text = frame["score"]
     given = score_text != ""
     not_int = given & ~score_text.str.match(INTEGER)
-    problems.add_rows(frame, not_int, "score", "must be a whole number (or empty when the stage is closed)")
+    problems.add_rows(
+        frame, not_int, "score", "must be a whole number (or empty when the stage is closed)"
+    )
     score = pd.to_numeric(score_text.where(given & ~not_int), errors="coerce")
     frame["score_num"] = score
-    off = score.notna() & frame["dimension_id"].notna() & ((score < frame["scale_min"]) | (score > frame["scale_max"]))
+    off = (
+        score.notna()
+        & frame["dimension_id"].notna()
+        & ((score < frame["scale_min"]) | (score > frame["scale_max"]))
+    )
     if off.any():
         hit = frame.loc[off]
         for row, value, lo, hi, dim in zip(
-            hit[ROW].tolist(), hit["score"].tolist(), hit["scale_min"].tolist(), hit["scale_max"].tolist(),
-            hit["dimension"].tolist(), strict=True,
+            hit[ROW].tolist(),
+            hit["score"].tolist(),
+            hit["scale_min"].tolist(),
+            hit["scale_max"].tolist(),
+            hit["dimension"].tolist(),
+            strict=True,
         ):
-            problems.add("score", f"is off the scale of {dim} ({int(lo)}-{int(hi)})", row=int(row), value=value)
+            problems.add(
+                "score",
+                f"is off the scale of {dim} ({int(lo)}-{int(hi)})",
+                row=int(row),
+                value=value,
+            )
 
     if "created_at" in frame.columns:
-        stamps = pd.to_datetime(frame["created_at"].where(frame["created_at"] != ""), errors="coerce", utc=True, format="ISO8601")
+        stamps = pd.to_datetime(
+            frame["created_at"].where(frame["created_at"] != ""),
+            errors="coerce",
+            utc=True,
+            format="ISO8601",
+        )
         bad_time = (frame["created_at"] != "") & stamps.isna()
-        problems.add_rows(frame, bad_time, "created_at", "must be an ISO 8601 date and time, e.g. 2024-05-01T14:30:00Z")
+        problems.add_rows(
+            frame,
+            bad_time,
+            "created_at",
+            "must be an ISO 8601 date and time, e.g. 2024-05-01T14:30:00Z",
+        )
         frame["created_at_ts"] = stamps
     else:
         frame["created_at_ts"] = pd.NaT
@@ -131,16 +185,35 @@ def import_ratings(*, content: bytes, filename: str, actor: Any = None, dry_run:
     # Duplicate (idea, reviewer, dimension) keys: the file must say one thing per rating.
     dup = frame.duplicated(subset=["idea", "reviewer", "dimension"], keep="first") & ok
     if dup.any():
-        first_row = frame.groupby(["idea", "reviewer", "dimension"], sort=False)[ROW].transform("first")
+        first_row = frame.groupby(["idea", "reviewer", "dimension"], sort=False)[ROW].transform(
+            "first"
+        )
         hit = frame.loc[dup]
         for row, first, idea, reviewer, dim in zip(
-            hit[ROW].tolist(), first_row[dup].tolist(), hit["idea"].tolist(), hit["reviewer"].tolist(),
-            hit["dimension"].tolist(), strict=True,
+            hit[ROW].tolist(),
+            first_row[dup].tolist(),
+            hit["idea"].tolist(),
+            hit["reviewer"].tolist(),
+            hit["dimension"].tolist(),
+            strict=True,
         ):
-            problems.add("dimension", f"repeats row {first} for the same idea, reviewer and dimension", row=int(row), value=f"{idea} / {reviewer} / {dim}")
+            problems.add(
+                "dimension",
+                f"repeats row {first} for the same idea, reviewer and dimension",
+                row=int(row),
+                value=f"{idea} / {reviewer} / {dim}",
+            )
 
     row_bad = (
-        ~ok | unknown_idea | no_rubric | unknown_reviewer | not_reviewer | unknown_dim | not_int | off | dup
+        ~ok
+        | unknown_idea
+        | no_rubric
+        | unknown_reviewer
+        | not_reviewer
+        | unknown_dim
+        | not_int
+        | off
+        | dup
         | frame["dimension_id"].isna()
     )
     final = _check_gates_and_expand(frame, row_bad, dims, problems)
@@ -150,9 +223,13 @@ def import_ratings(*, content: bytes, filename: str, actor: Any = None, dry_run:
     if final.empty:
         return result
     if connection.vendor == "postgresql" and not FORCE_PORTABLE:
-        created, updated, changed_reviewers, assignments = _write_postgres(final, actor=actor, has_rationale=has_rationale)
+        created, updated, changed_reviewers, assignments = _write_postgres(
+            final, actor=actor, has_rationale=has_rationale
+        )
     else:
-        created, updated, changed_reviewers, assignments = _write_portable(final, actor=actor, has_rationale=has_rationale)
+        created, updated, changed_reviewers, assignments = _write_portable(
+            final, actor=actor, has_rationale=has_rationale
+        )
     result.created, result.updated = created, updated
     result.unchanged = int(len(final)) - created - updated
     gated = int((final["status"] == GATED).sum())
@@ -173,7 +250,9 @@ def _check_gates_and_expand(
     """Check every (reviewer, idea) screening against its rubric's gates and return one row per
     (reviewer, idea, dimension of the rubric) with its status, score, rationale and created_at."""
     frame = frame.assign(_bad=row_bad.to_numpy())
-    valid = frame.loc[frame["reviewer_id"].notna() & frame["idea_id"].notna() & ~no_rubric_mask(frame)]
+    valid = frame.loc[
+        frame["reviewer_id"].notna() & frame["idea_id"].notna() & ~no_rubric_mask(frame)
+    ]
     if valid.empty:
         return pd.DataFrame()
     valid = valid.assign(
@@ -236,7 +315,9 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
                     message = f"{err.field} {err.message} for {who}: add a row for it"
                 else:
                     message = f"{err.field} {err.message}"
-                problems.add("score", message, row=row, value=err.value if err.value is not None else who)
+                problems.add(
+                    "score", message, row=row, value=err.value if err.value is not None else who
+                )
 
     # One output row per (pair, dimension): scored where open, not rated by design where closed.
     rationale = np.full((n, m), "", dtype=object)
@@ -245,9 +326,13 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
     created = np.full((n, m), np.datetime64("NaT"), dtype="datetime64[ns]")
     stamps = block["created_at_ts"]
     if stamps.notna().any():
-        created[codes, cols] = stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
+        created[codes, cols] = (
+            stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
+        )
         # Dimensions absent from the file take the screening's earliest given time.
-        earliest = np.where(np.isnat(created), np.datetime64("2262-01-01", "ns"), created).min(axis=1)
+        earliest = np.where(np.isnat(created), np.datetime64("2262-01-01", "ns"), created).min(
+            axis=1
+        )
         fill = np.broadcast_to(earliest[:, None], (n, m))
         created = np.where(np.isnat(created), fill, created)
         created[created == np.datetime64("2262-01-01", "ns")] = np.datetime64("NaT")
@@ -257,7 +342,9 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
             "idea_id": np.repeat((uniques & 0xFFFFFFFF).astype("int64"), m),
             "dimension_id": np.tile(np.array([d.id for d in rdims], dtype="int64"), n),
             "status": np.where(is_open, SCORED, GATED).ravel(),
-            "score": pd.array(np.where(is_open, scores, np.nan).ravel(), dtype="Float64").astype("Int64"),
+            "score": pd.array(np.where(is_open, scores, np.nan).ravel(), dtype="Float64").astype(
+                "Int64"
+            ),
             "rationale": np.where(is_open, rationale, "").ravel(),
             "created_at": pd.to_datetime(created.ravel()).tz_localize("UTC"),
         }
@@ -268,7 +355,9 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
 # --- writing -----------------------------------------------------------------------------------
 
 
-def _write_postgres(final: pd.DataFrame, *, actor: Any, has_rationale: bool) -> tuple[int, int, list[int], int]:
+def _write_postgres(
+    final: pd.DataFrame, *, actor: Any, has_rationale: bool
+) -> tuple[int, int, list[int], int]:
     """COPY the ratings into a temporary table, then upsert with set-based SQL and write one history
     row per created or changed rating in the same statements (data-modifying CTEs)."""
     r = Rating._meta.db_table
@@ -277,10 +366,27 @@ def _write_postgres(final: pd.DataFrame, *, actor: Any, has_rationale: bool) -> 
     actor_id = getattr(actor, "pk", None)
     buf = io.StringIO()
     out = final.copy()
-    out["created_at"] = out["created_at"].dt.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00").where(out["created_at"].notna(), None)
+    out["created_at"] = (
+        out["created_at"]
+        .dt.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+        .where(out["created_at"].notna(), None)
+    )
     if not has_rationale:
         out["rationale"] = None
-    out.to_csv(buf, index=False, header=False, columns=["reviewer_id", "idea_id", "dimension_id", "status", "score", "rationale", "created_at"])
+    out.to_csv(
+        buf,
+        index=False,
+        header=False,
+        columns=[
+            "reviewer_id",
+            "idea_id",
+            "dimension_id",
+            "status",
+            "score",
+            "rationale",
+            "created_at",
+        ],
+    )
     force = ", FORCE_NOT_NULL (rationale)" if has_rationale else ""
     connection.ensure_connection()
     with connection.cursor() as cur:
@@ -375,7 +481,9 @@ def _write_postgres(final: pd.DataFrame, *, actor: Any, has_rationale: bool) -> 
     return created, updated, reviewers, assignments
 
 
-def _write_portable(final: pd.DataFrame, *, actor: Any, has_rationale: bool) -> tuple[int, int, list[int], int]:
+def _write_portable(
+    final: pd.DataFrame, *, actor: Any, has_rationale: bool
+) -> tuple[int, int, list[int], int]:
     """The same writes through the ORM's bulk operations (SQLite, or any other backend)."""
     now = timezone.now()
     existing_rows: list[tuple] = []
@@ -384,12 +492,28 @@ def _write_portable(final: pd.DataFrame, *, actor: Any, has_rationale: bool) -> 
         for part in chunked(idea_ids.tolist(), 500):
             existing_rows.extend(
                 Rating.objects.filter(reviewer_id=int(reviewer_id), idea_id__in=part).values_list(
-                    "id", "reviewer_id", "idea_id", "dimension_id", "status", "score", "answers", "rationale"
+                    "id",
+                    "reviewer_id",
+                    "idea_id",
+                    "dimension_id",
+                    "status",
+                    "score",
+                    "answers",
+                    "rationale",
                 )
             )
     old = pd.DataFrame(
         existing_rows,
-        columns=["rating_id", "reviewer_id", "idea_id", "dimension_id", "old_status", "old_score", "old_answers", "old_rationale"],
+        columns=[
+            "rating_id",
+            "reviewer_id",
+            "idea_id",
+            "dimension_id",
+            "old_status",
+            "old_score",
+            "old_answers",
+            "old_rationale",
+        ],
     )
     for c in ("rating_id", "reviewer_id", "idea_id", "dimension_id"):
         old[c] = old[c].astype("int64")
@@ -406,8 +530,14 @@ def _write_portable(final: pd.DataFrame, *, actor: Any, has_rationale: bool) -> 
         stamp = None if pd.isna(stamp) else stamp.to_pydatetime()
         if pd.isna(rec["rating_id"]):
             rating = Rating(
-                reviewer_id=rec["reviewer_id"], idea_id=rec["idea_id"], dimension_id=rec["dimension_id"],
-                status=rec["status"], score=score, answers=None, rationale=rec["rationale"] or "", source=IMPORT,
+                reviewer_id=rec["reviewer_id"],
+                idea_id=rec["idea_id"],
+                dimension_id=rec["dimension_id"],
+                status=rec["status"],
+                score=score,
+                answers=None,
+                rationale=rec["rationale"] or "",
+                source=IMPORT,
             )
             new_ratings.append(rating)
             new_created.append(stamp)
@@ -415,26 +545,48 @@ def _write_portable(final: pd.DataFrame, *, actor: Any, has_rationale: bool) -> 
             continue
         old_score = None if pd.isna(rec["old_score"]) else int(rec["old_score"])
         rationale = rec["rationale"] if has_rationale else rec["old_rationale"]
-        if (rec["old_status"], old_score, rec["old_rationale"]) == (rec["status"], score, rationale):
+        if (rec["old_status"], old_score, rec["old_rationale"]) == (
+            rec["status"],
+            score,
+            rationale,
+        ):
             continue
-        answers = rec["old_answers"] if (old_score, rec["old_status"]) == (score, rec["status"]) else None
+        answers = (
+            rec["old_answers"] if (old_score, rec["old_status"]) == (score, rec["status"]) else None
+        )
         history.append(
             RatingHistory(
-                rating_id=int(rec["rating_id"]), changed_by=actor, source=IMPORT,
-                old_status=rec["old_status"], old_score=old_score, old_answers=rec["old_answers"],
-                old_rationale=rec["old_rationale"], new_status=rec["status"], new_score=score,
-                new_answers=answers, new_rationale=rationale,
+                rating_id=int(rec["rating_id"]),
+                changed_by=actor,
+                source=IMPORT,
+                old_status=rec["old_status"],
+                old_score=old_score,
+                old_answers=rec["old_answers"],
+                old_rationale=rec["old_rationale"],
+                new_status=rec["status"],
+                new_score=score,
+                new_answers=answers,
+                new_rationale=rationale,
             )
         )
         changed.append(
             Rating(
-                id=int(rec["rating_id"]), status=rec["status"], score=score, answers=answers,
-                rationale=rationale, source=IMPORT, updated_at=now,
+                id=int(rec["rating_id"]),
+                status=rec["status"],
+                score=score,
+                answers=answers,
+                rationale=rationale,
+                source=IMPORT,
+                updated_at=now,
             )
         )
         reviewers.add(int(rec["reviewer_id"]))
     if changed:
-        Rating.objects.bulk_update(changed, ["status", "score", "answers", "rationale", "source", "updated_at"], batch_size=500)
+        Rating.objects.bulk_update(
+            changed,
+            ["status", "score", "answers", "rationale", "source", "updated_at"],
+            batch_size=500,
+        )
     if new_ratings:
         Rating.objects.bulk_create(new_ratings, batch_size=1000)
         dated = []
@@ -444,8 +596,13 @@ def _write_portable(final: pd.DataFrame, *, actor: Any, has_rationale: bool) -> 
                 dated.append(rating)
             history.append(
                 RatingHistory(
-                    rating_id=rating.pk, changed_by=actor, source=IMPORT, new_status=rating.status,
-                    new_score=rating.score, new_answers=None, new_rationale=rating.rationale,
+                    rating_id=rating.pk,
+                    changed_by=actor,
+                    source=IMPORT,
+                    new_status=rating.status,
+                    new_score=rating.score,
+                    new_answers=None,
+                    new_rationale=rating.rationale,
                 )
             )
         if dated:
@@ -464,13 +621,20 @@ def _write_portable(final: pd.DataFrame, *, actor: Any, has_rationale: bool) -> 
         asg = existing_asg.get((int(reviewer_id), int(idea_id)))
         if asg is None:
             to_create.append(
-                Assignment(reviewer_id=int(reviewer_id), idea_id=int(idea_id), status=Assignment.Status.COMPLETED, assigned_by=actor)
+                Assignment(
+                    reviewer_id=int(reviewer_id),
+                    idea_id=int(idea_id),
+                    status=Assignment.Status.COMPLETED,
+                    assigned_by=actor,
+                )
             )
         elif asg.status != Assignment.Status.COMPLETED:
             to_complete.append(asg.pk)
     Assignment.objects.bulk_create(to_create, batch_size=1000, ignore_conflicts=True)
     for part in chunked(to_complete, 500):
-        Assignment.objects.filter(pk__in=part).update(status=Assignment.Status.COMPLETED, updated_at=now)
+        Assignment.objects.filter(pk__in=part).update(
+            status=Assignment.Status.COMPLETED, updated_at=now
+        )
     assignments = len(to_create) + len(to_complete)
     created = len(new_ratings)
     return created, len(changed), sorted(reviewers), assignments

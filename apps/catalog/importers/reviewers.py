@@ -47,7 +47,9 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
     bad_bg = (frame["background"] != "") & ~frame["background"].isin(BACKGROUNDS)
     problems.add_rows(frame, bad_bg, "background", "must be one of: " + ", ".join(BACKGROUNDS))
     if "email" in frame.columns:
-        for row, email in frame.loc[frame["email"] != "", ["_row", "email"]].itertuples(index=False):
+        for row, email in frame.loc[frame["email"] != "", ["_row", "email"]].itertuples(
+            index=False
+        ):
             try:
                 validate_email(email)
             except ValidationError:
@@ -66,7 +68,12 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
             keys = [k.strip() for k in cell.split(";") if k.strip()]
             for k in keys:
                 if k not in known:
-                    problems.add("domains", "is not a known domain key; import the patents first", row=int(row), value=k)
+                    problems.add(
+                        "domains",
+                        "is not a known domain key; import the patents first",
+                        row=int(row),
+                        value=k,
+                    )
             domain_lists.append(keys)
     report_duplicates(frame, problems, ["username"], field_name="username")
 
@@ -83,7 +90,10 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
     problems.raise_if_any("The reviewers file has errors.")
 
     result = ImportResult(kind="reviewers", rows=len(frame))
-    profiles = {p.user_id: p for p in ReviewerProfile.objects.filter(user__in=users.values()).prefetch_related("domains")}
+    profiles = {
+        p.user_id: p
+        for p in ReviewerProfile.objects.filter(user__in=users.values()).prefetch_related("domains")
+    }
     for i, rec in enumerate(frame.to_dict("records")):
         user = users.get(rec["username"])
         created = user is None
@@ -94,7 +104,12 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
         if "name" in rec:
             user_values["first_name"], user_values["last_name"] = _split_name(rec["name"])
         if created:
-            user = User(username=rec["username"], role=User.Role.REVIEWER, password=make_password(None), **user_values)
+            user = User(
+                username=rec["username"],
+                role=User.Role.REVIEWER,
+                password=make_password(None),
+                **user_values,
+            )
             user.save()
         else:
             diff = [k for k, v in user_values.items() if getattr(user, k) != v]

@@ -26,7 +26,9 @@ class UpsertCounts:
     unchanged: int = 0
 
 
-def existing_frame(model: type[models.Model], key: str, keys: Sequence[str], fields: Sequence[str]) -> pd.DataFrame:
+def existing_frame(
+    model: type[models.Model], key: str, keys: Sequence[str], fields: Sequence[str]
+) -> pd.DataFrame:
     rows: list[tuple] = []
     for part in chunked(list(keys), 5000):
         rows.extend(model.objects.filter(**{f"{key}__in": part}).values_list(key, "id", *fields))
@@ -60,7 +62,9 @@ def upsert(
         changed = pd.Series(False, index=exists.index)
         for f in fields:
             old_col = f + "_old" if f + "_old" in exists.columns else f
-            changed |= exists[f].astype(object).map(_norm) != exists[old_col].astype(object).map(_norm)
+            changed |= exists[f].astype(object).map(_norm) != exists[old_col].astype(object).map(
+                _norm
+            )
         counts.updated = int(changed.sum())
         counts.unchanged = int(len(exists) - counts.updated)
         upd = exists.loc[changed]
@@ -76,7 +80,9 @@ def upsert(
                     part,
                     update_conflicts=True,
                     unique_fields=[key],
-                    update_fields=[*fields, "updated_at"] if _has(model, "updated_at") else list(fields),
+                    update_fields=[*fields, "updated_at"]
+                    if _has(model, "updated_at")
+                    else list(fields),
                 )
 
     new = merged.loc[is_new]
@@ -88,7 +94,11 @@ def upsert(
         for part in chunked(objs, BATCH):
             model.objects.bulk_create(part, batch_size=BATCH)
 
-    ids = dict(existing_frame(model, key, frame[key].tolist(), [])[[key, "id"]].itertuples(index=False, name=None))
+    ids = dict(
+        existing_frame(model, key, frame[key].tolist(), [])[[key, "id"]].itertuples(
+            index=False, name=None
+        )
+    )
     return counts, ids
 
 

@@ -20,7 +20,13 @@ M = TypeVar("M", bound=models.Model)
 DOMAIN_FIELDS = ("key", "name", "rubric")
 PATENT_FIELDS = ("external_id", "domain", "title", "abstract", "claims")
 IDEA_FIELDS = (
-    "external_id", "patent", "title", "description", "implementation", "differentiation", "source",
+    "external_id",
+    "patent",
+    "title",
+    "description",
+    "implementation",
+    "differentiation",
+    "source",
 )
 
 
@@ -59,7 +65,8 @@ def _apply(obj: M, data: Mapping[str, Any], allowed: tuple[str, ...]) -> M:
     unknown = sorted(set(data) - set(allowed))
     if unknown:
         raise ApplicationError(
-            "Unknown fields.", errors=[FieldError(field=k, message="cannot be set here") for k in unknown]
+            "Unknown fields.",
+            errors=[FieldError(field=k, message="cannot be set here") for k in unknown],
         )
     for name, value in data.items():
         setattr(obj, name, value)
@@ -87,11 +94,17 @@ def patent_create(*, data: Mapping[str, Any], actor: User | None) -> Patent:
 @transaction.atomic
 def patent_update(*, patent: Patent, data: Mapping[str, Any], actor: User | None) -> Patent:
     _check_actor(actor)
-    if "domain" in data and data["domain"] != patent.domain and patent.ideas.filter(ratings__isnull=False).exists():
+    if (
+        "domain" in data
+        and data["domain"] != patent.domain
+        and patent.ideas.filter(ratings__isnull=False).exists()
+    ):
         # Ratings were given on the old domain's rubric; moving them silently would mix scales.
         raise ApplicationError(
             "The patent was not saved.",
-            errors=[FieldError(field="domain", message="cannot change once its ideas have ratings")],
+            errors=[
+                FieldError(field="domain", message="cannot change once its ideas have ratings")
+            ],
         )
     return _validated_save(_apply(patent, data, PATENT_FIELDS), what="patent")
 

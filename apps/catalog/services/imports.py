@@ -43,16 +43,25 @@ def import_file(
     if kind not in IMPORT_KINDS:
         raise ApplicationError(
             "Unknown import kind.",
-            errors=[FieldError(field="kind", message="must be one of: " + ", ".join(IMPORT_KINDS), value=kind)],
+            errors=[
+                FieldError(
+                    field="kind", message="must be one of: " + ", ".join(IMPORT_KINDS), value=kind
+                )
+            ],
         )
     if actor is not None and not getattr(actor, "is_admin", False):
         raise PermissionDenied("Only admins import data.")
     if not content:
-        raise ApplicationError("The file is empty.", errors=[FieldError(field="file", message="is empty", value=filename)])
+        raise ApplicationError(
+            "The file is empty.",
+            errors=[FieldError(field="file", message="is empty", value=filename)],
+        )
 
     with transaction.atomic():
         if kind == "rubric":
-            result = import_rubric(content=content, filename=filename, actor=actor, make_default=make_default)
+            result = import_rubric(
+                content=content, filename=filename, actor=actor, make_default=make_default
+            )
         elif kind == "patents":
             result = import_patents(content=content, filename=filename, actor=actor)
         elif kind == "ideas":
@@ -60,7 +69,9 @@ def import_file(
         elif kind == "reviewers":
             result = import_reviewers(content=content, filename=filename, actor=actor)
         else:
-            result = import_ratings(content=content, filename=filename, actor=actor, dry_run=dry_run)
+            result = import_ratings(
+                content=content, filename=filename, actor=actor, dry_run=dry_run
+            )
         result.dry_run = dry_run
         if dry_run:
             transaction.set_rollback(True)

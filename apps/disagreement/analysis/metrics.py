@@ -10,13 +10,14 @@ cell (see bootstrap.py and docs/metrics-definitions.md).
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
 
 from .alpha import alpha_batch, alpha_from_counts, check_level, count_matrix
 from .bootstrap import _BLOCK, UnitContributions, percentile_interval, resample_weights
+from .contested import contested_ideas
 from .panel import icc1_from_counts, k_needed, reliability_curve
 
 ALL = "__all__"
@@ -117,20 +118,6 @@ def _medians_from_counts(vcounts: np.ndarray, cnt: np.ndarray, vals: np.ndarray)
     return med
 
 
-def _medians(group: np.ndarray, x: np.ndarray, n_groups: int) -> np.ndarray:
-    """Median of x per group code (NaN for empty groups), average of the middle two."""
-    order = np.lexsort((x, group))
-    xs = x[order]
-    cnt = np.bincount(group, minlength=n_groups)
-    start = np.cumsum(cnt) - cnt
-    med = np.full(n_groups, np.nan)
-    has = cnt > 0
-    lo = start[has] + (cnt[has] - 1) // 2
-    hi = start[has] + cnt[has] // 2
-    med[has] = (xs[lo] + xs[hi]) / 2.0
-    return med
-
-
 def compute_metrics(
     frame: pd.DataFrame,
     *,
@@ -140,8 +127,15 @@ def compute_metrics(
     seed: int = 0,
     min_co_rated: int = 10,
     top_contested: int = 200,
+    categories: Mapping[str, Sequence[float]] | None = None,
 ) -> dict:
-    """All disagreement metrics for a rating frame (see METRICS_SCHEMA / docs)."""
+    """All disagreement metrics for a rating frame (see METRICS_SCHEMA / docs).
+
+    ``categories`` ({dimension: [values]}, optional) lists score values that are categories
+    rather than grades (PBIG: 0 = "not a B2B product" on need_validity and market_size); those
+    scores are then left out of every figure like gated ones. By default they are kept as the
+    lowest point of the scale, as in the paper's Table 3.
+    """
     check_level(level)
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
     if missing:
@@ -152,6 +146,11 @@ def compute_metrics(
     if "status" in frame.columns:
         # Gated and declined ratings are missing by design, whatever their score field says.
         score = np.where(frame["status"].to_numpy() == "scored", score, np.nan)
+    if categories:
+        dim_text = frame["dimension"].astype(str).to_numpy()
+        for dim, excluded in categories.items():
+            drop = (dim_text == str(dim)) & np.isin(score, np.asarray(list(excluded), float))
+            score = np.where(drop, np.nan, score)
     scored = np.isfinite(score)
 
     # --- codes -------------------------------------------------------------------------
@@ -345,7 +344,7 @@ def compute_metrics(
                     panel_entry["by_background"][bg] = entry
 
     _bootstrap_cells(boot_jobs, n_idea, n_boot, seed)
-    contested = _contested(ideas, dims, ic, rc, dc, score, scored, n_rev, top_contested)
+    contested = contested_ideas(ideas, dims, ic, rc, dc, score, scored, n_rev, top_contested)
 
     return {
         "level": level,
@@ -392,49 +391,3 @@ def _bootstrap_cells(jobs, n_idea: int, n_boot: int, seed: int) -> None:
     for arr, (cell, _, _, _) in zip(samples, jobs, strict=True):
         lo, hi = percentile_interval(arr)
         cell["fine"]["ci_low"], cell["fine"]["ci_high"] = _num(lo), _num(hi)
-
-
-def _contested(ideas, dims, ic, rc, dc, score, scored, n_rev, top) -> list[dict]:
-    """Idea x dimension cells with >= 2 scores, most disputed (by z spread) first."""
-    n_dim = max(len(dims), 1)
-    rows = np.flatnonzero(scored)
-    if len(rows) == 0 or top <= 0:
-        return []
-    x = score[rows]
-    # z within reviewer and dimension (sample std; std 0 or undefined -> z = 0).
-    g = rc[rows].astype(np.int64) * n_dim + dc[rows]
-    n_g = n_rev * n_dim
-    cnt = np.bincount(g, minlength=n_g)
-    mean = np.bincount(g, weights=x, minlength=n_g) / np.maximum(cnt, 1)
-    var = np.bincount(g, weights=(x - mean[g]) ** 2, minlength=n_g) / np.maximum(cnt - 1, 1)
-    sd = np.sqrt(var)
-    z = np.where((cnt[g] > 1) & (sd[g] > 0), (x - mean[g]) / np.where(sd[g] > 0, sd[g], 1), 0.0)
-
-    key = ic[rows].astype(np.int64) * n_dim + dc[rows]
-    order = np.argsort(key, kind="stable")
-    ks, xs, zs = key[order], x[order], z[order]
-    starts = np.flatnonzero(np.r_[True, ks[1:] != ks[:-1]])
-    n = np.diff(np.r_[starts, len(ks)])
-    raw_spread = np.maximum.reduceat(xs, starts) - np.minimum.reduceat(xs, starts)
-    z_spread = np.maximum.reduceat(zs, starts) - np.minimum.reduceat(zs, starts)
-    grp = np.repeat(np.arange(len(starts)), n)
-    gmean = np.bincount(grp, weights=xs) / n
-    gdev = np.bincount(grp, weights=(xs - gmean[grp]) ** 2)
-    raw_sd = np.sqrt(gdev / np.maximum(n - 1, 1))
-    keep = np.flatnonzero(n >= 2)
-    gkey = ks[starts[keep]]
-    idea_idx, dim_idx = gkey // n_dim, gkey % n_dim
-    idea_ids = ideas["idea_id"].to_numpy()
-    rank = np.lexsort((dim_idx, idea_ids[idea_idx], -raw_spread[keep], -z_spread[keep]))[:top]
-    ext = ideas["idea"].astype(str).to_numpy()
-    dom = ideas["domain"].to_numpy()
-    out = []
-    for j in rank.tolist():
-        ii, dd = int(idea_idx[j]), int(dim_idx[j])
-        out.append({
-            "idea_id": int(idea_ids[ii]), "idea": str(ext[ii]), "domain": str(dom[ii]),
-            "dimension": dims[dd], "n_scores": int(n[keep][j]),
-            "raw_spread": float(raw_spread[keep][j]), "raw_sd": _num(raw_sd[keep][j]),
-            "z_spread": _num(z_spread[keep][j]),
-        })
-    return out

@@ -1,4 +1,4 @@
-"""Input and output shapes of the screening API. Serializers validate and format; they never save."""
+"""Input and output shapes of the screening API. Serializers validate and format, never save."""
 
 from __future__ import annotations
 
@@ -18,7 +18,9 @@ class QuestionOutputSerializer(serializers.Serializer):
 
 
 class DimensionOutputSerializer(serializers.ModelSerializer):
-    levels = serializers.DictField(child=serializers.CharField(), help_text="Meaning of every level.")
+    levels = serializers.DictField(
+        child=serializers.CharField(), help_text="Meaning of every level."
+    )
     requires = serializers.ListField(
         child=serializers.CharField(), help_text="Dimensions that must pass before this one opens."
     )
@@ -27,14 +29,25 @@ class DimensionOutputSerializer(serializers.ModelSerializer):
     )
     questions = QuestionOutputSerializer(many=True)
     question_scores = serializers.DictField(
-        child=serializers.IntegerField(), help_text='Score for each answer combination, e.g. "yes,no".'
+        child=serializers.IntegerField(),
+        help_text='Score for each answer combination, e.g. "yes,no".',
     )
 
     class Meta:
         model = Dimension
         fields = [
-            "key", "name", "description", "position", "scale_min", "scale_max", "levels",
-            "pass_above", "requires", "categories", "questions", "question_scores",
+            "key",
+            "name",
+            "description",
+            "position",
+            "scale_min",
+            "scale_max",
+            "levels",
+            "pass_above",
+            "requires",
+            "categories",
+            "questions",
+            "question_scores",
         ]
 
 
@@ -59,8 +72,20 @@ class RatingOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = Rating
         fields = [
-            "id", "reviewer", "reviewer_username", "idea", "idea_external_id", "domain", "dimension",
-            "status", "score", "answers", "rationale", "source", "created_at", "updated_at",
+            "id",
+            "reviewer",
+            "reviewer_username",
+            "idea",
+            "idea_external_id",
+            "domain",
+            "dimension",
+            "status",
+            "score",
+            "answers",
+            "rationale",
+            "source",
+            "created_at",
+            "updated_at",
         ]
 
 
@@ -72,9 +97,18 @@ class RatingHistoryOutputSerializer(serializers.ModelSerializer):
     class Meta:
         model = RatingHistory
         fields = [
-            "id", "changed_by", "changed_at", "source",
-            "old_status", "old_score", "old_answers", "old_rationale",
-            "new_status", "new_score", "new_answers", "new_rationale",
+            "id",
+            "changed_by",
+            "changed_at",
+            "source",
+            "old_status",
+            "old_score",
+            "old_answers",
+            "old_rationale",
+            "new_status",
+            "new_score",
+            "new_answers",
+            "new_rationale",
         ]
 
 
@@ -86,11 +120,12 @@ class MyRatingInputSerializer(serializers.Serializer):
     answers = serializers.DictField(
         child=serializers.DictField(child=serializers.BooleanField(allow_null=True)),
         required=False,
-        help_text='Yes/no answers per question-based dimension, e.g. '
+        help_text="Yes/no answers per question-based dimension, e.g. "
         '{"competitive_advantage": {"hard_to_imitate": true, "technology_essential": false}}.',
     )
     rationales = serializers.DictField(
-        child=serializers.CharField(allow_blank=True, max_length=5000), required=False,
+        child=serializers.CharField(allow_blank=True, max_length=5000),
+        required=False,
         help_text="Optional free-text reason per dimension key.",
     )
 
@@ -121,13 +156,25 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
     idea_external_id = serializers.CharField(source="idea.external_id")
     idea_title = serializers.CharField(source="idea.title")
     domain = serializers.CharField(source="idea.patent.domain.key")
-    assigned_by = serializers.CharField(source="assigned_by.username", allow_null=True, default=None)
+    assigned_by = serializers.CharField(
+        source="assigned_by.username", allow_null=True, default=None
+    )
 
     class Meta:
         model = Assignment
         fields = [
-            "id", "reviewer", "reviewer_username", "idea", "idea_external_id", "idea_title", "domain",
-            "status", "decline_reason", "assigned_by", "created_at", "updated_at",
+            "id",
+            "reviewer",
+            "reviewer_username",
+            "idea",
+            "idea_external_id",
+            "idea_title",
+            "domain",
+            "status",
+            "decline_reason",
+            "assigned_by",
+            "created_at",
+            "updated_at",
         ]
 
 
@@ -136,10 +183,14 @@ class AssignmentCreateInputSerializer(serializers.Serializer):
         slug_field="username", queryset=User.objects.all(), help_text="The reviewer's username."
     )
     idea = serializers.PrimaryKeyRelatedField(
-        queryset=Idea.objects.select_related("patent__domain"), required=False, help_text="One idea id."
+        queryset=Idea.objects.select_related("patent__domain"),
+        required=False,
+        help_text="One idea id.",
     )
     ideas = serializers.PrimaryKeyRelatedField(
-        queryset=Idea.objects.select_related("patent__domain"), many=True, required=False,
+        queryset=Idea.objects.select_related("patent__domain"),
+        many=True,
+        required=False,
         help_text="Several idea ids (instead of idea).",
     )
 
@@ -158,7 +209,10 @@ class AssignmentBulkBalancedInputSerializer(serializers.Serializer):
     domain = serializers.SlugRelatedField(slug_field="key", queryset=Domain.objects.all())
     per_idea = serializers.IntegerField(min_value=1, max_value=100, help_text="Reviewers per idea.")
     reviewers = serializers.SlugRelatedField(
-        slug_field="username", queryset=User.objects.all(), many=True, required=False,
+        slug_field="username",
+        queryset=User.objects.all(),
+        many=True,
+        required=False,
         help_text="Usernames to choose from (default: every reviewer of the domain).",
     )
 

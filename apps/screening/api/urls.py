@@ -11,8 +11,14 @@ urlpatterns = [
     path("ideas/<int:pk>/my-rating/", views.MyRatingApi.as_view(), name="api-my-rating"),
     path("ideas/<int:pk>/decline/", views.IdeaDeclineApi.as_view(), name="api-idea-decline"),
     path("assignments/", views.AssignmentListApi.as_view(), name="api-assignment-list"),
-    path("assignments/bulk-balanced/", views.AssignmentBulkBalancedApi.as_view(), name="api-assignment-bulk-balanced"),
+    path(
+        "assignments/bulk-balanced/",
+        views.AssignmentBulkBalancedApi.as_view(),
+        name="api-assignment-bulk-balanced",
+    ),
     path("assignments/load/", views.ReviewerLoadApi.as_view(), name="api-assignment-load"),
-    path("assignments/<int:pk>/", views.AssignmentDetailApi.as_view(), name="api-assignment-detail"),
+    path(
+        "assignments/<int:pk>/", views.AssignmentDetailApi.as_view(), name="api-assignment-detail"
+    ),
     path("my/assignments/", views.MyAssignmentListApi.as_view(), name="api-my-assignments"),
 ]

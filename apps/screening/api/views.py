@@ -44,7 +44,11 @@ from apps.screening.api.serializers import (
 from apps.screening.gates import open_dimensions
 from apps.screening.models import Assignment, Rating, Rubric
 from apps.screening.selectors import assignment_for, dimensions_for_idea, rubric_for_idea
-from apps.screening.selectors.assignments import assignment_list, assignment_queue_for, reviewer_load
+from apps.screening.selectors.assignments import (
+    assignment_list,
+    assignment_queue_for,
+    reviewer_load,
+)
 from apps.screening.services.assignments import (
     assignment_bulk_balanced,
     assignment_delete,
@@ -70,12 +74,15 @@ class RubricListApi(APIView):
     permission_classes = READ_ONLY
 
     @extend_schema(
-        tags=["rubrics"], parameters=PAGINATION_PARAMETERS,
+        tags=["rubrics"],
+        parameters=PAGINATION_PARAMETERS,
         operation_id="rubrics_list",
         responses=paginated_schema("PaginatedRubricList", RubricOutputSerializer),
     )
     def get(self, request: Request) -> Response:
-        return paginated_response(request=request, view=self, queryset=_rubrics(), serializer_class=RubricOutputSerializer)
+        return paginated_response(
+            request=request, view=self, queryset=_rubrics(), serializer_class=RubricOutputSerializer
+        )
 
 
 class RubricDetailApi(APIView):
@@ -95,7 +102,9 @@ RATING_FILTERS = [
     OpenApiParameter("idea", int, description="Idea id."),
     OpenApiParameter("domain", str, description="Domain key."),
     OpenApiParameter("dimension", str, description="Dimension key."),
-    OpenApiParameter("status", str, enum=[s.value for s in Rating.Status], description="Rating status."),
+    OpenApiParameter(
+        "status", str, enum=[s.value for s in Rating.Status], description="Rating status."
+    ),
 ]
 
 
@@ -105,15 +114,24 @@ class RatingListApi(APIView):
     permission_classes = READ_ONLY
 
     @extend_schema(
-        tags=["ratings"], parameters=[*RATING_FILTERS, *PAGINATION_PARAMETERS], operation_id="ratings_list",
-        responses={200: paginated_schema("PaginatedRatingList", RatingOutputSerializer), 400: ErrorSerializer},
+        tags=["ratings"],
+        parameters=[*RATING_FILTERS, *PAGINATION_PARAMETERS],
+        operation_id="ratings_list",
+        responses={
+            200: paginated_schema("PaginatedRatingList", RatingOutputSerializer),
+            400: ErrorSerializer,
+        },
     )
     def get(self, request: Request) -> Response:
         qs = ratings_visible_to(request.user)
         params = request.query_params
         if params.get("reviewer"):
             value = params["reviewer"]
-            qs = qs.filter(reviewer_id=int(value)) if value.isdigit() else qs.filter(reviewer__username=value)
+            qs = (
+                qs.filter(reviewer_id=int(value))
+                if value.isdigit()
+                else qs.filter(reviewer__username=value)
+            )
         if params.get("idea"):
             if not params["idea"].isdigit():
                 raise NotFound("idea must be an idea id.")
@@ -125,7 +143,9 @@ class RatingListApi(APIView):
         if params.get("status"):
             qs = qs.filter(status=params["status"])
         qs = qs.order_by("idea__external_id", "reviewer__username", "dimension__position")
-        return paginated_response(request=request, view=self, queryset=qs, serializer_class=RatingOutputSerializer)
+        return paginated_response(
+            request=request, view=self, queryset=qs, serializer_class=RatingOutputSerializer
+        )
 
 
 class RatingDetailApi(APIView):
@@ -140,7 +160,8 @@ class RatingHistoryApi(APIView):
     permission_classes = READ_ONLY
 
     @extend_schema(
-        tags=["ratings"], responses={200: RatingHistoryOutputSerializer(many=True), 404: ErrorSerializer}
+        tags=["ratings"],
+        responses={200: RatingHistoryOutputSerializer(many=True), 404: ErrorSerializer},
     )
     def get(self, request: Request, pk: int) -> Response:
         rating = rating_for(request.user, pk)
@@ -149,7 +170,7 @@ class RatingHistoryApi(APIView):
 
 
 def _idea_for_reviewer(request: Request, pk: int) -> Idea:
-    """The idea, if this reviewer may see it at all (else 404); assignment is checked later (403)."""
+    """The idea if this reviewer may see it at all (else 404); assignment is checked later (403)."""
     idea = ideas_visible_to(request.user).filter(pk=pk).first()
     if idea is None:
         raise NotFound(f"No idea with id {pk} is visible to you.")
@@ -186,16 +207,24 @@ class MyRatingApi(APIView):
 
     permission_classes = [IsReviewer]
 
-    @extend_schema(tags=["ratings"], responses={200: MyRatingOutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer})
+    @extend_schema(
+        tags=["ratings"],
+        responses={200: MyRatingOutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
+    )
     def get(self, request: Request, pk: int) -> Response:
         idea = _idea_for_reviewer(request, pk)
         assignment = assignment_for(reviewer=request.user, idea=idea)
         if assignment is None:
             raise PermissionDenied("This idea is not assigned to you.")
-        return Response(MyRatingOutputSerializer(_my_rating(reviewer=request.user, idea=idea, assignment=assignment)).data)
+        return Response(
+            MyRatingOutputSerializer(
+                _my_rating(reviewer=request.user, idea=idea, assignment=assignment)
+            ).data
+        )
 
     @extend_schema(
-        tags=["ratings"], request=MyRatingInputSerializer,
+        tags=["ratings"],
+        request=MyRatingInputSerializer,
         responses={200: MyRatingOutputSerializer, **ERROR_RESPONSES},
         description="Submit the complete screening of the idea. Open stages must be scored, closed "
         "ones left out; lowering an upstream score closes the downstream stages again.",
@@ -204,14 +233,23 @@ class MyRatingApi(APIView):
         idea = _idea_for_reviewer(request, pk)
         data = _valid(MyRatingInputSerializer, request)
         rating_submit(
-            reviewer=request.user, idea=idea, scores=data["scores"], answers=data.get("answers"),
-            rationales=data.get("rationales"), source=Rating.Source.API,
+            reviewer=request.user,
+            idea=idea,
+            scores=data["scores"],
+            answers=data.get("answers"),
+            rationales=data.get("rationales"),
+            source=Rating.Source.API,
         )
         assignment = assignment_for(reviewer=request.user, idea=idea)
-        return Response(MyRatingOutputSerializer(_my_rating(reviewer=request.user, idea=idea, assignment=assignment)).data)
+        return Response(
+            MyRatingOutputSerializer(
+                _my_rating(reviewer=request.user, idea=idea, assignment=assignment)
+            ).data
+        )
 
     @extend_schema(
-        tags=["ratings"], request=MyRatingInputSerializer,
+        tags=["ratings"],
+        request=MyRatingInputSerializer,
         responses={200: MyRatingOutputSerializer, **ERROR_RESPONSES},
         description="Same as PUT.",
     )
@@ -223,7 +261,8 @@ class IdeaDeclineApi(APIView):
     permission_classes = [IsReviewer]
 
     @extend_schema(
-        tags=["ratings"], request=DeclineInputSerializer,
+        tags=["ratings"],
+        request=DeclineInputSerializer,
         responses={200: AssignmentOutputSerializer, **ERROR_RESPONSES},
         description="Recuse yourself from an assigned idea; every dimension is stored as declined.",
     )
@@ -257,21 +296,32 @@ class AssignmentListApi(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
-        tags=["assignments"], parameters=[*ASSIGNMENT_FILTERS, *PAGINATION_PARAMETERS],
+        tags=["assignments"],
+        parameters=[*ASSIGNMENT_FILTERS, *PAGINATION_PARAMETERS],
         operation_id="assignments_list",
         responses=paginated_schema("PaginatedAssignmentList", AssignmentOutputSerializer),
     )
     def get(self, request: Request) -> Response:
         qs = assignment_list(
-            reviewer_id=_int_param(request, "reviewer"), idea_id=_int_param(request, "idea"),
-            domain_key=request.query_params.get("domain"), status=request.query_params.get("status"),
+            reviewer_id=_int_param(request, "reviewer"),
+            idea_id=_int_param(request, "idea"),
+            domain_key=request.query_params.get("domain"),
+            status=request.query_params.get("status"),
         )
-        return paginated_response(request=request, view=self, queryset=qs, serializer_class=AssignmentOutputSerializer)
+        return paginated_response(
+            request=request, view=self, queryset=qs, serializer_class=AssignmentOutputSerializer
+        )
 
     @extend_schema(
-        tags=["assignments"], request=AssignmentCreateInputSerializer,
-        responses={200: AssignmentCreateOutputSerializer, 201: AssignmentCreateOutputSerializer, **ERROR_RESPONSES},
-        description="Assign one idea (idea) or several (ideas) to a reviewer qualified for their domain. "
+        tags=["assignments"],
+        request=AssignmentCreateInputSerializer,
+        responses={
+            200: AssignmentCreateOutputSerializer,
+            201: AssignmentCreateOutputSerializer,
+            **ERROR_RESPONSES,
+        },
+        description="Assign one idea (idea) or several (ideas) to a reviewer qualified for "
+        "their domain. "
         "Idempotent: existing assignments are returned; 201 when something new was created.",
     )
     def post(self, request: Request) -> Response:
@@ -294,12 +344,15 @@ class AssignmentDetailApi(APIView):
             raise NotFound(f"No assignment with id {pk}.")
         return assignment
 
-    @extend_schema(tags=["assignments"], responses={200: AssignmentOutputSerializer, 404: ErrorSerializer})
+    @extend_schema(
+        tags=["assignments"], responses={200: AssignmentOutputSerializer, 404: ErrorSerializer}
+    )
     def get(self, request: Request, pk: int) -> Response:
         return Response(AssignmentOutputSerializer(self._get(pk)).data)
 
     @extend_schema(
-        tags=["assignments"], responses={204: None, **ERROR_RESPONSES},
+        tags=["assignments"],
+        responses={204: None, **ERROR_RESPONSES},
         description="Remove an assignment that is still to rate.",
     )
     def delete(self, request: Request, pk: int) -> Response:
@@ -311,7 +364,8 @@ class AssignmentBulkBalancedApi(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
-        tags=["assignments"], request=AssignmentBulkBalancedInputSerializer,
+        tags=["assignments"],
+        request=AssignmentBulkBalancedInputSerializer,
         responses={200: AssignmentBulkBalancedOutputSerializer, **ERROR_RESPONSES},
         description="Give every idea of the domain per_idea reviewers of that domain, choosing the "
         "least-loaded reviewers first. Safe to repeat: a second run creates nothing.",
@@ -319,7 +373,9 @@ class AssignmentBulkBalancedApi(APIView):
     def post(self, request: Request) -> Response:
         data = _valid(AssignmentBulkBalancedInputSerializer, request)
         created = assignment_bulk_balanced(
-            domain=data["domain"], per_idea=data["per_idea"], actor=request.user,
+            domain=data["domain"],
+            per_idea=data["per_idea"],
+            actor=request.user,
             reviewers=data.get("reviewers"),
         )
         return Response({"created": created})
@@ -345,11 +401,16 @@ class MyAssignmentListApi(APIView):
 
     @extend_schema(
         tags=["assignments"],
-        parameters=[OpenApiParameter("status", str, enum=[s.value for s in Assignment.Status]), *PAGINATION_PARAMETERS],
+        parameters=[
+            OpenApiParameter("status", str, enum=[s.value for s in Assignment.Status]),
+            *PAGINATION_PARAMETERS,
+        ],
         operation_id="my_assignments_list",
         responses=paginated_schema("PaginatedMyAssignmentList", AssignmentOutputSerializer),
     )
     def get(self, request: Request) -> Response:
         qs = assignment_queue_for(reviewer=request.user, status=request.query_params.get("status"))
         qs = qs.select_related("reviewer", "assigned_by")
-        return paginated_response(request=request, view=self, queryset=qs, serializer_class=AssignmentOutputSerializer)
+        return paginated_response(
+            request=request, view=self, queryset=qs, serializer_class=AssignmentOutputSerializer
+        )

@@ -11,8 +11,19 @@ from apps.catalog.models import Domain
 from apps.screening.models import Rating
 
 CSV_COLUMNS = [
-    "reviewer", "domain", "patent", "idea", "idea_title", "dimension", "status", "status_label",
-    "score", "answers", "rationale", "source", "updated_at",
+    "reviewer",
+    "domain",
+    "patent",
+    "idea",
+    "idea_title",
+    "dimension",
+    "status",
+    "status_label",
+    "score",
+    "answers",
+    "rationale",
+    "source",
+    "updated_at",
 ]
 
 
@@ -33,19 +44,32 @@ def rating_table(
         rows = rows.filter(reviewer=reviewer)
     if status:
         rows = rows.filter(status=status)
-    return rows.order_by("idea__patent__domain__name", "idea__external_id", "reviewer__username",
-                         "dimension__position", "id")
+    return rows.order_by(
+        "idea__patent__domain__name",
+        "idea__external_id",
+        "reviewer__username",
+        "dimension__position",
+        "id",
+    )
 
 
 def rating_csv_rows(rows: QuerySet[Rating]) -> Iterator[list[object]]:
     """One list per rating, in CSV_COLUMNS order; streams through the rows in chunks."""
     for r in rows.iterator(chunk_size=2000):
         yield [
-            r.reviewer.username, r.idea.patent.domain.key, r.idea.patent.external_id,
-            r.idea.external_id, r.idea.title, r.dimension.key, r.status, r.get_status_display(),
+            r.reviewer.username,
+            r.idea.patent.domain.key,
+            r.idea.patent.external_id,
+            r.idea.external_id,
+            r.idea.title,
+            r.dimension.key,
+            r.status,
+            r.get_status_display(),
             "" if r.score is None else r.score,
-            "" if not r.answers else ";".join(
-                f"{k}={'yes' if v else 'no'}" for k, v in sorted(r.answers.items())
-            ),
-            r.rationale, r.source, r.updated_at.isoformat(),
+            ""
+            if not r.answers
+            else ";".join(f"{k}={'yes' if v else 'no'}" for k, v in sorted(r.answers.items())),
+            r.rationale,
+            r.source,
+            r.updated_at.isoformat(),
         ]

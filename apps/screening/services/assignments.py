@@ -29,7 +29,9 @@ def _check_actor(actor: User | None) -> None:
         raise PermissionDenied("Only admins assign reviewers.")
 
 
-def _qualification_error(*, reviewer: User, idea: Idea, field: str = "reviewer") -> FieldError | None:
+def _qualification_error(
+    *, reviewer: User, idea: Idea, field: str = "reviewer"
+) -> FieldError | None:
     if not reviewer.is_reviewer:
         return FieldError(field=field, message="is not a reviewer", value=reviewer.username)
     domain_id = idea.patent.domain_id
@@ -69,7 +71,9 @@ def assignment_create(*, reviewer: User, idea: Idea, actor: User | None) -> Assi
 
 
 @transaction.atomic
-def assignments_create(*, reviewer: User, ideas: Iterable[Idea], actor: User | None) -> list[Assignment]:
+def assignments_create(
+    *, reviewer: User, ideas: Iterable[Idea], actor: User | None
+) -> list[Assignment]:
     """Assign several ideas to one reviewer, all or nothing.
 
     Every idea the reviewer is not qualified for is reported (field "ideas", value = the idea's id);
@@ -79,12 +83,15 @@ def assignments_create(*, reviewer: User, ideas: Iterable[Idea], actor: User | N
     ideas = list(ideas)
     if not ideas:
         raise ApplicationError(
-            "The assignment was not made.", errors=[FieldError(field="ideas", message="name at least one idea")]
+            "The assignment was not made.",
+            errors=[FieldError(field="ideas", message="name at least one idea")],
         )
     if not reviewer.is_reviewer:
         raise ApplicationError(
             "The assignment was not made.",
-            errors=[FieldError(field="reviewer", message="is not a reviewer", value=reviewer.username)],
+            errors=[
+                FieldError(field="reviewer", message="is not a reviewer", value=reviewer.username)
+            ],
         )
     allowed = set(
         reviewer.reviewer_profile.domains.values_list("pk", flat=True)
@@ -101,7 +108,8 @@ def assignments_create(*, reviewer: User, ideas: Iterable[Idea], actor: User | N
             )
     collector.raise_if_any("The assignment was not made.")
     existing = {
-        a.idea_id: a for a in Assignment.objects.filter(reviewer=reviewer, idea__in=[i.pk for i in ideas])
+        a.idea_id: a
+        for a in Assignment.objects.filter(reviewer=reviewer, idea__in=[i.pk for i in ideas])
     }
     new = [
         Assignment(reviewer=reviewer, idea=idea, assigned_by=actor)
@@ -110,7 +118,9 @@ def assignments_create(*, reviewer: User, ideas: Iterable[Idea], actor: User | N
     ]
     Assignment.objects.bulk_create(new, ignore_conflicts=True)
     return list(
-        Assignment.objects.filter(reviewer=reviewer, idea__in=[i.pk for i in ideas]).select_related("idea")
+        Assignment.objects.filter(reviewer=reviewer, idea__in=[i.pk for i in ideas]).select_related(
+            "idea"
+        )
     )
 
 
@@ -123,7 +133,8 @@ def assignment_delete(*, assignment: Assignment, actor: User | None) -> None:
         return  # already gone: deleting twice is not an error
     if locked.status != Assignment.Status.PENDING:
         raise ApplicationError(
-            f"Only assignments still to rate can be removed; this one is {locked.get_status_display().lower()}.",
+            "Only assignments still to rate can be removed; this one is "
+            f"{locked.get_status_display().lower()}.",
             errors=[FieldError(field="status", message="must be pending", value=locked.status)],
         )
     locked.delete()
@@ -155,7 +166,13 @@ def assignment_bulk_balanced(
     if isinstance(per_idea, bool) or not isinstance(per_idea, int) or per_idea < 1:
         raise ApplicationError(
             "Nothing was assigned.",
-            errors=[FieldError(field="per_idea", message="must be a whole number of at least 1", value=str(per_idea))],
+            errors=[
+                FieldError(
+                    field="per_idea",
+                    message="must be a whole number of at least 1",
+                    value=str(per_idea),
+                )
+            ],
         )
     Domain.objects.select_for_update().filter(pk=domain.pk).first()
 
@@ -184,7 +201,9 @@ def assignment_bulk_balanced(
     taken: dict[int, set[int]] = defaultdict(set)  # idea -> every reviewer already on it
     active_count: dict[int, int] = defaultdict(int)  # idea -> active assignments
     load: dict[int, int] = defaultdict(int)  # reviewer -> active assignments in this domain
-    for idea_id, reviewer_id, status in domain_assignments.values_list("idea_id", "reviewer_id", "status"):
+    for idea_id, reviewer_id, status in domain_assignments.values_list(
+        "idea_id", "reviewer_id", "status"
+    ):
         taken[idea_id].add(reviewer_id)
         if status != Assignment.Status.DECLINED:
             active_count[idea_id] += 1
@@ -192,8 +211,14 @@ def assignment_bulk_balanced(
 
     idea_ids = (
         Idea.objects.filter(patent__domain=domain)
-        .annotate(active=Count("assignments", filter=Q(assignments__status__in=[
-            Assignment.Status.PENDING, Assignment.Status.COMPLETED])))
+        .annotate(
+            active=Count(
+                "assignments",
+                filter=Q(
+                    assignments__status__in=[Assignment.Status.PENDING, Assignment.Status.COMPLETED]
+                ),
+            )
+        )
         .filter(active__lt=per_idea)
         .order_by("pk")
         .values_list("pk", flat=True)
@@ -213,7 +238,9 @@ def assignment_bulk_balanced(
             if reviewer_id in taken[idea_id]:
                 skipped.append((current, reviewer_id))
                 continue
-            new.append(Assignment(reviewer_id=reviewer_id, idea_id=idea_id, assigned_by_id=actor_id))
+            new.append(
+                Assignment(reviewer_id=reviewer_id, idea_id=idea_id, assigned_by_id=actor_id)
+            )
             picked.append((current + 1, reviewer_id))
             missing -= 1
         for item in skipped + picked:

@@ -32,7 +32,7 @@ def _lock_assignment(*, reviewer: User, idea: Idea) -> Assignment:
     """Lock the reviewer's assignment row; concurrent submissions of one idea queue up behind it."""
     if not reviewer.is_reviewer:
         raise PermissionDenied("Only reviewers rate ideas.")
-    assignment = Assignment.objects.filter(reviewer=reviewer, idea=idea).first()
+    assignment = Assignment.objects.select_for_update().filter(reviewer=reviewer, idea=idea).first()
     if assignment is None:
         raise PermissionDenied("This idea is not assigned to you.")
     return assignment
@@ -93,16 +93,16 @@ def resolve_scores(
         given = answers[dim.key]
         missing = [q["key"] for q in dim.questions if given.get(q["key"]) is None]
         if missing and len(missing) < len(dim.questions):
-            errors.append(FieldError(field=dim.key, message=f"answer every question ({', '.join(missing)} missing)"))
+            message = f"needs an answer to every question (missing: {', '.join(missing)})"
+            errors.append(FieldError(field=dim.key, message=message))
             continue
         if missing:
             continue
         derived = dim.rule().score_from_answers({k: bool(v) for k, v in given.items()})
         explicit = merged.get(dim.key)
         if explicit is not None and explicit != derived:
-            errors.append(FieldError(
-                field=dim.key, message=f"the answers give {derived}, not the score sent", value=str(explicit)
-            ))
+            message = f"gets {derived} from the answers, not the score sent"
+            errors.append(FieldError(field=dim.key, message=message, value=str(explicit)))
         merged[dim.key] = derived
     return merged, errors
 

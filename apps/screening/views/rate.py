@@ -88,7 +88,9 @@ def _render_page(
 
 
 def _stages_partial(request: HttpRequest, *, idea: Idea, form: ScreeningForm) -> HttpResponse:
-    return render(request, "screening/_stages.html", {"idea": idea, "form": form, "stages": form.stages()})
+    return render(
+        request, "screening/_stages.html", {"idea": idea, "form": form, "stages": form.stages()}
+    )
 
 
 @role_required("reviewer")
@@ -96,7 +98,9 @@ def idea_rate(request: HttpRequest, idea_id: int) -> HttpResponse:
     idea, assignment = _get_idea_for_reviewer(request, idea_id)
     dimensions: list[Dimension] = dimensions_for_idea(idea)
     if request.method != "POST":
-        initial = ScreeningForm.initial_from(dimensions, ratings_of(reviewer=request.user, idea=idea))
+        initial = ScreeningForm.initial_from(
+            dimensions, ratings_of(reviewer=request.user, idea=idea)
+        )
         form = ScreeningForm(dimensions=dimensions, initial=initial)
         return _render_page(request, idea=idea, assignment=assignment, form=form)
 
@@ -114,8 +118,12 @@ def idea_rate(request: HttpRequest, idea_id: int) -> HttpResponse:
         was_pending = assignment.status == Assignment.Status.PENDING
         try:
             rating_submit(
-                reviewer=request.user, idea=idea, scores=scores, answers=answers,
-                rationales=rationales, source=Rating.Source.FORM,
+                reviewer=request.user,
+                idea=idea,
+                scores=scores,
+                answers=answers,
+                rationales=rationales,
+                source=Rating.Source.FORM,
             )
         except ApplicationError as exc:
             form.add_service_errors(exc.errors or [])
@@ -130,7 +138,9 @@ def _after_submit(request: HttpRequest, *, idea: Idea, was_pending: bool) -> Htt
     """First ratings move on to the next pending idea; edits go back to the queue."""
     following = next_pending_idea_for(reviewer=request.user, after=idea) if was_pending else None
     if following is not None:
-        messages.success(request, f"Saved your rating of “{idea.title}”. Next up: “{following.title}”.")
+        messages.success(
+            request, f"Saved your rating of “{idea.title}”. Next up: “{following.title}”."
+        )
         return redirect("screening:rate", idea_id=following.id)
     messages.success(request, f"Saved your rating of “{idea.title}”.")
     return redirect("screening:queue")
@@ -144,10 +154,18 @@ def idea_decline(request: HttpRequest, idea_id: int) -> HttpResponse:
     decline_form = DeclineForm(request.POST)
     if not decline_form.is_valid():
         dimensions = dimensions_for_idea(idea)
-        initial = ScreeningForm.initial_from(dimensions, ratings_of(reviewer=request.user, idea=idea))
+        initial = ScreeningForm.initial_from(
+            dimensions, ratings_of(reviewer=request.user, idea=idea)
+        )
         form = ScreeningForm(dimensions=dimensions, initial=initial)
-        return _render_page(request, idea=idea, assignment=assignment, form=form,
-                            decline_form=decline_form, status=422)
+        return _render_page(
+            request,
+            idea=idea,
+            assignment=assignment,
+            form=form,
+            decline_form=decline_form,
+            status=422,
+        )
     try:
         rating_decline(reviewer=request.user, idea=idea, reason=decline_form.cleaned_data["reason"])
     except ApplicationError as exc:

@@ -6,11 +6,13 @@ import csv
 from collections.abc import Iterator
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
 from django.shortcuts import render
 
 from apps.accounts.permissions import role_required
 from apps.screening.forms import RatingFilterForm
+from apps.screening.models import Rating
 from apps.screening.selectors.rating_table import CSV_COLUMNS, rating_csv_rows, rating_table
 
 PAGE_SIZE = 50
@@ -24,7 +26,7 @@ class _Echo:
 
 
 @role_required("manager", "admin")
-def ratings(request: HttpRequest, as_csv: bool = False) -> HttpResponse:
+def ratings(request: HttpRequest, as_csv: bool = False) -> HttpResponseBase:
     form = RatingFilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_bound and form.is_valid() else {}
     rows = rating_table(
@@ -46,7 +48,7 @@ def ratings(request: HttpRequest, as_csv: bool = False) -> HttpResponse:
     )
 
 
-def _csv_response(rows) -> StreamingHttpResponse:  # type: ignore[no-untyped-def]
+def _csv_response(rows: QuerySet[Rating]) -> StreamingHttpResponse:
     writer = csv.writer(_Echo())
 
     def lines() -> Iterator[str]:

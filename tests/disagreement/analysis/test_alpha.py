@@ -116,3 +116,13 @@ def test_batched_alphas_equal_one_at_a_time(level):
     batch = alpha_batch(stack, domain, level)
     for o, a in zip(stack, batch, strict=True):
         assert a == pytest.approx(alpha_from_coincidence(o, domain, level), abs=1e-12)
+
+
+@pytest.mark.parametrize("level", LEVELS)
+def test_the_sparse_path_for_huge_matrices_gives_the_same_alpha(level, monkeypatch):
+    from apps.disagreement.analysis import alpha as alpha_module
+
+    data = _random_matrix(8, observers=9, units=70, n_values=5)
+    dense = krippendorff_alpha(data, level)
+    monkeypatch.setattr(alpha_module, "_DENSE_LIMIT", 10)
+    assert krippendorff_alpha(data, level) == pytest.approx(dense, abs=1e-12)

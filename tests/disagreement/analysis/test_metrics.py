@@ -3,8 +3,6 @@
 import json
 
 import krippendorff  # GPL-3.0 reference implementation: tests and benchmarks only
-import numpy as np
-import pandas as pd
 import pytest
 
 from apps.disagreement.analysis import compute_metrics, krippendorff_alpha, reading
@@ -194,3 +192,30 @@ def test_background_cells_only_use_that_backgrounds_reviewers():
     assert cell(metrics, background="technical")["coarse"]["n_pairs"] == 1
     assert cell(metrics)["coarse"]["n_pairs"] == 6
     assert cell(metrics)["fine"]["alpha"] < 1.0
+
+
+def test_the_analysis_package_imports_without_django():
+    import subprocess
+    import sys
+
+    code = ("import sys, apps.disagreement.analysis as a; "
+            "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules), "
+            "'django imported'")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            env={"PATH": "/usr/bin:/bin"}, cwd=str(__import__("pathlib").Path(
+                                __file__).resolve().parents[3]))
+    assert result.returncode == 0, result.stderr
+
+
+def test_category_scores_can_be_left_out_like_gated_ones():
+    rows = []
+    for i in range(1, 13):
+        rows += [("ann", i, "need", i % 4), ("bob", i, "need", (i + 1) % 4)]
+    frame = frame_from(rows)
+    kept = compute_metrics(frame, n_boot=0)
+    left_out = compute_metrics(frame, n_boot=0, categories={"need": [0]})
+    no_zeros = compute_metrics(frame[frame["score"] != 0], n_boot=0)
+    assert left_out["cells"] == no_zeros["cells"]
+    assert left_out["strictness"] == no_zeros["strictness"]
+    assert kept["cells"] != left_out["cells"]
+    assert left_out["n_scored"] == no_zeros["n_scored"] < kept["n_scored"]

@@ -60,15 +60,21 @@ def test_it_asks_again_after_an_off_scale_score_showing_the_bad_reply(fake_llm, 
 
 
 def test_it_gives_up_after_four_reasks_and_records_the_error(fake_llm, llm_backend):
-    for _ in range(5):
-        fake_llm.push_reply("I would rather not say.")
+    fake_llm.push_unparsable(times=5)
     fake_llm.push_json(score=2)  # would be valid, but must never be requested
     reply = llm_backend().judge(make_request())
     assert reply.score is None and reply.confidence is None
     assert reply.attempts == 5 and len(fake_llm.chat_requests) == 5
     assert "after 5 attempts" in reply.error and "no JSON object" in reply.error
-    assert reply.raw == "I would rather not say."
+    assert reply.raw == "I am not able to give a score for this idea."
     assert reply.prompt_tokens > 0  # every attempt is paid for and counted
+
+
+def test_the_fake_servers_messy_and_off_scale_replies_are_handled(fake_llm, llm_backend):
+    fake_llm.push_off_scale()
+    fake_llm.push_messy(score=2, confidence=81)
+    reply = llm_backend().judge(make_request())
+    assert (reply.score, reply.confidence, reply.attempts) == (2, 81, 2)
 
 
 def test_max_reasks_is_configurable(fake_llm, llm_backend):

