@@ -70,9 +70,9 @@ CENTRE_PERSONA = 0.25
 CENTRE_SD = 0.8
 # Where business and technical reviewers' curves sit on need validity and market size: business
 # reviewers are stricter (they know what budgets really pay for).
-BACKGROUND_SHIFT = {"business": -0.3, "technical": 0.2}
+BACKGROUND_SHIFT = {"business": -0.35, "technical": 0.25}
 # On those two dimensions the curves vary less within a background than across backgrounds.
-CENTRE_SD_BY_BACKGROUND = 0.5
+CENTRE_SD_BY_BACKGROUND = 0.35
 # Every planted curve keeps at least this share of ideas strictly above its median grade, and no
 # grade holds more than MAX_GRADE_SHARE of the ideas.
 ABOVE_MEDIAN_MIN = 0.2
@@ -235,7 +235,7 @@ def _idea_text(rng, domain: str, brand: str, tech: dict, app: dict, moat: dict, 
             _pick(rng, V.VAGUE_OPENERS).format(industry=app["industry"], short=short),
             "It could help different teams save time and make better decisions.",
             "Many use cases are possible and the product can be adapted to each customer.",
-        ])
+        ] + ([f"It would be {consumer}."] if consumer else []))
         implementation = _pick(rng, [
             "Implementation details would be worked out with early customers.",
             f"The technology from the patent would be packaged into software or hardware as needed, possibly with {_pick(rng, _INTEGRATIONS[domain])}.",
