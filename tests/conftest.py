@@ -18,6 +18,28 @@ from tests.factories import (
 )
 
 
+@pytest.fixture(autouse=True)
+def _default_rubric(request):
+    """Transactional tests flush every table, including the PBIG rubric that a data migration
+    loads; put it back so each test starts from what a migrated database holds."""
+    uses_db = request.node.get_closest_marker("django_db") or any(
+        name in request.fixturenames for name in ("db", "transactional_db", "live_server")
+    )
+    if not uses_db:
+        return
+    request.getfixturevalue("_django_db_helper")
+    from pathlib import Path
+
+    from apps.screening import rubric_files
+    from apps.screening.models import Dimension, Rubric
+
+    if Rubric.objects.filter(is_default=True).exists():
+        return
+    pbig = Path(rubric_files.__file__).parent / "rubrics" / "pbig.yaml"
+    spec = rubric_files.parse_rubric(rubric_files.load_rubric_text(pbig.read_text()))
+    rubric_files.save_rubric(spec, rubric_model=Rubric, dimension_model=Dimension, make_default=True)
+
+
 @pytest.fixture
 def domain(db):
     return DomainFactory(key="nlp", name="NLP")

@@ -171,9 +171,9 @@ def _patent_text(rng, domain: str, tech: dict, twist: str) -> dict[str, str]:
     k = min(len(steps), 3)
     embodiment = f"In one embodiment the {kind} comprises {_join(steps[:k])}."
     advantage = _pick(rng, [
-        f"Compared with {tech['prior']}, the approach is aimed at {tech['benefit']}.",
-        f"Existing solutions rely on {tech['prior']}; the disclosed approach targets {tech['benefit']}.",
-        f"The approach addresses {tech['benefit']}, a weakness of {tech['prior']}.",
+        f"Compared with {tech['prior']}, the approach addresses {tech['benefit']}.",
+        f"Existing solutions rely on {tech['prior']}; the disclosed approach addresses {tech['benefit']}.",
+        f"The approach addresses {tech['benefit']}, a known weakness of {tech['prior']}.",
     ])
     gain = int(rng.integers(12, 61))
     result = _pick(rng, [
@@ -214,6 +214,14 @@ _INTEGRATIONS = {
     "materials": ["existing coating lines", "standard roll-to-roll equipment", "the plant's control system",
                   "off-the-shelf fixed-bed vessels", "existing cell assembly lines"],
 }
+_FIT_SENTENCES = {
+    "nlp": ["It connects to {integration}, so {users} keep their current workflow.",
+            "Deployment fits into {integration} with a short configuration step."],
+    "cs": ["It plugs into {integration}, so {users} keep their current tooling.",
+           "Deployment fits into {integration} with a short configuration step."],
+    "materials": ["It is designed to run on {integration}, so {users} need no new production line.",
+                  "Manufacturing uses {integration} with modest process changes."],
+}
 _METRICS = {
     "nlp": ["handling time per document", "share of answers accepted without edits", "error rate against a hand-checked sample", "hours saved per week"],
     "cs": ["p99 latency", "monthly infrastructure cost", "mean time to resolution", "defects found per thousand lines"],
@@ -225,11 +233,14 @@ def _idea_text(rng, domain: str, brand: str, tech: dict, app: dict, moat: dict, 
                vague: bool, consumer: str | None) -> dict[str, str]:
     short = tech["short"]
     product = app["product"]
-    title = _pick(rng, [
-        f"{brand}: {product} for {app['industry']}",
-        f"{brand}, a {product} built on {short}",
-        f"{brand} — {_cap(product)} for {app['users']}",
-    ])
+    if " for " in product:
+        title = _pick(rng, [f"{brand}: {product}", f"{brand}, a {product} built on {short}"])
+    else:
+        title = _pick(rng, [
+            f"{brand}: {product} for {app['industry']}",
+            f"{brand}, a {product} built on {short}",
+            f"{brand} — {_cap(product)} for {app['users']}",
+        ])
     if vague:
         description = " ".join([
             _pick(rng, V.VAGUE_OPENERS).format(industry=app["industry"], short=short),
@@ -243,9 +254,12 @@ def _idea_text(rng, domain: str, brand: str, tech: dict, app: dict, moat: dict, 
         differentiation = f"It is innovative and {moat['text'].format(short=short)}."
     else:
         problem_first = rng.random() < 0.5
-        who = f"{brand} is a {product} for {app['users']} at {app['industry']}."
+        who = _pick(rng, [
+            f"{brand} is a {product} for {app['users']} in {app['industry']}.",
+            f"{brand} is a {product}, aimed at {app['users']} in {app['industry']}.",
+        ])
         pain = _pick(rng, [f"Today {app['problem']}.", f"The problem: {app['problem']}.",
-                           f"In most {app['industry']}, {app['problem']}."])
+                           f"In {app['industry']}, {app['problem']}."])
         how = _pick(rng, [
             f"It applies {short} so that customers get {app['outcome']}.",
             f"Using {short}, it delivers {app['outcome']}.",
@@ -265,10 +279,9 @@ def _idea_text(rng, domain: str, brand: str, tech: dict, app: dict, moat: dict, 
                 f"Under the hood it relies on {steps[i]}, followed by {steps[i + 1]}.",
                 f"The first release implements the patent's steps of {steps[i]} and {steps[i + 1]}.",
             ]),
-            _pick(rng, [
-                f"It connects to {_pick(rng, _INTEGRATIONS[domain])}, so {app['users']} keep their current workflow.",
-                f"Deployment fits into {_pick(rng, _INTEGRATIONS[domain])} with a short configuration step.",
-            ]),
+            _pick(rng, _FIT_SENTENCES[domain]).format(
+                integration=_pick(rng, _INTEGRATIONS[domain]), users=app["users"]
+            ),
         ]
         if rng.random() < 0.7:
             n_sites = int(rng.integers(2, 6))

@@ -483,9 +483,9 @@ MOATS: list[dict] = [
     dict(text="it integrates with the incumbent systems customers already run, so switching costs favour it", effects=dict(comp=0.3, market=0.3)),
     dict(text="the process know-how and tuning needed to make the {short} work reliably are hard to acquire", effects=dict(comp=0.6, tech=0.2)),
     dict(text="it is cheaper than existing offerings", effects=dict(comp=-0.7, innov=-0.4)),
-    dict(text="it has a cleaner user interface than current tools", effects=dict(comp=-0.8, innov=-0.5, spec=-0.1)),
-    dict(text="it can be set up quickly without consultants", effects=dict(comp=-0.4, market=0.2)),
-    dict(text="it bundles several existing tools into one subscription", effects=dict(comp=-0.6, innov=-0.6)),
+    dict(text="it is easier to use than current options", effects=dict(comp=-0.8, innov=-0.5, spec=-0.1)),
+    dict(text="it can be adopted quickly without outside specialists", effects=dict(comp=-0.4, market=0.2)),
+    dict(text="it bundles the product with installation and support in one contract", effects=dict(comp=-0.6, innov=-0.6)),
     dict(text="it is the first product to combine the {short} with a closed feedback loop from operating data", effects=dict(comp=0.4, innov=0.8)),
 ]
 

@@ -238,14 +238,14 @@ def test_an_ideas_text_partly_predicts_how_reviewers_score_it(demo, frame):
 
     scored = frame.dropna(subset=["score"])
     texts = {i["external_id"]: " ".join([i["description"], i["differentiation"]]) for i in demo.ideas}
-    for dim in ("competitive_advantage", "innovativeness", "specificity"):
+    for dim, minimum in (("competitive_advantage", 0.2), ("specificity", 0.4)):
         target = scored[scored["dimension"] == dim].groupby("idea")["score"].mean()
         x = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True).fit_transform(
             [texts[i] for i in target.index]
         )
         predicted = cross_val_predict(Ridge(alpha=3.0), x, target.to_numpy(), cv=5)
         r = np.corrcoef(predicted, target.to_numpy())[0, 1]
-        assert r > 0.25, (dim, r)
+        assert r > minimum, (dim, r)
 
 
 def test_consumer_framed_ideas_get_the_not_b2b_category_from_most_reviewers(demo, frame):
