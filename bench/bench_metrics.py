@@ -69,31 +69,52 @@ def ensure_catalog():
     from apps.accounts.models import ReviewerProfile, User
     from apps.catalog.models import Domain, Idea, Patent
 
-    if Idea.objects.count() == N_IDEAS and User.objects.filter(role="reviewer").count() == N_REVIEWERS:
+    if (
+        Idea.objects.count() == N_IDEAS
+        and User.objects.filter(role="reviewer").count() == N_REVIEWERS
+    ):
         return
     from django.db import connection
 
     with connection.cursor() as cur:
-        cur.execute("TRUNCATE screening_rating, screening_ratinghistory, screening_assignment, "
-                    "catalog_idea, catalog_patent, accounts_reviewerprofile_domains, "
-                    "accounts_reviewerprofile, disagreement_metricslice, disagreement_metricsnapshot "
-                    "CASCADE")
+        cur.execute(
+            "TRUNCATE screening_rating, screening_ratinghistory, screening_assignment, "
+            "catalog_idea, catalog_patent, accounts_reviewerprofile_domains, "
+            "accounts_reviewerprofile, disagreement_metricslice, disagreement_metricsnapshot "
+            "CASCADE"
+        )
     User.objects.filter(role__in=["reviewer", "manager"]).delete()
     domains = [Domain.objects.get_or_create(key=k, defaults={"name": n})[0] for k, n in DOMAINS]
     patents = Patent.objects.bulk_create(
-        [Patent(external_id=f"BENCH-P{i:05d}", domain=domains[i % 3], title=f"Patent {i}")
-         for i in range(2_000)], batch_size=2000)
+        [
+            Patent(external_id=f"BENCH-P{i:05d}", domain=domains[i % 3], title=f"Patent {i}")
+            for i in range(2_000)
+        ],
+        batch_size=2000,
+    )
     Idea.objects.bulk_create(
-        [Idea(external_id=f"BENCH-I{i:05d}", patent=patents[i % 2000], title=f"Idea {i}")
-         for i in range(N_IDEAS)], batch_size=5000)
+        [
+            Idea(external_id=f"BENCH-I{i:05d}", patent=patents[i % 2000], title=f"Idea {i}")
+            for i in range(N_IDEAS)
+        ],
+        batch_size=5000,
+    )
     users = User.objects.bulk_create(
-        [User(username=f"rev{i:03d}", role="reviewer", password="!") for i in range(N_REVIEWERS)])
+        [User(username=f"rev{i:03d}", role="reviewer", password="!") for i in range(N_REVIEWERS)]
+    )
     profiles = ReviewerProfile.objects.bulk_create(
-        [ReviewerProfile(user=u, background="technical" if i % 2 == 0 else "business")
-         for i, u in enumerate(users)])
+        [
+            ReviewerProfile(user=u, background="technical" if i % 2 == 0 else "business")
+            for i, u in enumerate(users)
+        ]
+    )
     Through = ReviewerProfile.domains.through
     Through.objects.bulk_create(
-        [Through(reviewerprofile_id=p.id, domain_id=domains[i % 3].id) for i, p in enumerate(profiles)])
+        [
+            Through(reviewerprofile_id=p.id, domain_id=domains[i % 3].id)
+            for i, p in enumerate(profiles)
+        ]
+    )
     manager = User(username="bench-manager", role="manager")
     manager.set_password("bench-password")
     manager.save()
@@ -112,9 +133,14 @@ def load_ratings(n_ratings: int, seed: int = 0) -> int:
     n_dims = len(dims)
     ideas = np.array(Idea.objects.order_by("id").values_list("id", flat=True))
     idea_domain = np.array(Idea.objects.order_by("id").values_list("patent__domain_id", flat=True))
-    reviewers = np.array(User.objects.filter(role="reviewer").order_by("id").values_list("id", flat=True))
-    rev_domain = np.array(User.objects.filter(role="reviewer").order_by("id")
-                          .values_list("reviewer_profile__domains__id", flat=True))
+    reviewers = np.array(
+        User.objects.filter(role="reviewer").order_by("id").values_list("id", flat=True)
+    )
+    rev_domain = np.array(
+        User.objects.filter(role="reviewer")
+        .order_by("id")
+        .values_list("reviewer_profile__domains__id", flat=True)
+    )
     pairs = n_ratings // n_dims
     per_idea = max(3, round(pairs / N_IDEAS))
     n_rated = min(N_IDEAS, pairs // per_idea)
@@ -127,15 +153,18 @@ def load_ratings(n_ratings: int, seed: int = 0) -> int:
         picks = np.argsort(rng.random((len(in_dom), len(pool))), axis=1)[:, :take]
         idea_rows.append(np.repeat(in_dom, take))
         rev_rows.append(pool[picks].ravel())
-    idea_ix = np.concatenate(idea_rows)[: pairs]
-    rev_ix = np.concatenate(rev_rows)[: pairs]
+    idea_ix = np.concatenate(idea_rows)[:pairs]
+    rev_ix = np.concatenate(rev_rows)[:pairs]
     quality = rng.normal(size=(len(ideas), n_dims))
     offset = rng.normal(scale=0.8, size=(len(reviewers), n_dims))
     stretch = rng.uniform(0.5, 1.5, size=(len(reviewers), n_dims))
     lo = np.array([d.scale_min for d in dims])
     hi = np.array([d.scale_max for d in dims])
-    latent = (quality[idea_ix] * stretch[rev_ix] + offset[rev_ix]
-              + rng.normal(scale=0.7, size=(len(idea_ix), n_dims)))
+    latent = (
+        quality[idea_ix] * stretch[rev_ix]
+        + offset[rev_ix]
+        + rng.normal(scale=0.7, size=(len(idea_ix), n_dims))
+    )
     scores = np.clip(np.round((lo + hi) / 2 + latent * (hi - lo) / 4), lo, hi).astype(int)
     # Gates: specificity <= 2 closes everything downstream; technical validity <= 1 closes
     # innovativeness and competitive advantage (PBIG order: spec, tech, innov, comp, need, market).
@@ -159,17 +188,22 @@ def load_ratings(n_ratings: int, seed: int = 0) -> int:
         np.repeat(reviewers[rev_ix], n_dims).astype(str),
         np.repeat(ideas[idea_ix], n_dims).astype(str),
         np.tile(dim_ids, len(idea_ix)).astype(str),
-        status.ravel(), score_txt.ravel(),
+        status.ravel(),
+        score_txt.ravel(),
     ]
     lines = ["\t".join(row) for row in zip(*cols, strict=True)]
     buf.write("\n".join(f"{line}\t\t{'import'}\t{stamp}\t{stamp}" for line in lines))
     buf.write("\n")
     with connection.cursor() as cur:
-        cur.execute("TRUNCATE screening_rating, screening_ratinghistory, disagreement_metricslice, "
-                    "disagreement_metricsnapshot CASCADE")
+        cur.execute(
+            "TRUNCATE screening_rating, screening_ratinghistory, disagreement_metricslice, "
+            "disagreement_metricsnapshot CASCADE"
+        )
         raw = cur.cursor if hasattr(cur, "cursor") else cur
-        with raw.copy("COPY screening_rating (reviewer_id, idea_id, dimension_id, status, score, "
-                      "rationale, source, created_at, updated_at) FROM STDIN") as copy:
+        with raw.copy(
+            "COPY screening_rating (reviewer_id, idea_id, dimension_id, status, score, "
+            "rationale, source, created_at, updated_at) FROM STDIN"
+        ) as copy:
             copy.write(buf.getvalue())
         cur.execute("ANALYZE screening_rating")
     return n
@@ -199,13 +233,20 @@ def bench_size(n_ratings: int, page_runs: int) -> dict:
     client = Client()
     client.force_login(User.objects.get(username="bench-manager"))
     pages = {}
-    for name, url in [("overview", "/disagreement/"),
-                      ("overview ?domain=nlp&background=business", "/disagreement/?domain=nlp&background=business"),
-                      ("strictness", "/disagreement/strictness/"),
-                      ("agreement (heatmap)", "/disagreement/agreement/?domain=nlp"),
-                      ("contested", "/disagreement/contested/"),
-                      ("api /api/metrics/?domain=nlp&dimension=innovativeness",
-                       "/api/metrics/?domain=nlp&dimension=innovativeness")]:
+    for name, url in [
+        ("overview", "/disagreement/"),
+        (
+            "overview ?domain=nlp&background=business",
+            "/disagreement/?domain=nlp&background=business",
+        ),
+        ("strictness", "/disagreement/strictness/"),
+        ("agreement (heatmap)", "/disagreement/agreement/?domain=nlp"),
+        ("contested", "/disagreement/contested/"),
+        (
+            "api /api/metrics/?domain=nlp&dimension=innovativeness",
+            "/api/metrics/?domain=nlp&dimension=innovativeness",
+        ),
+    ]:
         assert client.get(url).status_code == 200, url  # warm-up
         runs = []
         for _ in range(page_runs):
@@ -214,20 +255,30 @@ def bench_size(n_ratings: int, page_runs: int) -> dict:
             runs.append(time.perf_counter() - t0)
             assert response.status_code == 200
         pages[name] = statistics.median(runs)
-    return {"n": loaded, "load": t_load, "selector": t_sel, "full": t_full,
-            "stored_ms": snapshot.duration_ms, "pages": pages}
+    return {
+        "n": loaded,
+        "load": t_load,
+        "selector": t_sel,
+        "full": t_full,
+        "stored_ms": snapshot.duration_ms,
+        "pages": pages,
+    }
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--sizes", default="3000,100000,1000000")
     parser.add_argument("--page-runs", type=int, default=9)
     args = parser.parse_args()
     ensure_database()
     setup_django()
     ensure_catalog()
-    print(f"database {BENCH_URL}; {N_IDEAS:,} ideas, {N_REVIEWERS} reviewers, PBIG rubric; "
-          f"python {sys.version.split()[0]}")
+    print(
+        f"database {BENCH_URL}; {N_IDEAS:,} ideas, {N_REVIEWERS} reviewers, PBIG rubric; "
+        f"python {sys.version.split()[0]}"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         r = bench_size(size, args.page_runs)
         print(f"\n== {r['n']:,} ratings (loaded by COPY in {r['load']:.1f} s)")

@@ -10,10 +10,15 @@ How the scores come about (this is what the analytics and judges are tested agai
   so the text partly predicts the quality and a judge that reads the text can learn it;
 - business and technical reviewers see need validity and market size through partly different
   eyes (a shared per-background view of each idea), and business reviewers are stricter there;
-- each reviewer has, per dimension, a strictness offset and a scale use (compressing to the middle
-  or using the extremes), plus a little noise. Raw scores therefore disagree (low Krippendorff
-  alpha) while each reviewer's order of the ideas stays close to the others' (high above-median
-  Jaccard), as in the paper's Table 3. Specificity and technical validity are nearer consensus.
+- consumer-framed ideas get the "not B2B" category (0) on need and market from most reviewers;
+- each reviewer perceives an idea's quality with a little personal noise and turns it into a grade
+  through their own grade curve per dimension (the shares of ideas they give each grade): where
+  the curve sits is their strictness, how wide it is their scale use (some compress to the middle,
+  some use the whole scale). On the planted dimensions (innovativeness, competitive advantage,
+  need validity, market size) the curves differ a lot, so raw scores disagree (low Krippendorff
+  alpha) while the reviewers' orders of the ideas, and so their above-median sets, overlap
+  (higher Jaccard), as in the paper's Table 3. Specificity and technical validity share a curve
+  (closer to consensus);
 - reviewers work in small panels per domain, so reviewer pairs co-rate enough ideas (>= 10) for
   coarse agreement and each reviewer builds enough history for a personalized judge.
 """
@@ -83,7 +88,6 @@ SPECIFICITY_PASS_ABOVE = 2
 TECHNICAL_VALIDITY_PASS_ABOVE = 1
 
 
-
 @dataclass
 class DemoData:
     """Rows ready to write as import files, plus what the generator planted (for tests)."""
@@ -97,7 +101,7 @@ class DemoData:
     pending: list[dict[str, str]]
     # idea external_id -> latent quality per dimension key (before any reviewer's view).
     latent: dict[str, dict[str, float]] = field(default_factory=dict)
-    # username -> {"panels": [...], "offset": {...}, "scale": {...}} as planted.
+    # username -> {"style", "persona", "grades": {dimension: shares per grade}, "panels", "role"}.
     reviewer_traits: dict[str, dict] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
@@ -119,6 +123,11 @@ def _cap(text: str) -> str:
     return text[:1].upper() + text[1:] if text else text
 
 
+def _a(noun_phrase: str) -> str:
+    """The phrase with its indefinite article."""
+    return ("an " if noun_phrase[:1].lower() in "aeiou" else "a ") + noun_phrase
+
+
 def _join(parts: list[str]) -> str:
     if len(parts) == 1:
         return parts[0]
@@ -128,9 +137,24 @@ def _join(parts: list[str]) -> str:
 # --- Patents ----------------------------------------------------------------------------------
 
 _PATENT_KIND = {
-    "nlp": ["Method and system for", "System for", "Computer-implemented method for", "Apparatus and method for"],
-    "cs": ["Method and system for", "System for", "Computer-implemented method for", "Distributed system for"],
-    "materials": ["Composition and process for", "Method of producing", "Process for", "Material and method for"],
+    "nlp": [
+        "Method and system for",
+        "System for",
+        "Computer-implemented method for",
+        "Apparatus and method for",
+    ],
+    "cs": [
+        "Method and system for",
+        "System for",
+        "Computer-implemented method for",
+        "Distributed system for",
+    ],
+    "materials": [
+        "Composition and process for",
+        "Method of producing",
+        "Process for",
+        "Material and method for",
+    ],
 }
 _ABSTRACT_OPENERS = [
     "Disclosed is a {kind} that {does}{twist}.",
@@ -170,29 +194,46 @@ def _patent_text(rng, domain: str, tech: dict, twist: str) -> dict[str, str]:
     steps = tech["steps"]
     k = min(len(steps), 3)
     embodiment = f"In one embodiment the {kind} comprises {_join(steps[:k])}."
-    advantage = _pick(rng, [
-        f"Compared with {tech['prior']}, the approach addresses {tech['benefit']}.",
-        f"Existing solutions rely on {tech['prior']}; the disclosed approach addresses {tech['benefit']}.",
-        f"The approach addresses {tech['benefit']}, a known weakness of {tech['prior']}.",
-    ])
+    advantage = _pick(
+        rng,
+        [
+            f"Compared with {tech['prior']}, the approach addresses {tech['benefit']}.",
+            f"Existing solutions rely on {tech['prior']}; the disclosed approach addresses {tech['benefit']}.",
+            f"The approach addresses {tech['benefit']}, a known weakness of {tech['prior']}.",
+        ],
+    )
     gain = int(rng.integers(12, 61))
-    result = _pick(rng, [
-        f"Reported examples show an improvement of about {gain} percent over a reference configuration.",
-        f"In the examples given, the key figure of merit improves by roughly {gain} percent.",
-        "Several embodiments and test results are described.",
-    ])
+    result = _pick(
+        rng,
+        [
+            f"Reported examples show an improvement of about {gain} percent over a reference configuration.",
+            f"In the examples given, the key figure of merit improves by roughly {gain} percent.",
+            "Several embodiments and test results are described.",
+        ],
+    )
     sentences = [opener, embodiment, advantage, result]
     if rng.random() < 0.4:
         sentences[1], sentences[2] = sentences[2], sentences[1]
     abstract = " ".join(sentences)
 
-    subject = {"nlp": "A computer-implemented method", "cs": "A computer-implemented method",
-               "materials": "A process"}[domain]
-    claims = [f"1. {subject} for {tech['short']}, comprising: " + "; ".join(steps[:-1]) + "; and " + steps[-1] + "."]
+    subject = {
+        "nlp": "A computer-implemented method",
+        "cs": "A computer-implemented method",
+        "materials": "A process",
+    }[domain]
+    claims = [
+        f"1. {subject} for {tech['short']}, comprising: "
+        + "; ".join(steps[:-1])
+        + "; and "
+        + steps[-1]
+        + "."
+    ]
     extras = list(_EXTRA_WHEREIN[domain])
     rng.shuffle(extras)
     for n, extra in enumerate(extras[: int(rng.integers(2, 4))], start=2):
-        claims.append(f"{n}. The {'method' if domain != 'materials' else 'process'} of claim 1, wherein {extra}.")
+        claims.append(
+            f"{n}. The {'method' if domain != 'materials' else 'process'} of claim 1, wherein {extra}."
+        )
     n = len(claims) + 1
     if domain == "materials":
         claims.append(f"{n}. A product obtained by the process of any one of claims 1 to {n - 1}.")
@@ -207,64 +248,127 @@ def _patent_text(rng, domain: str, tech: dict, twist: str) -> dict[str, str]:
 # --- Ideas ------------------------------------------------------------------------------------
 
 _INTEGRATIONS = {
-    "nlp": ["the customer's document management system", "Microsoft 365 and Google Workspace",
-            "the ticketing system already in use", "the CRM", "the ERP's accounts-payable module"],
-    "cs": ["Kubernetes clusters", "OpenTelemetry collectors", "the CI pipeline", "the data warehouse",
-           "existing cloud accounts"],
-    "materials": ["existing coating lines", "standard roll-to-roll equipment", "the plant's control system",
-                  "off-the-shelf fixed-bed vessels", "existing cell assembly lines"],
+    "nlp": [
+        "the customer's document management system",
+        "Microsoft 365 and Google Workspace",
+        "the ticketing system already in use",
+        "the CRM",
+        "the ERP's accounts-payable module",
+    ],
+    "cs": [
+        "Kubernetes clusters",
+        "OpenTelemetry collectors",
+        "the CI pipeline",
+        "the data warehouse",
+        "existing cloud accounts",
+    ],
+    "materials": [
+        "existing coating lines",
+        "standard roll-to-roll equipment",
+        "the plant's control system",
+        "off-the-shelf fixed-bed vessels",
+        "existing cell assembly lines",
+    ],
 }
 _FIT_SENTENCES = {
-    "nlp": ["It connects to {integration}, so {users} keep their current workflow.",
-            "Deployment fits into {integration} with a short configuration step."],
-    "cs": ["It plugs into {integration}, so {users} keep their current tooling.",
-           "Deployment fits into {integration} with a short configuration step."],
-    "materials": ["It is designed to run on {integration}, so {users} need no new production line.",
-                  "Manufacturing uses {integration} with modest process changes."],
+    "nlp": [
+        "It connects to {integration}, so {users} keep their current workflow.",
+        "Deployment fits into {integration} with a short configuration step.",
+    ],
+    "cs": [
+        "It plugs into {integration}, so {users} keep their current tooling.",
+        "Deployment fits into {integration} with a short configuration step.",
+    ],
+    "materials": [
+        "It is designed to run on {integration}, so {users} need no new production line.",
+        "Manufacturing uses {integration} with modest process changes.",
+    ],
 }
 _METRICS = {
-    "nlp": ["handling time per document", "share of answers accepted without edits", "error rate against a hand-checked sample", "hours saved per week"],
-    "cs": ["p99 latency", "monthly infrastructure cost", "mean time to resolution", "defects found per thousand lines"],
-    "materials": ["cost per tonne", "service life in accelerated ageing tests", "energy use per unit of output", "yield against the incumbent material"],
+    "nlp": [
+        "handling time per document",
+        "share of answers accepted without edits",
+        "error rate against a hand-checked sample",
+        "hours saved per week",
+    ],
+    "cs": [
+        "p99 latency",
+        "monthly infrastructure cost",
+        "mean time to resolution",
+        "defects found per thousand lines",
+    ],
+    "materials": [
+        "cost per tonne",
+        "service life in accelerated ageing tests",
+        "energy use per unit of output",
+        "yield against the incumbent material",
+    ],
 }
 
 
-def _idea_text(rng, domain: str, brand: str, tech: dict, app: dict, moat: dict, bm: dict,
-               vague: bool, consumer: str | None) -> dict[str, str]:
+def _idea_text(
+    rng,
+    domain: str,
+    brand: str,
+    tech: dict,
+    app: dict,
+    moat: dict,
+    bm: dict,
+    vague: bool,
+    consumer: str | None,
+) -> dict[str, str]:
     short = tech["short"]
     product = app["product"]
     if " for " in product:
-        title = _pick(rng, [f"{brand}: {product}", f"{brand}, a {product} built on {short}"])
+        title = _pick(rng, [f"{brand}: {product}", f"{brand}, {_a(product)} built on {short}"])
     else:
-        title = _pick(rng, [
-            f"{brand}: {product} for {app['industry']}",
-            f"{brand}, a {product} built on {short}",
-            f"{brand} — {_cap(product)} for {app['users']}",
-        ])
+        title = _pick(
+            rng,
+            [
+                f"{brand}: {product} for {app['industry']}",
+                f"{brand}, {_a(product)} built on {short}",
+                f"{brand} — {_cap(product)} for {app['users']}",
+            ],
+        )
     if vague:
-        description = " ".join([
-            _pick(rng, V.VAGUE_OPENERS).format(industry=app["industry"], short=short),
-            "It could help different teams save time and make better decisions.",
-            "Many use cases are possible and the product can be adapted to each customer.",
-        ] + ([f"It would be {consumer}."] if consumer else []))
-        implementation = _pick(rng, [
-            "Implementation details would be worked out with early customers.",
-            f"The technology from the patent would be packaged into software or hardware as needed, possibly with {_pick(rng, _INTEGRATIONS[domain])}.",
-        ])
+        description = " ".join(
+            [
+                _pick(rng, V.VAGUE_OPENERS).format(industry=app["industry"], short=short),
+                "It could help different teams save time and make better decisions.",
+                "Many use cases are possible and the product can be adapted to each customer.",
+            ]
+            + ([f"It would be {consumer}."] if consumer else [])
+        )
+        implementation = _pick(
+            rng,
+            [
+                "Implementation details would be worked out with early customers.",
+                f"The technology from the patent would be packaged into software or hardware as needed, possibly with {_pick(rng, _INTEGRATIONS[domain])}.",
+            ],
+        )
         differentiation = f"It is innovative and {moat['text'].format(short=short)}."
     else:
         problem_first = rng.random() < 0.5
-        who = _pick(rng, [
-            f"{brand} is a {product} for {app['users']} in {app['industry']}.",
-            f"{brand} is a {product}, aimed at {app['users']} in {app['industry']}.",
-        ])
-        pain = _pick(rng, [f"Today {app['problem']}.", f"The problem: {app['problem']}.",
-                           f"In {app['industry']}, {app['problem']}."])
-        how = _pick(rng, [
-            f"It applies {short} so that customers get {app['outcome']}.",
-            f"Using {short}, it delivers {app['outcome']}.",
-            f"The product turns the patent's {short} into {app['outcome']}.",
-        ])
+        who_forms = [f"{brand} is {_a(product)}, aimed at {app['users']} in {app['industry']}."]
+        if " for " not in product:
+            who_forms.append(f"{brand} is {_a(product)} for {app['users']} in {app['industry']}.")
+        who = _pick(rng, who_forms)
+        pain = _pick(
+            rng,
+            [
+                f"Today {app['problem']}.",
+                f"The problem: {app['problem']}.",
+                f"In {app['industry']}, {app['problem']}.",
+            ],
+        )
+        how = _pick(
+            rng,
+            [
+                f"It applies {short} so that customers get {app['outcome']}.",
+                f"Using {short}, it delivers {app['outcome']}.",
+                f"The product turns the patent's {short} into {app['outcome']}.",
+            ],
+        )
         parts = [pain, who, how] if problem_first else [who, pain, how]
         if consumer:
             parts.append(f"It would be {consumer}.")
@@ -274,61 +378,130 @@ def _idea_text(rng, domain: str, brand: str, tech: dict, app: dict, moat: dict, 
         steps = tech["steps"]
         i = int(rng.integers(0, max(1, len(steps) - 2)))
         impl = [
-            _pick(rng, [
-                f"The core is the patented approach of {steps[i]} and {steps[i + 1]}.",
-                f"Under the hood it relies on {steps[i]}, followed by {steps[i + 1]}.",
-                f"The first release implements the patent's steps of {steps[i]} and {steps[i + 1]}.",
-            ]),
+            _pick(
+                rng,
+                [
+                    f"The core is the patented approach of {steps[i]} and {steps[i + 1]}.",
+                    f"Under the hood it relies on {steps[i]}, followed by {steps[i + 1]}.",
+                    f"The first release implements the patent's steps of {steps[i]} and {steps[i + 1]}.",
+                ],
+            ),
             _pick(rng, _FIT_SENTENCES[domain]).format(
                 integration=_pick(rng, _INTEGRATIONS[domain]), users=app["users"]
             ),
         ]
         if rng.random() < 0.7:
             n_sites = int(rng.integers(2, 6))
-            impl.append(f"A {int(rng.integers(6, 16))}-week pilot at {n_sites} customer sites would measure {_pick(rng, _METRICS[domain])}.")
+            impl.append(
+                f"A {int(rng.integers(6, 16))}-week pilot at {n_sites} customer sites would measure {_pick(rng, _METRICS[domain])}."
+            )
         implementation = " ".join(impl)
-        differentiation = " ".join([
-            _pick(rng, [
-                f"Unlike {tech['prior']}, {brand} {_pick(rng, ['closes that gap', 'is designed around this weakness', 'addresses the root of the problem'])}.",
-                f"Current alternatives rely on {tech['prior']}.",
-            ]),
-            f"Its edge: {moat['text'].format(short=short)}.",
-        ])
-    return {"title": title, "description": description, "implementation": implementation,
-            "differentiation": differentiation}
+        differentiation = " ".join(
+            [
+                _pick(
+                    rng,
+                    [
+                        f"Unlike {tech['prior']}, {brand} {_pick(rng, ['closes that gap', 'is designed around this weakness', 'addresses the root of the problem'])}.",
+                        f"Current alternatives rely on {tech['prior']}.",
+                    ],
+                ),
+                f"Its edge: {moat['text'].format(short=short)}.",
+            ]
+        )
+    return {
+        "title": title,
+        "description": description,
+        "implementation": implementation,
+        "differentiation": differentiation,
+    }
 
 
 _RATIONALES = {
     "specificity": {
-        "low": ["Hard to tell what is actually being sold.", "Reads like a pitch for a platform, not a product.", "I could not picture a concrete product here."],
-        "mid": ["I can picture a product, though several variants are possible.", "Concrete enough, but the scope could be tighter."],
-        "high": ["Very clear: one product, one buyer, one workflow.", "Concrete product with a clear user and deployment."],
+        "low": [
+            "Hard to tell what is actually being sold.",
+            "Reads like a pitch for a platform, not a product.",
+            "I could not picture a concrete product here.",
+        ],
+        "mid": [
+            "I can picture a product, though several variants are possible.",
+            "Concrete enough, but the scope could be tighter.",
+        ],
+        "high": [
+            "Very clear: one product, one buyer, one workflow.",
+            "Concrete product with a clear user and deployment.",
+        ],
     },
     "technical_validity": {
-        "low": ["The patent does not really cover this use.", "I doubt the {short} transfers to this setting."],
-        "mid": ["A prototype is plausible but the integration work is underestimated.", "Feasible in a lab; production is another story."],
-        "high": ["The {short} fits this use well; a prototype is straightforward.", "Technically sound; this is what the patent was made for."],
+        "low": [
+            "The patent does not really cover this use.",
+            "I doubt the {short} transfers to this setting.",
+        ],
+        "mid": [
+            "A prototype is plausible but the integration work is underestimated.",
+            "Feasible in a lab; production is another story.",
+        ],
+        "high": [
+            "The {short} fits this use well; a prototype is straightforward.",
+            "Technically sound; this is what the patent was made for.",
+        ],
     },
     "innovativeness": {
-        "low": ["This is a well-known application.", "Incumbents already sell something close to this."],
-        "mid": ["A sensible twist on an existing use.", "Not a use I had considered, but not surprising either."],
-        "high": ["Surprising application of the {short}.", "Original angle; I have not seen this offered."],
+        "low": [
+            "This is a well-known application.",
+            "Incumbents already sell something close to this.",
+        ],
+        "mid": [
+            "A sensible twist on an existing use.",
+            "Not a use I had considered, but not surprising either.",
+        ],
+        "high": [
+            "Surprising application of the {short}.",
+            "Original angle; I have not seen this offered.",
+        ],
     },
     "competitive_advantage": {
-        "low": ["Easy to copy with off-the-shelf tools.", "Nothing here a competitor could not replicate quickly."],
-        "mid": ["The technology matters, but the product itself is easy to imitate.", "Some moat, mostly from execution."],
-        "high": ["The patent is essential and the data moat is real.", "Hard to imitate without licensing the patent."],
+        "low": [
+            "Easy to copy with off-the-shelf tools.",
+            "Nothing here a competitor could not replicate quickly.",
+        ],
+        "mid": [
+            "The technology matters, but the product itself is easy to imitate.",
+            "Some moat, mostly from execution.",
+        ],
+        "high": [
+            "The patent is essential and the data moat is real.",
+            "Hard to imitate without licensing the patent.",
+        ],
     },
     "need_validity": {
-        "low": ["Nice to have; I do not see budget for it.", "The pain is real but small for {users}."],
-        "mid": ["A clear return, mostly in cost savings.", "Buyers would see value, though mostly qualitative."],
-        "high": ["Strong need: money and growth both at stake for {users}.", "This solves an expensive, recurring problem."],
-        "zero": ["This is a consumer product, not B2B.", "Not a business-to-business offering as described."],
+        "low": [
+            "Nice to have; I do not see budget for it.",
+            "The pain is real but small for {users}.",
+        ],
+        "mid": [
+            "A clear return, mostly in cost savings.",
+            "Buyers would see value, though mostly qualitative.",
+        ],
+        "high": [
+            "Strong need: money and growth both at stake for {users}.",
+            "This solves an expensive, recurring problem.",
+        ],
+        "zero": [
+            "This is a consumer product, not B2B.",
+            "Not a business-to-business offering as described.",
+        ],
     },
     "market_size": {
         "low": ["Niche market.", "Only a handful of {industry} would buy this."],
-        "mid": ["Many companies have the issue; adoption depends on budgets.", "Sizeable market, but long sales cycles."],
-        "high": ["Nearly every company in the segment needs this.", "Broad market across industries."],
+        "mid": [
+            "Many companies have the issue; adoption depends on budgets.",
+            "Sizeable market, but long sales cycles.",
+        ],
+        "high": [
+            "Nearly every company in the segment needs this.",
+            "Broad market across industries.",
+        ],
         "zero": ["Consumer product; no B2B market as framed.", "Not B2B."],
     },
 }
@@ -344,6 +517,7 @@ def _rationale(rng, dim: str, score: int, lo: int, hi: int, ctx: dict[str, str])
 
 
 # --- Reviewers --------------------------------------------------------------------------------
+
 
 def _reviewers(rng, n: int, domain_keys: list[str]) -> list[dict]:
     names: set[tuple[str, str]] = set()
@@ -369,9 +543,22 @@ def _reviewers(rng, n: int, domain_keys: list[str]) -> list[dict]:
             domains.append(domain_keys[(i + 1) % len(domain_keys)])
         bg = backgrounds[i]
         years = int(rng.integers(3, 26))
-        role = _pick(rng, V.TECHNICAL_ROLES[primary]) if bg == "technical" else _pick(rng, V.BUSINESS_ROLES)
-        people.append({"username": username, "first": first, "last": last, "background": bg,
-                       "domains": domains, "years": years, "role": role})
+        role = (
+            _pick(rng, V.TECHNICAL_ROLES[primary])
+            if bg == "technical"
+            else _pick(rng, V.BUSINESS_ROLES)
+        )
+        people.append(
+            {
+                "username": username,
+                "first": first,
+                "last": last,
+                "background": bg,
+                "domains": domains,
+                "years": years,
+                "role": role,
+            }
+        )
     return people
 
 
@@ -416,6 +603,7 @@ def _grade_distribution(rng, dim: str, style: str, persona: float, shift: float)
 
 # --- The generator ----------------------------------------------------------------------------
 
+
 def generate_demo(
     *,
     seed: int = 0,
@@ -435,7 +623,9 @@ def generate_demo(
     if not 1 <= n_domains <= len(V.DOMAINS):
         raise ValueError(f"n_domains must be between 1 and {len(V.DOMAINS)}")
     if n_patents < n_domains or n_ideas < n_patents or n_reviewers < 1:
-        raise ValueError("need at least one patent per domain, one idea per patent and one reviewer")
+        raise ValueError(
+            "need at least one patent per domain, one idea per patent and one reviewer"
+        )
     rng = np.random.default_rng(seed)
     if now is None:
         today = datetime.now(UTC).date()
@@ -448,7 +638,9 @@ def generate_demo(
     patent_tech: dict[str, dict] = {}
     patent_domain: dict[str, str] = {}
     used_numbers: set[int] = set()
-    per_domain = [n_patents // n_domains + (1 if i < n_patents % n_domains else 0) for i in range(n_domains)]
+    per_domain = [
+        n_patents // n_domains + (1 if i < n_patents % n_domains else 0) for i in range(n_domains)
+    ]
     for (dkey, dname), count in zip(domains, per_domain, strict=True):
         techs = V.TECHNOLOGIES[dkey]
         combos = [(t, tw) for tw_i in range(4) for t in techs for tw in [t["twists"][tw_i]]]
@@ -464,8 +656,16 @@ def generate_demo(
             if j >= len(combos):
                 title += f" (embodiment {j // len(combos) + 1})"
             text = _patent_text(rng, dkey, tech, twist)
-            patents.append({"external_id": ext, "domain": dkey, "domain_name": dname, "title": _cap(title),
-                            "abstract": text["abstract"], "claims": text["claims"]})
+            patents.append(
+                {
+                    "external_id": ext,
+                    "domain": dkey,
+                    "domain_name": dname,
+                    "title": _cap(title),
+                    "abstract": text["abstract"],
+                    "claims": text["claims"],
+                }
+            )
             patent_tech[ext] = tech
             patent_domain[ext] = dkey
 
@@ -495,7 +695,9 @@ def generate_demo(
         for _ in range(count):
             seq += 1
             stretch = rng.random() < 0.22
-            pool = [a for a in (domain_apps[dkey] if stretch else tech["fits"]) if a not in used_apps]
+            pool = [
+                a for a in (domain_apps[dkey] if stretch else tech["fits"]) if a not in used_apps
+            ]
             if stretch:
                 pool = [a for a in pool if a not in tech["fits"]] or pool
             if not pool:
@@ -515,8 +717,14 @@ def generate_demo(
                     brands.add(brand)
                     break
             text = _idea_text(rng, dkey, brand, tech, app, moat, bm, vague, consumer)
-            ideas.append({"external_id": f"IDEA-{dkey.upper()}-{seq:04d}", "patent": p["external_id"],
-                          **text, "source": source["name"]})
+            ideas.append(
+                {
+                    "external_id": f"IDEA-{dkey.upper()}-{seq:04d}",
+                    "patent": p["external_id"],
+                    **text,
+                    "source": source["name"],
+                }
+            )
             eff = {k: 0.0 for k in LATENT}
             for src in (app["effects"], moat["effects"], bm["effects"], source["effects"]):
                 for k, v in src.items():
@@ -530,7 +738,9 @@ def generate_demo(
                 eff["tech"] -= 0.3
                 eff["comp"] -= 0.3
             effects.append(eff)
-            contexts.append({"short": tech["short"], "users": app["users"], "industry": app["industry"]})
+            contexts.append(
+                {"short": tech["short"], "users": app["users"], "industry": app["industry"]}
+            )
             consumer_flags.append(consumer is not None)
             idea_domain.append(dkey)
 
@@ -543,8 +753,12 @@ def generate_demo(
         lat[:, j] = GENERAL_WEIGHT * general + TEXT_WEIGHT * e + IDEA_NOISE * rng.normal(size=n)
     centred = (lat - lat.mean(axis=0)) / lat.std(axis=0)
     # Vague ideas keep their large specificity deficit after standardising (they are outliers).
-    latent = {ideas[i]["external_id"]: {DIMENSION_KEYS[j]: float(centred[i, j]) for j in range(len(LATENT))}
-              for i in range(n)}
+    latent = {
+        ideas[i]["external_id"]: {
+            DIMENSION_KEYS[j]: float(centred[i, j]) for j in range(len(LATENT))
+        }
+        for i in range(n)
+    }
     # Per-background views of need and market: each background shares a view of each idea.
     view = {bg: rng.normal(size=(n, 2)) for bg in ("technical", "business")}
 
@@ -560,7 +774,12 @@ def generate_demo(
             if dim in ("need_validity", "market_size"):
                 shift = BACKGROUND_SHIFT[person["background"]]
             grades[dim] = _grade_distribution(rng, dim, style, persona, shift)
-        traits[person["username"]] = {"style": style, "persona": persona, "grades": grades, "panels": []}
+        traits[person["username"]] = {
+            "style": style,
+            "persona": persona,
+            "grades": grades,
+            "panels": [],
+        }
 
     # Panels: per domain, members split into groups of 3-4 that rate a block of ideas together.
     pairs_target = max(1, round(ratings_target / len(DIMENSIONS)))
@@ -589,7 +808,7 @@ def generate_demo(
         start = 0
         for panel, block in zip(panels, blocks, strict=True):
             block = max(1, int(block * scale_down))
-            chosen = pool[start:start + block]
+            chosen = pool[start : start + block]
             start += block
             names = [p["username"] for p in panel]
             for u in names:
@@ -612,10 +831,12 @@ def generate_demo(
     perceive: dict[tuple[str, str], np.ndarray] = {}
     population: dict[tuple[str, str], np.ndarray] = {}
     for j, (dim, _lo, _hi) in enumerate(DIMENSIONS):
-        for bg in (("technical", "business") if dim in ("need_validity", "market_size") else ("",)):
+        for bg in ("technical", "business") if dim in ("need_validity", "market_size") else ("",):
             base = centred[:, j].copy()
             if bg:
-                base = (base + VIEW_WEIGHT * view[bg][:, 0 if dim == "need_validity" else 1]) / math.sqrt(1 + VIEW_WEIGHT**2)
+                base = (
+                    base + VIEW_WEIGHT * view[bg][:, 0 if dim == "need_validity" else 1]
+                ) / math.sqrt(1 + VIEW_WEIGHT**2)
             z = base
             perceive[(dim, bg)] = z
             draws = np.concatenate([z + NOISE[dim] * rng.normal(size=n) for _ in range(8)])
@@ -645,7 +866,9 @@ def generate_demo(
                 bg = person["background"] if dim in ("need_validity", "market_size") else ""
                 perceived = perceive[(dim, bg)][ii] + NOISE[dim] * rng.normal()
                 # The idea's percentile in the reviewer's eyes, graded on the reviewer's own curve.
-                u = float(np.searchsorted(population[(dim, bg)], perceived)) / len(population[(dim, bg)])
+                u = float(np.searchsorted(population[(dim, bg)], perceived)) / len(
+                    population[(dim, bg)]
+                )
                 grade = int(np.searchsorted(np.cumsum(t["grades"][dim])[:-1], u))
                 first = 1 if lo == 0 else lo  # 0 is the "not B2B" category, not a grade
                 scores[dim] = min(first + grade, hi)
@@ -666,9 +889,16 @@ def generate_demo(
                 rationale = ""
                 if score is not None and rng.random() < 0.3:
                     rationale = _rationale(rng, dim, score, lo, hi, contexts[ii])
-                ratings.append({"idea": idea["external_id"], "reviewer": person["username"],
-                                "dimension": dim, "score": score, "rationale": rationale,
-                                "created_at": stamp})
+                ratings.append(
+                    {
+                        "idea": idea["external_id"],
+                        "reviewer": person["username"],
+                        "dimension": dim,
+                        "score": score,
+                        "rationale": rationale,
+                        "created_at": stamp,
+                    }
+                )
 
     # Pending: ideas in the reviewer's domains they have not rated; unread ideas first.
     rated_by: dict[int, set[int]] = {}
@@ -679,7 +909,12 @@ def generate_demo(
     pending: list[dict] = []
     load: dict[int, int] = {}
     for pi, person in enumerate(people):
-        candidates = [i for d in person["domains"] for i in ideas_by_domain[d] if i not in rated_by.get(pi, set())]
+        candidates = [
+            i
+            for d in person["domains"]
+            for i in ideas_by_domain[d]
+            if i not in rated_by.get(pi, set())
+        ]
         # Spread the queue over unread ideas, least-queued first, then ideas others rated.
         candidates.sort(key=lambda i: (i in read, load.get(i, 0), float(rng.random())))
         for ii in candidates[:pending_per_reviewer]:

@@ -30,7 +30,18 @@ _DEMO_SALT = "pluralistdemo"
 # (kind, columns) in import order; each kind refers to the ones before it.
 FILES: list[tuple[str, list[str]]] = [
     ("patents", ["external_id", "domain", "domain_name", "title", "abstract", "claims"]),
-    ("ideas", ["external_id", "patent", "title", "description", "implementation", "differentiation", "source"]),
+    (
+        "ideas",
+        [
+            "external_id",
+            "patent",
+            "title",
+            "description",
+            "implementation",
+            "differentiation",
+            "source",
+        ],
+    ),
     ("reviewers", ["username", "email", "name", "background", "domains", "years_experience"]),
     ("ratings", ["idea", "reviewer", "dimension", "score", "rationale", "created_at"]),
 ]
@@ -122,29 +133,47 @@ def demo_load(
     """
     if if_empty and Idea.objects.exists():
         return DemoSummary(loaded=False, counts=demo_counts(), logins=demo_logins())
-    data = generate_demo(seed=seed, pending_per_reviewer=pending_per_reviewer, now=now, **demo_sizes(scale=scale))
+    data = generate_demo(
+        seed=seed, pending_per_reviewer=pending_per_reviewer, now=now, **demo_sizes(scale=scale)
+    )
     encoded = _demo_password_hash()
-    admin = _ensure_staff(username="admin", role=User.Role.ADMIN, first="Ada", last="Admin", encoded=encoded)
-    _ensure_staff(username="manager", role=User.Role.MANAGER, first="Mona", last="Manager", encoded=encoded)
+    admin = _ensure_staff(
+        username="admin", role=User.Role.ADMIN, first="Ada", last="Admin", encoded=encoded
+    )
+    _ensure_staff(
+        username="manager", role=User.Role.MANAGER, first="Mona", last="Manager", encoded=encoded
+    )
 
     summary = DemoSummary(loaded=True)
     with tempfile.TemporaryDirectory(prefix="pluralist-demo-") as tmp:
         for kind, path in write_demo_files(data, Path(tmp)).items():
             # actor=None: the system loads the demo (no admin is signed in from a command line).
-            result = import_file(kind=kind, content=path.read_bytes(), filename=path.name, actor=None)
+            result = import_file(
+                kind=kind, content=path.read_bytes(), filename=path.name, actor=None
+            )
             summary.imports.append(result.summary())
 
     usernames = [r["username"] for r in data.reviewers]
     User.objects.filter(username__in=usernames).exclude(password=encoded).update(password=encoded)
 
-    reviewers = {u.username: u for u in User.objects.filter(username__in=usernames).select_related("reviewer_profile")}
-    ideas = {i.external_id: i for i in Idea.objects.filter(external_id__in=[p["idea"] for p in data.pending]).select_related("patent__domain")}
+    reviewers = {
+        u.username: u
+        for u in User.objects.filter(username__in=usernames).select_related("reviewer_profile")
+    }
+    ideas = {
+        i.external_id: i
+        for i in Idea.objects.filter(
+            external_id__in=[p["idea"] for p in data.pending]
+        ).select_related("patent__domain")
+    }
     for row in data.pending:
         assignment_create(reviewer=reviewers[row["reviewer"]], idea=ideas[row["idea"]], actor=None)
 
     summary.counts = demo_counts()
     summary.logins = demo_logins()
-    logger.info("demo loaded (seed %s, scale %s): %s; admin %s", seed, scale, summary.counts, admin.username)
+    logger.info(
+        "demo loaded (seed %s, scale %s): %s; admin %s", seed, scale, summary.counts, admin.username
+    )
     return summary
 
 
@@ -169,13 +198,26 @@ def demo_logins(*, reviewers_per_background: int = 2) -> list[DemoLogin]:
     ):
         user = User.objects.filter(username=username).first()
         if user is not None:
-            logins.append(DemoLogin(role=user.get_role_display().lower(), username=username,
-                                    name=user.display_name, password=DEMO_PASSWORD, note=note))
+            logins.append(
+                DemoLogin(
+                    role=user.get_role_display().lower(),
+                    username=username,
+                    name=user.display_name,
+                    password=DEMO_PASSWORD,
+                    note=note,
+                )
+            )
     pending = set(
-        Assignment.objects.filter(status=Assignment.Status.PENDING).values_list("reviewer_id", flat=True)
+        Assignment.objects.filter(status=Assignment.Status.PENDING).values_list(
+            "reviewer_id", flat=True
+        )
     )
     candidates = (
-        User.objects.filter(role=User.Role.REVIEWER, reviewer_profile__isnull=False, email__endswith="@demo.pluralist.example")
+        User.objects.filter(
+            role=User.Role.REVIEWER,
+            reviewer_profile__isnull=False,
+            email__endswith="@demo.pluralist.example",
+        )
         .select_related("reviewer_profile")
         .prefetch_related("reviewer_profile__domains")
         .order_by("username")
@@ -185,9 +227,15 @@ def demo_logins(*, reviewers_per_background: int = 2) -> list[DemoLogin]:
         group.sort(key=lambda u: (u.pk not in pending, u.username))
         for user in group[:reviewers_per_background]:
             domains = ", ".join(d.name for d in user.reviewer_profile.domains.all())
-            logins.append(DemoLogin(role=f"reviewer ({background})", username=user.username,
-                                    name=user.display_name, password=DEMO_PASSWORD,
-                                    note=f"rates {domains}"))
+            logins.append(
+                DemoLogin(
+                    role=f"reviewer ({background})",
+                    username=user.username,
+                    name=user.display_name,
+                    password=DEMO_PASSWORD,
+                    note=f"rates {domains}",
+                )
+            )
     return logins
 
 

@@ -15,8 +15,12 @@ class DashboardFilterForm(forms.Form):
     dimension = forms.ChoiceField(required=False)
     background = forms.ChoiceField(required=False, choices=BACKGROUND_CHOICES)
     level = forms.ChoiceField(required=False, choices=Level.choices)
-    since = forms.DateField(required=False, label="From", widget=forms.DateInput(attrs={"type": "date"}))
-    until = forms.DateField(required=False, label="To", widget=forms.DateInput(attrs={"type": "date"}))
+    since = forms.DateField(
+        required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
+    )
+    until = forms.DateField(
+        required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
+    )
 
     def __init__(self, *args, dimension_labels: dict[str, str], **kwargs) -> None:
         super().__init__(*args, **kwargs)

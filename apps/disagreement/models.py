@@ -98,3 +98,6 @@ class MetricSlice(models.Model):
                 fields=["snapshot", "kind", "domain", "dimension"], name="one_slice_per_key"
             )
         ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.domain}/{self.dimension} of snapshot {self.snapshot_id}"

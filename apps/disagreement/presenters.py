@@ -18,9 +18,12 @@ def label_domain(key: str, names: dict[str, str]) -> str:
 
 
 def label_background(key: str) -> str:
-    return {"__all__": "All reviewers", "technical": "Technical", "business": "Business", "": "Unknown"}.get(
-        key, key
-    )
+    return {
+        "__all__": "All reviewers",
+        "technical": "Technical",
+        "business": "Business",
+        "": "Unknown",
+    }.get(key, key)
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -111,9 +114,12 @@ def grid(
             fine, coarse = c.get("fine", {}), c.get("coarse", {})
             row_cells.append(
                 {
-                    "alpha": fine.get("alpha"), "ci_low": fine.get("ci_low"),
-                    "ci_high": fine.get("ci_high"), "n_items": fine.get("n_items", 0),
-                    "jaccard": coarse.get("jaccard"), "n_pairs": coarse.get("n_pairs", 0),
+                    "alpha": fine.get("alpha"),
+                    "ci_low": fine.get("ci_low"),
+                    "ci_high": fine.get("ci_high"),
+                    "n_items": fine.get("n_items", 0),
+                    "jaccard": coarse.get("jaccard"),
+                    "n_pairs": coarse.get("n_pairs", 0),
                     "alpha_tone": tone_alpha(fine.get("alpha")),
                     "jaccard_tone": tone_jaccard(coarse.get("jaccard")),
                     "reading": c.get("reading", ""),
@@ -126,11 +132,14 @@ def grid(
     }
 
 
-def grid_chart(result: dict[str, Any], *, labels: dict[str, str], domain: str, background: str) -> dict[str, Any]:
+def grid_chart(
+    result: dict[str, Any], *, labels: dict[str, str], domain: str, background: str
+) -> dict[str, Any]:
     """Bars of fine alpha next to coarse Jaccard per dimension, for one domain."""
     dims = dimensions_in(result, labels)
     cells = {
-        c["dimension"]: c for c in result.get("cells", [])
+        c["dimension"]: c
+        for c in result.get("cells", [])
         if c["domain"] == domain and c.get("background", ALL) == background
     }
     return {
@@ -141,20 +150,49 @@ def grid_chart(result: dict[str, Any], *, labels: dict[str, str], domain: str, b
 
 
 def grid_csv(result: dict[str, Any], **filters: str | None) -> tuple[list[str], list[list[Any]]]:
-    header = ["domain", "dimension", "background", "fine_alpha", "ci_low", "ci_high", "n_items",
-              "n_scores", "coarse_jaccard", "n_pairs", "n_pairs_empty_union", "reading"]
+    header = [
+        "domain",
+        "dimension",
+        "background",
+        "fine_alpha",
+        "ci_low",
+        "ci_high",
+        "n_items",
+        "n_scores",
+        "coarse_jaccard",
+        "n_pairs",
+        "n_pairs_empty_union",
+        "reading",
+    ]
     rows = []
     for c in filter_rows(result.get("cells", []), **filters):
         f, k = c.get("fine", {}), c.get("coarse", {})
-        rows.append([c["domain"], c["dimension"], c.get("background", ALL), f.get("alpha"),
-                     f.get("ci_low"), f.get("ci_high"), f.get("n_items"), f.get("n_scores"),
-                     k.get("jaccard"), k.get("n_pairs"), k.get("n_pairs_empty_union"), c.get("reading", "")])
+        rows.append(
+            [
+                c["domain"],
+                c["dimension"],
+                c.get("background", ALL),
+                f.get("alpha"),
+                f.get("ci_low"),
+                f.get("ci_high"),
+                f.get("n_items"),
+                f.get("n_scores"),
+                k.get("jaccard"),
+                k.get("n_pairs"),
+                k.get("n_pairs_empty_union"),
+                c.get("reading", ""),
+            ]
+        )
     return header, rows
 
 
 def strictness_chart(
-    rows: list[dict[str, Any]], *, dims: list[str], labels: dict[str, str],
-    scales: dict[str, tuple[int, int]], normalise: bool,
+    rows: list[dict[str, Any]],
+    *,
+    dims: list[str],
+    labels: dict[str, str],
+    scales: dict[str, tuple[int, int]],
+    normalise: bool,
 ) -> dict[str, Any]:
     """Per-reviewer means as a strip per dimension; x = dimension index + a stable jitter."""
     index = {d: i for i, d in enumerate(dims)}
@@ -168,22 +206,46 @@ def strictness_chart(
         jitter = ((row["reviewer_id"] * 7919) % 61) / 61 * 0.5 - 0.25
         group = row.get("background") if row.get("background") in BACKGROUNDS else "other"
         points[group].append(
-            {"x": round(index[row["dimension"]] + jitter, 3), "y": round(y, 3),
-             "reviewer": row["reviewer"], "n": row.get("n", 0)}
+            {
+                "x": round(index[row["dimension"]] + jitter, 3),
+                "y": round(y, 3),
+                "reviewer": row["reviewer"],
+                "n": row.get("n", 0),
+            }
         )
     return {
         "labels": [labels.get(d, d) for d in dims],
-        "technical": points["technical"], "business": points["business"], "other": points["other"],
+        "technical": points["technical"],
+        "business": points["business"],
+        "other": points["other"],
         "normalised": normalise,
     }
 
 
 def strictness_csv(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
-    header = ["domain", "dimension", "reviewer", "reviewer_id", "background", "mean", "std", "n", "counts"]
+    header = [
+        "domain",
+        "dimension",
+        "reviewer",
+        "reviewer_id",
+        "background",
+        "mean",
+        "std",
+        "n",
+        "counts",
+    ]
     out = [
-        [r["domain"], r["dimension"], r["reviewer"], r["reviewer_id"], r.get("background", ""),
-         r.get("mean"), r.get("std"), r.get("n"),
-         ";".join(f"{k}:{v}" for k, v in sorted((r.get("counts") or {}).items()))]
+        [
+            r["domain"],
+            r["dimension"],
+            r["reviewer"],
+            r["reviewer_id"],
+            r.get("background", ""),
+            r.get("mean"),
+            r.get("std"),
+            r.get("n"),
+            ";".join(f"{k}:{v}" for k, v in sorted((r.get("counts") or {}).items())),
+        ]
         for r in rows
     ]
     return header, out
@@ -219,14 +281,27 @@ def heatmap(
     return {
         "reviewers": reviewers,
         "backgrounds": [backgrounds.get(n, "") for n in reviewers],
-        "cells": cells, "metric": metric, "truncated": truncated, "total": len(names),
+        "cells": cells,
+        "metric": metric,
+        "truncated": truncated,
+        "total": len(names),
     }
 
 
 def pairwise_csv(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
     header = ["domain", "dimension", "reviewer_a", "reviewer_b", "alpha", "n_items", "jaccard"]
-    return header, [[r["domain"], r["dimension"], r["reviewer_a"], r["reviewer_b"], r.get("alpha"),
-                     r.get("n_items"), r.get("jaccard")] for r in rows]
+    return header, [
+        [
+            r["domain"],
+            r["dimension"],
+            r["reviewer_a"],
+            r["reviewer_b"],
+            r.get("alpha"),
+            r.get("n_items"),
+            r.get("jaccard"),
+        ]
+        for r in rows
+    ]
 
 
 def panel_chart(result: dict[str, Any], *, labels: dict[str, str], domain: str) -> dict[str, Any]:
@@ -237,35 +312,84 @@ def panel_chart(result: dict[str, Any], *, labels: dict[str, str], domain: str) 
         p = panel.get(d)
         if p is None or not p.get("curve"):
             continue
-        series.append({"label": labels.get(d, d),
-                       "points": [{"x": c["k"], "y": c["reliability"]} for c in p["curve"]]})
+        series.append(
+            {
+                "label": labels.get(d, d),
+                "points": [{"x": c["k"], "y": c["reliability"]} for c in p["curve"]],
+            }
+        )
     return {"series": series}
 
 
-def panel_rows(result: dict[str, Any], *, labels: dict[str, str], domain: str) -> list[dict[str, Any]]:
+def panel_rows(
+    result: dict[str, Any], *, labels: dict[str, str], domain: str
+) -> list[dict[str, Any]]:
     dims = dimensions_in(result, labels)
     panel = {p["dimension"]: p for p in result.get("panel", []) if p["domain"] == domain}
     return [
-        {"key": d, "name": labels.get(d, d), "single": panel[d].get("single_reliability"),
-         "k75": panel[d].get("k_for_075"), "k90": panel[d].get("k_for_090")}
-        for d in dims if d in panel
+        {
+            "key": d,
+            "name": labels.get(d, d),
+            "single": panel[d].get("single_reliability"),
+            "k75": panel[d].get("k_for_075"),
+            "k90": panel[d].get("k_for_090"),
+        }
+        for d in dims
+        if d in panel
     ]
 
 
 def panel_csv(result: dict[str, Any], **filters: str | None) -> tuple[list[str], list[list[Any]]]:
-    header = ["domain", "dimension", "single_reliability", "k_for_075", "k_for_090", "k", "reliability"]
+    header = [
+        "domain",
+        "dimension",
+        "single_reliability",
+        "k_for_075",
+        "k_for_090",
+        "k",
+        "reliability",
+    ]
     out = []
     for p in filter_rows(result.get("panel", []), **filters):
         for c in p.get("curve", []) or [{"k": None, "reliability": None}]:
-            out.append([p["domain"], p["dimension"], p.get("single_reliability"), p.get("k_for_075"),
-                        p.get("k_for_090"), c["k"], c["reliability"]])
+            out.append(
+                [
+                    p["domain"],
+                    p["dimension"],
+                    p.get("single_reliability"),
+                    p.get("k_for_075"),
+                    p.get("k_for_090"),
+                    c["k"],
+                    c["reliability"],
+                ]
+            )
     return header, out
 
 
 def contested_csv(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
-    header = ["idea_id", "idea", "domain", "dimension", "n_scores", "raw_spread", "raw_sd", "z_spread"]
-    return header, [[r["idea_id"], r["idea"], r["domain"], r["dimension"], r["n_scores"],
-                     r.get("raw_spread"), r.get("raw_sd"), r.get("z_spread")] for r in rows]
+    header = [
+        "idea_id",
+        "idea",
+        "domain",
+        "dimension",
+        "n_scores",
+        "raw_spread",
+        "raw_sd",
+        "z_spread",
+    ]
+    return header, [
+        [
+            r["idea_id"],
+            r["idea"],
+            r["domain"],
+            r["dimension"],
+            r["n_scores"],
+            r.get("raw_spread"),
+            r.get("raw_sd"),
+            r.get("z_spread"),
+        ]
+        for r in rows
+    ]
 
 
 def split_rows(
@@ -273,15 +397,19 @@ def split_rows(
 ) -> list[dict[str, Any]]:
     """Per dimension: fine alpha and coarse Jaccard within technical, within business, and all."""
     dims = dimensions_in(result, labels)
-    cells = {(c["dimension"], c.get("background", ALL)): c for c in result.get("cells", [])
-             if c["domain"] == domain}
+    cells = {
+        (c["dimension"], c.get("background", ALL)): c
+        for c in result.get("cells", [])
+        if c["domain"] == domain
+    }
     out = []
     for d in dims:
         row: dict[str, Any] = {"key": d, "name": labels.get(d, d)}
         for bg in ("technical", "business", ALL):
             c = cells.get((d, bg), {})
             row[bg] = {
-                "alpha": c.get("fine", {}).get("alpha"), "jaccard": c.get("coarse", {}).get("jaccard"),
+                "alpha": c.get("fine", {}).get("alpha"),
+                "jaccard": c.get("coarse", {}).get("jaccard"),
                 "n_pairs": c.get("coarse", {}).get("n_pairs", 0),
                 "alpha_tone": tone_alpha(c.get("fine", {}).get("alpha")),
                 "jaccard_tone": tone_jaccard(c.get("coarse", {}).get("jaccard")),
@@ -315,8 +443,12 @@ def metrics_payload(
     """Reassemble the contract's dict (docs/metrics.md), restricted to the filters given."""
     payload = {k: v for k, v in summary.items() if not isinstance(v, list)}
     for key in ("cells", "strictness_spread", "contested", "panel"):
-        payload[key] = filter_rows(summary.get(key, []), domain=domain, dimension=dimension,
-                                   background=background if key == "cells" else None)
+        payload[key] = filter_rows(
+            summary.get(key, []),
+            domain=domain,
+            dimension=dimension,
+            background=background if key == "cells" else None,
+        )
     payload["strictness"] = filter_rows(strictness, background=background)
     payload["pairwise"] = pairwise
     return payload

@@ -53,11 +53,10 @@ def _enqueue(snapshot_id: int, *, countdown: int) -> None:
         metrics_recompute_task.apply_async(args=[snapshot_id], countdown=countdown)
     except Exception as exc:  # kombu raises several types for an unreachable broker
         logger.exception("could not enqueue metrics recompute %s", snapshot_id)
-        MetricSnapshot.objects.filter(
-            id=snapshot_id, status=MetricSnapshot.Status.QUEUED
-        ).update(
+        MetricSnapshot.objects.filter(id=snapshot_id, status=MetricSnapshot.Status.QUEUED).update(
             status=MetricSnapshot.Status.FAILED,
-            error=f"The task queue is unreachable, nothing was computed ({exc.__class__.__name__}).",
+            error="The task queue is unreachable, nothing was computed "
+            f"({exc.__class__.__name__}).",
         )
         raise ApplicationError(
             "The task queue is unreachable; the metrics were not recomputed. Try again later."
@@ -67,7 +66,8 @@ def _enqueue(snapshot_id: int, *, countdown: int) -> None:
 def _expire_lost(scope: str) -> None:
     """A QUEUED row whose message was lost would block its scope for good: fail it."""
     MetricSnapshot.objects.filter(
-        scope=scope, status=MetricSnapshot.Status.QUEUED,
+        scope=scope,
+        status=MetricSnapshot.Status.QUEUED,
         created_at__lt=timezone.now() - QUEUED_TIMEOUT,
     ).update(status=MetricSnapshot.Status.FAILED, error="No worker picked this recompute up.")
 
@@ -77,7 +77,9 @@ def _queue(
 ) -> tuple[MetricSnapshot, bool]:
     """The scope's QUEUED snapshot, created if missing; returns (snapshot, created)."""
     scope = scope_key(level=level, since=since, until=until)
-    existing = MetricSnapshot.objects.filter(scope=scope, status=MetricSnapshot.Status.QUEUED).first()
+    existing = MetricSnapshot.objects.filter(
+        scope=scope, status=MetricSnapshot.Status.QUEUED
+    ).first()
     if existing is not None:
         return existing, False
     try:
@@ -100,7 +102,8 @@ def metrics_mark_stale() -> None:
     also stop the judges' own after-commit hook.
     """
     existing = MetricSnapshot.objects.filter(
-        scope=AUTO_SCOPE, status=MetricSnapshot.Status.QUEUED,
+        scope=AUTO_SCOPE,
+        status=MetricSnapshot.Status.QUEUED,
         created_at__gte=timezone.now() - QUEUED_TIMEOUT,
     ).exists()
     if existing:
@@ -131,9 +134,15 @@ def metrics_request_recompute(
         raise PermissionDenied("Only managers and admins recompute metrics.")
     errors = []
     if level not in Level.values:
-        errors.append(FieldError(field="level", message=f"must be one of {', '.join(Level.values)}", value=level))
+        errors.append(
+            FieldError(
+                field="level", message=f"must be one of {', '.join(Level.values)}", value=level
+            )
+        )
     if since and until and since > until:
-        errors.append(FieldError(field="until", message="must not be before the start date", value=str(until)))
+        errors.append(
+            FieldError(field="until", message="must not be before the start date", value=str(until))
+        )
     if errors:
         raise ApplicationError("The recompute was not started.", errors=errors)
     scope = scope_key(level=level, since=since, until=until)
@@ -196,16 +205,22 @@ def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
         with transaction.atomic():
             _store_slices(snapshot_id, slices)
             MetricSnapshot.objects.filter(id=snapshot_id).update(
-                status=MetricSnapshot.Status.DONE, progress=100, result=summary,
+                status=MetricSnapshot.Status.DONE,
+                progress=100,
+                result=summary,
                 n_ratings=len(frame),
-                latest_rating_at=None if latest is None or pd.isna(latest) else latest.round("us").to_pydatetime(),
+                latest_rating_at=None
+                if latest is None or pd.isna(latest)
+                else latest.round("us").to_pydatetime(),
                 computed_at=timezone.now(),
-                duration_ms=int((time.perf_counter() - started) * 1000), error="",
+                duration_ms=int((time.perf_counter() - started) * 1000),
+                error="",
             )
     except Exception as exc:
         logger.exception("metrics snapshot %s failed", snapshot_id)
         MetricSnapshot.objects.filter(id=snapshot_id).update(
-            status=MetricSnapshot.Status.FAILED, error=f"{exc.__class__.__name__}: {exc}"[:2000],
+            status=MetricSnapshot.Status.FAILED,
+            error=f"{exc.__class__.__name__}: {exc}"[:2000],
             duration_ms=int((time.perf_counter() - started) * 1000),
         )
     _prune(snapshot.scope)

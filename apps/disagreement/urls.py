@@ -13,5 +13,7 @@ urlpatterns = [
     path("ideas/<int:idea_id>/", views.idea_detail, name="idea"),
     path("export/<slug:kind>.csv", views.export_csv, name="export"),
     path("recompute/", views.recompute, name="recompute"),
-    path("snapshots/<int:snapshot_id>/progress/", views.snapshot_progress, name="snapshot_progress"),
+    path(
+        "snapshots/<int:snapshot_id>/progress/", views.snapshot_progress, name="snapshot_progress"
+    ),
 ]

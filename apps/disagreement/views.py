@@ -72,11 +72,20 @@ def _dashboard(request: HttpRequest) -> Dashboard:
     )
     params = {k: v for k, v in request.GET.items() if k in form.fields and v}
     return Dashboard(
-        form=form, domain=form.value("domain"), dimension=form.value("dimension"),
-        background=form.value("background"), level=level, since=since, until=until, scope=scope,
-        snapshot=snapshot, in_progress=in_progress, failure=failure,
+        form=form,
+        domain=form.value("domain"),
+        dimension=form.value("dimension"),
+        background=form.value("background"),
+        level=level,
+        since=since,
+        until=until,
+        scope=scope,
+        snapshot=snapshot,
+        in_progress=in_progress,
+        failure=failure,
         freshness=selectors.snapshot_freshness(snapshot) if snapshot else None,
-        labels=labels, domain_names=dict(Domain.objects.values_list("key", "name")),
+        labels=labels,
+        domain_names=dict(Domain.objects.values_list("key", "name")),
         query=urlencode(params),
     )
 
@@ -88,11 +97,22 @@ def overview(request: HttpRequest) -> HttpResponse:
     bg = dash.background or P.ALL
     grid = chart = None
     if dash.snapshot:
-        grid = P.grid(dash.result, labels=dash.labels, domain_names=dash.domain_names,
-                      domain=dash.domain, dimension=dash.dimension, background=bg)
-        chart = P.grid_chart(dash.result, labels=dash.labels, domain=dash.focus_domain, background=bg)
-    return render(request, "disagreement/overview.html",
-                  dash.context(grid=grid, chart=chart, tab="overview", has_ratings=selectors.ratings_exist()))
+        grid = P.grid(
+            dash.result,
+            labels=dash.labels,
+            domain_names=dash.domain_names,
+            domain=dash.domain,
+            dimension=dash.dimension,
+            background=bg,
+        )
+        chart = P.grid_chart(
+            dash.result, labels=dash.labels, domain=dash.focus_domain, background=bg
+        )
+    return render(
+        request,
+        "disagreement/overview.html",
+        dash.context(grid=grid, chart=chart, tab="overview", has_ratings=selectors.ratings_exist()),
+    )
 
 
 @managers_only
@@ -103,21 +123,39 @@ def strictness(request: HttpRequest) -> HttpResponse:
     chart = spread = None
     if dash.snapshot:
         rows = P.filter_rows(
-            selectors.snapshot_slices(dash.snapshot, kind=MetricSlice.Kind.STRICTNESS,
-                                      domain=dash.focus_domain, dimension=dash.dimension),
+            selectors.snapshot_slices(
+                dash.snapshot,
+                kind=MetricSlice.Kind.STRICTNESS,
+                domain=dash.focus_domain,
+                dimension=dash.dimension,
+            ),
             background=dash.background,
         )
-        dims = [d for d in P.dimensions_in(dash.result, dash.labels)
-                if not dash.dimension or d == dash.dimension]
-        chart = P.strictness_chart(rows, dims=dims, labels=dash.labels,
-                                   scales=selectors.rubric_scales(), normalise=normalise)
+        dims = [
+            d
+            for d in P.dimensions_in(dash.result, dash.labels)
+            if not dash.dimension or d == dash.dimension
+        ]
+        chart = P.strictness_chart(
+            rows,
+            dims=dims,
+            labels=dash.labels,
+            scales=selectors.rubric_scales(),
+            normalise=normalise,
+        )
         spread = [
             {**s, "name": dash.labels.get(s["dimension"], s["dimension"])}
-            for s in P.filter_rows(dash.result.get("strictness_spread", []),
-                                   domain=dash.focus_domain, dimension=dash.dimension)
+            for s in P.filter_rows(
+                dash.result.get("strictness_spread", []),
+                domain=dash.focus_domain,
+                dimension=dash.dimension,
+            )
         ]
-    return render(request, "disagreement/strictness.html",
-                  dash.context(chart=chart, spread=spread, normalise=normalise, tab="strictness"))
+    return render(
+        request,
+        "disagreement/strictness.html",
+        dash.context(chart=chart, spread=spread, normalise=normalise, tab="strictness"),
+    )
 
 
 @managers_only
@@ -129,20 +167,40 @@ def agreement(request: HttpRequest) -> HttpResponse:
     dimension = dash.dimension or (dims[0] if dims else None)
     matrix = None
     if dash.snapshot and dimension:
-        rows = selectors.snapshot_slices(dash.snapshot, kind=MetricSlice.Kind.PAIRWISE,
-                                         domain=dash.focus_domain, dimension=dimension)
+        rows = selectors.snapshot_slices(
+            dash.snapshot,
+            kind=MetricSlice.Kind.PAIRWISE,
+            domain=dash.focus_domain,
+            dimension=dimension,
+        )
         backgrounds = {
             r["reviewer"]: r.get("background", "")
-            for r in selectors.snapshot_slices(dash.snapshot, kind=MetricSlice.Kind.STRICTNESS,
-                                               domain=dash.focus_domain, dimension=dimension)
+            for r in selectors.snapshot_slices(
+                dash.snapshot,
+                kind=MetricSlice.Kind.STRICTNESS,
+                domain=dash.focus_domain,
+                dimension=dimension,
+            )
         }
         if dash.background:
-            rows = [r for r in rows if backgrounds.get(r["reviewer_a"]) == dash.background
-                    and backgrounds.get(r["reviewer_b"]) == dash.background]
+            rows = [
+                r
+                for r in rows
+                if backgrounds.get(r["reviewer_a"]) == dash.background
+                and backgrounds.get(r["reviewer_b"]) == dash.background
+            ]
         matrix = P.heatmap(rows, metric=metric, backgrounds=backgrounds)
-    return render(request, "disagreement/agreement.html", dash.context(
-        matrix=matrix, metric=metric, dimension=dimension,
-        dimension_name=dash.labels.get(dimension or "", dimension), tab="agreement"))
+    return render(
+        request,
+        "disagreement/agreement.html",
+        dash.context(
+            matrix=matrix,
+            metric=metric,
+            dimension=dimension,
+            dimension_name=dash.labels.get(dimension or "", dimension),
+            tab="agreement",
+        ),
+    )
 
 
 @managers_only
@@ -157,7 +215,9 @@ def panel(request: HttpRequest) -> HttpResponse:
             keep = dash.labels.get(dash.dimension, dash.dimension)
             chart["series"] = [s for s in chart["series"] if s["label"] == keep]
             rows = [r for r in rows if r["key"] == dash.dimension]
-    return render(request, "disagreement/panel.html", dash.context(chart=chart, rows=rows, tab="panel"))
+    return render(
+        request, "disagreement/panel.html", dash.context(chart=chart, rows=rows, tab="panel")
+    )
 
 
 @managers_only
@@ -167,19 +227,40 @@ def contested(request: HttpRequest) -> HttpResponse:
     sort = "raw_spread" if request.GET.get("sort") == "raw" else "z_spread"
     rows = None
     if dash.snapshot:
-        rows = P.filter_rows(dash.result.get("contested", []), domain=dash.domain,
-                             dimension=dash.dimension)
+        rows = P.filter_rows(
+            dash.result.get("contested", []), domain=dash.domain, dimension=dash.dimension
+        )
         rows = sorted(rows, key=lambda r: -(r.get(sort) or 0))
-        rows = [{**r, "dimension_name": dash.labels.get(r["dimension"], r["dimension"]),
-                 "domain_name": dash.domain_names.get(r["domain"], r["domain"])} for r in rows]
-    chart = {"points": [{"x": r["raw_spread"], "y": r["z_spread"], "idea": r["idea"],
-                         "dimension": r["dimension_name"]}
-                        for r in rows or [] if r.get("z_spread") is not None]}
+        rows = [
+            {
+                **r,
+                "dimension_name": dash.labels.get(r["dimension"], r["dimension"]),
+                "domain_name": dash.domain_names.get(r["domain"], r["domain"]),
+            }
+            for r in rows
+        ]
+    chart = {
+        "points": [
+            {
+                "x": r["raw_spread"],
+                "y": r["z_spread"],
+                "idea": r["idea"],
+                "dimension": r["dimension_name"],
+            }
+            for r in rows or []
+            if r.get("z_spread") is not None
+        ]
+    }
     total = len(rows or [])
     show_all = request.GET.get("all") == "1"
     shown = rows if show_all or rows is None else rows[:CONTESTED_SHOWN]
-    return render(request, "disagreement/contested.html", dash.context(
-        rows=shown, total=total, show_all=show_all, chart=chart, sort=sort, tab="contested"))
+    return render(
+        request,
+        "disagreement/contested.html",
+        dash.context(
+            rows=shown, total=total, show_all=show_all, chart=chart, sort=sort, tab="contested"
+        ),
+    )
 
 
 @managers_only
@@ -192,7 +273,9 @@ def split(request: HttpRequest) -> HttpResponse:
         if dash.dimension:
             rows = [r for r in rows if r["key"] == dash.dimension]
         chart = P.split_chart(rows)
-    return render(request, "disagreement/split.html", dash.context(rows=rows, chart=chart, tab="split"))
+    return render(
+        request, "disagreement/split.html", dash.context(rows=rows, chart=chart, tab="split")
+    )
 
 
 @managers_only
@@ -200,9 +283,16 @@ def split(request: HttpRequest) -> HttpResponse:
 def idea_detail(request: HttpRequest, idea_id: int) -> HttpResponse:
     idea = get_object_or_404(Idea.objects.select_related("patent", "patent__domain"), id=idea_id)
     dimensions = selectors.idea_ratings_detail(idea=idea)
-    return render(request, "disagreement/idea_detail.html",
-                  {"idea": idea, "dimensions": dimensions, "tab": "contested",
-                   "back": reverse("disagreement:contested")})
+    return render(
+        request,
+        "disagreement/idea_detail.html",
+        {
+            "idea": idea,
+            "dimensions": dimensions,
+            "tab": "contested",
+            "back": reverse("disagreement:contested"),
+        },
+    )
 
 
 EXPORTS = ("grid", "strictness", "pairwise", "panel", "contested", "split")
@@ -221,11 +311,18 @@ def export_csv(request: HttpRequest, kind: str) -> HttpResponse:
     if kind == "grid":
         header, rows = P.grid_csv(result, background=dash.background, **filters)
     elif kind == "strictness":
-        header, rows = P.strictness_csv(P.filter_rows(selectors.snapshot_slices(
-            dash.snapshot, kind=MetricSlice.Kind.STRICTNESS, **filters), background=dash.background))
+        header, rows = P.strictness_csv(
+            P.filter_rows(
+                selectors.snapshot_slices(
+                    dash.snapshot, kind=MetricSlice.Kind.STRICTNESS, **filters
+                ),
+                background=dash.background,
+            )
+        )
     elif kind == "pairwise":
-        header, rows = P.pairwise_csv(selectors.snapshot_slices(
-            dash.snapshot, kind=MetricSlice.Kind.PAIRWISE, **filters))
+        header, rows = P.pairwise_csv(
+            selectors.snapshot_slices(dash.snapshot, kind=MetricSlice.Kind.PAIRWISE, **filters)
+        )
     elif kind == "panel":
         header, rows = P.panel_csv(result, **filters)
     elif kind == "contested":
@@ -234,7 +331,9 @@ def export_csv(request: HttpRequest, kind: str) -> HttpResponse:
         header, rows = P.grid_csv(result, **filters)
         rows = [r for r in rows if r[2] in ("technical", "business", P.ALL)]
     response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = f'attachment; filename="pluralist-{kind}-{dash.snapshot.id}.csv"'
+    response["Content-Disposition"] = (
+        f'attachment; filename="pluralist-{kind}-{dash.snapshot.id}.csv"'
+    )
     writer = csv.writer(response)
     writer.writerow(header)
     writer.writerows(["" if v is None else v for v in row] for row in rows)
@@ -247,15 +346,21 @@ def recompute(request: HttpRequest) -> HttpResponse:
     form = RecomputeForm(request.POST)
     form.is_valid()
     data = form.cleaned_data
-    back = reverse("disagreement:overview") + (f"?{request.POST.get('next_query')}" if request.POST.get("next_query") else "")
+    back = reverse("disagreement:overview") + (
+        f"?{request.POST.get('next_query')}" if request.POST.get("next_query") else ""
+    )
     try:
         snapshot = metrics_request_recompute(
-            actor=request.user, level=data.get("level") or Level.ORDINAL,
-            since=data.get("since"), until=data.get("until"),
+            actor=request.user,
+            level=data.get("level") or Level.ORDINAL,
+            since=data.get("since"),
+            until=data.get("until"),
         )
     except ApplicationError as exc:
         if request.htmx:
-            return render(request, "disagreement/_progress.html", {"error": exc.message}, status=503)
+            return render(
+                request, "disagreement/_progress.html", {"error": exc.message}, status=503
+            )
         messages.error(request, exc.message)
         return redirect(back)
     if request.htmx:

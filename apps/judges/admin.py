@@ -11,8 +11,18 @@ from apps.judges.models import JudgeConfig, JudgeHistory, JudgeRun
 
 @admin.register(JudgeConfig)
 class JudgeConfigAdmin(admin.ModelAdmin):
-    list_display = ["name", "kind", "backend", "model", "shots", "seeds", "confidence_threshold",
-                    "min_history", "is_active", "auto"]
+    list_display = [
+        "name",
+        "kind",
+        "backend",
+        "model",
+        "shots",
+        "seeds",
+        "confidence_threshold",
+        "min_history",
+        "is_active",
+        "auto",
+    ]
     list_filter = ["kind", "backend", "is_active", "auto"]
     search_fields = ["name", "model"]
 
@@ -21,7 +31,9 @@ class JudgeConfigAdmin(admin.ModelAdmin):
         data = {f: getattr(obj, f) for f in services.CONFIG_FIELDS}
         try:
             if change:
-                saved = services.judge_config_update(config=JudgeConfig.objects.get(pk=obj.pk), by=request.user, **data)
+                saved = services.judge_config_update(
+                    config=JudgeConfig.objects.get(pk=obj.pk), by=request.user, **data
+                )
             else:
                 saved = services.judge_config_create(by=request.user, **data)
         except ApplicationError as exc:
@@ -38,7 +50,17 @@ class JudgeConfigAdmin(admin.ModelAdmin):
 
 @admin.register(JudgeRun)
 class JudgeRunAdmin(admin.ModelAdmin):
-    list_display = ["id", "purpose", "status", "reviewer", "domain", "done", "total", "calls", "created_at"]
+    list_display = [
+        "id",
+        "purpose",
+        "status",
+        "reviewer",
+        "domain",
+        "done",
+        "total",
+        "calls",
+        "created_at",
+    ]
     list_filter = ["purpose", "status"]
     readonly_fields = [f.name for f in JudgeRun._meta.fields]
 

@@ -46,7 +46,7 @@ def _clean(x: float | None) -> float | None:
 
 
 def _ordinal_alpha_fallback(data: np.ndarray, values: list[float] | None) -> float:
-    """Krippendorff's ordinal alpha (coincidence-matrix form). Used only if the shared one is absent."""
+    """Krippendorff's ordinal alpha (coincidence matrix); only if the shared one is absent."""
     vals = sorted(values) if values else sorted({v for v in data.flatten() if not np.isnan(v)})
     index = {v: i for i, v in enumerate(vals)}
     m = len(vals)
@@ -78,7 +78,9 @@ def _ordinal_alpha_fallback(data: np.ndarray, values: list[float] | None) -> flo
     return float(1.0 - (n - 1) * d_o / d_e)
 
 
-def alpha(data: np.ndarray, *, values: list[float] | None = None, level: str = "ordinal") -> float | None:
+def alpha(
+    data: np.ndarray, *, values: list[float] | None = None, level: str = "ordinal"
+) -> float | None:
     """Alpha over a coders x units matrix (NaN = missing); None when undefined."""
     if data.size == 0:
         return None
@@ -106,7 +108,9 @@ def _values(scales: dict[str, tuple[int, int]], dimension: str) -> list[float] |
     return [float(v) for v in range(lo, hi + 1)]
 
 
-def judge_vs_truth_alpha(group: pd.DataFrame, values: list[float] | None) -> tuple[float | None, int]:
+def judge_vs_truth_alpha(
+    group: pd.DataFrame, values: list[float] | None
+) -> tuple[float | None, int]:
     """Alpha between predictions and truths of one group; n = items where the judge kept a score."""
     g = group.dropna(subset=["truth"])
     data = np.vstack([g["truth"].to_numpy(float), g["pred"].to_numpy(float)])
@@ -123,16 +127,21 @@ def alignment_curve(
     keys = ["dimension", "kind", "k"] + (["reviewer_id"] if by_reviewer else [])
     rows = []
     for key, group in finals.groupby(keys, sort=True):
-        values = dict(zip(keys, key if isinstance(key, tuple) else (key,)))
+        values = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
         a, n = judge_vs_truth_alpha(group, _values(scales, values["dimension"]))
         values["k"] = int(values["k"])
         if "reviewer_id" in values:
             values["reviewer_id"] = int(values["reviewer_id"])
         kept, discarded = int(group["kept"].sum()), int(group["discarded"].sum())
-        rows.append({
-            **values, "alpha": a, "n": n, "n_targets": int(len(group)),
-            "discard_rate": (discarded / (kept + discarded)) if kept + discarded else None,
-        })
+        rows.append(
+            {
+                **values,
+                "alpha": a,
+                "n": n,
+                "n_targets": int(len(group)),
+                "discard_rate": (discarded / (kept + discarded)) if kept + discarded else None,
+            }
+        )
     rows.sort(key=lambda r: (r["dimension"], _kind_pos(r["kind"]), r["k"]))
     return rows
 
@@ -163,12 +172,16 @@ def coarse_alignment(finals: pd.DataFrame, *, k: int | None = None) -> list[dict
             p_top = set(rg.loc[rg["pred"] >= p_med, "idea_id"])
             if t_top:
                 overlaps.append(len(t_top & p_top) / len(t_top))
-        rows.append({
-            "dimension": dimension, "kind": kind, "k": use_k,
-            "jaccard": _clean(np.mean(jaccards)) if jaccards else None,
-            "top50_overlap": _clean(np.mean(overlaps)) if overlaps else None,
-            "n_reviewers": len(overlaps),
-        })
+        rows.append(
+            {
+                "dimension": dimension,
+                "kind": kind,
+                "k": use_k,
+                "jaccard": _clean(np.mean(jaccards)) if jaccards else None,
+                "top50_overlap": _clean(np.mean(overlaps)) if overlaps else None,
+                "n_reviewers": len(overlaps),
+            }
+        )
     rows.sort(key=lambda r: (r["dimension"], _kind_pos(r["kind"])))
     return rows
 
@@ -176,7 +189,8 @@ def coarse_alignment(finals: pd.DataFrame, *, k: int | None = None) -> list[dict
 def discard_rates(predictions: pd.DataFrame) -> list[dict[str, Any]]:
     """Share of scored predictions discarded for low confidence, per domain and dimension.
 
-    predictions: one row per seed prediction with domain, dimension, kind, scored (bool), discarded (bool).
+    predictions: one row per seed prediction with domain, dimension, kind, scored (bool) and
+    discarded (bool).
     """
     if predictions.empty:
         return []
@@ -184,11 +198,17 @@ def discard_rates(predictions: pd.DataFrame) -> list[dict[str, Any]]:
     for (domain, dimension), g in predictions.groupby(["domain", "dimension"], sort=True):
         scored = int(g["scored"].sum())
         discarded = int(g["discarded"].sum())
-        rows.append({
-            "domain": domain, "dimension": dimension, "n_predictions": int(len(g)),
-            "n_scored": scored, "n_discarded": discarded, "n_failed": int((~g["scored"]).sum()),
-            "discard_rate": (discarded / scored) if scored else None,
-        })
+        rows.append(
+            {
+                "domain": domain,
+                "dimension": dimension,
+                "n_predictions": int(len(g)),
+                "n_scored": scored,
+                "n_discarded": discarded,
+                "n_failed": int((~g["scored"]).sum()),
+                "discard_rate": (discarded / scored) if scored else None,
+            }
+        )
     return rows
 
 
@@ -234,7 +254,10 @@ def reasoning_structure(
                 if al is not None:
                     alphas.append(al)
             if alphas:
-                pairs[(a, b)] = (float(np.mean(alphas)), [(int(i_), str(d)) for i_, d in both.index])
+                pairs[(a, b)] = (
+                    float(np.mean(alphas)),
+                    [(int(i_), str(d)) for i_, d in both.index],
+                )
     if not pairs:
         return []
     out = []
@@ -259,13 +282,24 @@ def reasoning_structure(
                     continue
                 sims.append(float(vectors[row_of[ra]] @ vectors[row_of[rb]]))
             if sims:
-                points.append({
-                    "reviewer_a": names.get(a, str(a)), "reviewer_b": names.get(b, str(b)),
-                    "agreement": agreement, "similarity": float(np.mean(sims)), "n_items": len(sims),
-                })
-        out.append({
-            "kind": kind, "k": use_k, "points": points,
-            "pearson_r": pearson([p["agreement"] for p in points], [p["similarity"] for p in points]),
-        })
+                points.append(
+                    {
+                        "reviewer_a": names.get(a, str(a)),
+                        "reviewer_b": names.get(b, str(b)),
+                        "agreement": agreement,
+                        "similarity": float(np.mean(sims)),
+                        "n_items": len(sims),
+                    }
+                )
+        out.append(
+            {
+                "kind": kind,
+                "k": use_k,
+                "points": points,
+                "pearson_r": pearson(
+                    [p["agreement"] for p in points], [p["similarity"] for p in points]
+                ),
+            }
+        )
     out.sort(key=lambda r: _kind_pos(r["kind"]))
     return out

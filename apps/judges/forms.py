@@ -21,15 +21,22 @@ class StudyForm(forms.Form):
     dimensions = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple)
     configs = forms.ModelMultipleChoiceField(
         queryset=JudgeConfig.objects.filter(is_active=True).order_by("kind", "name"),
-        widget=forms.CheckboxSelectMultiple, label="Configurations",
+        widget=forms.CheckboxSelectMultiple,
+        label="Configurations",
     )
-    shots = forms.CharField(initial="0,1,2,5,9", label="k values", help_text="Comma-separated, e.g. 0,1,2,5,9")
+    shots = forms.CharField(
+        initial="0,1,2,5,9", label="k values", help_text="Comma-separated, e.g. 0,1,2,5,9"
+    )
     seeds = forms.IntegerField(initial=3, min_value=1, max_value=10)
     backend = forms.ChoiceField(
-        choices=[("", "Each configuration's own")] + list(JudgeConfig.Backend.choices), required=False
+        choices=[("", "Each configuration's own")] + list(JudgeConfig.Backend.choices),
+        required=False,
     )
     min_history = forms.IntegerField(
-        initial=2, min_value=1, max_value=1000, label="Minimum ratings per reviewer",
+        initial=2,
+        min_value=1,
+        max_value=1000,
+        label="Minimum ratings per reviewer",
         help_text="Reviewers with fewer scored ratings in the dimension are left out.",
     )
 
@@ -42,7 +49,9 @@ class StudyForm(forms.Form):
         try:
             values = sorted({int(x) for x in raw.replace(" ", "").split(",") if x != ""})
         except ValueError as exc:
-            raise forms.ValidationError(f"k values must be whole numbers separated by commas (got {raw!r}).") from exc
+            raise forms.ValidationError(
+                f"k values must be whole numbers separated by commas (got {raw!r})."
+            ) from exc
         if not values or any(k < 0 or k > 50 for k in values):
             raise forms.ValidationError("Give one or more k values between 0 and 50.")
         return values
@@ -50,11 +59,17 @@ class StudyForm(forms.Form):
 
 class PredictionFilterForm(forms.Form):
     reviewer = forms.ChoiceField(required=False)
-    domain = forms.ModelChoiceField(queryset=Domain.objects.order_by("name"), required=False,
-                                    to_field_name="key", empty_label="All domains")
+    domain = forms.ModelChoiceField(
+        queryset=Domain.objects.order_by("name"),
+        required=False,
+        to_field_name="key",
+        empty_label="All domains",
+    )
     dimension = forms.ChoiceField(required=False)
 
-    def __init__(self, *args: object, reviewers: list[tuple[str, str]] = (), **kwargs: object) -> None:  # type: ignore[assignment]
+    def __init__(
+        self, *args: object, reviewers: list[tuple[str, str]] = (), **kwargs: object
+    ) -> None:  # type: ignore[assignment]
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["reviewer"].choices = [("", "All reviewers")] + list(reviewers)
         self.fields["dimension"].choices = [("", "All dimensions")] + _dimension_choices()

@@ -31,7 +31,9 @@ class JudgeConfig(TimestampedModel):
     model = models.CharField(max_length=200, blank=True, help_text="Empty: settings.LLM_MODEL.")
     base_url = models.URLField(blank=True, help_text="Empty: settings.LLM_BASE_URL.")
     # Few-shot counts evaluated; zero-shot configurations always use k = 0.
-    shots = models.JSONField(default=list, blank=True, help_text="List of k values, e.g. [0, 1, 2, 5, 9].")
+    shots = models.JSONField(
+        default=list, blank=True, help_text="List of k values, e.g. [0, 1, 2, 5, 9]."
+    )
     seeds = models.PositiveSmallIntegerField(default=3)
     temperature = models.FloatField(default=0.0)
     confidence_threshold = models.PositiveSmallIntegerField(default=80)
@@ -40,7 +42,9 @@ class JudgeConfig(TimestampedModel):
     )
     concurrency = models.PositiveSmallIntegerField(default=4)
     is_active = models.BooleanField(default=True)
-    auto = models.BooleanField(default=True, help_text="Used by the automatic runs after new ratings.")
+    auto = models.BooleanField(
+        default=True, help_text="Used by the automatic runs after new ratings."
+    )
 
     class Meta:
         ordering = ["kind", "name"]
@@ -49,7 +53,9 @@ class JudgeConfig(TimestampedModel):
                 condition=Q(confidence_threshold__lte=100), name="judge_threshold_0_100"
             ),
             models.CheckConstraint(condition=Q(seeds__gte=1), name="judge_seeds_positive"),
-            models.CheckConstraint(condition=Q(concurrency__gte=1), name="judge_concurrency_positive"),
+            models.CheckConstraint(
+                condition=Q(concurrency__gte=1), name="judge_concurrency_positive"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -86,19 +92,30 @@ class JudgeRun(TimestampedModel):
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     # Scope: a reviewer (null for studies over every reviewer), a domain, dimension keys.
     reviewer = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.CASCADE,
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
         related_name="judge_runs",
     )
-    domain = models.ForeignKey("catalog.Domain", on_delete=models.CASCADE, related_name="judge_runs")
+    domain = models.ForeignKey(
+        "catalog.Domain", on_delete=models.CASCADE, related_name="judge_runs"
+    )
     dimensions = models.JSONField(default=list)
     configs = models.ManyToManyField(JudgeConfig, related_name="runs")
-    shots = models.JSONField(default=list, blank=True, help_text="Empty: each configuration's own k values.")
-    seeds = models.PositiveSmallIntegerField(null=True, blank=True, help_text="Empty: each configuration's own.")
+    shots = models.JSONField(
+        default=list, blank=True, help_text="Empty: each configuration's own k values."
+    )
+    seeds = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Empty: each configuration's own."
+    )
     min_history = models.PositiveSmallIntegerField(
         null=True, blank=True, help_text="Studies: reviewers with fewer scored ratings are skipped."
     )
     backend = models.CharField(
-        max_length=16, choices=JudgeConfig.Backend.choices, blank=True,
+        max_length=16,
+        choices=JudgeConfig.Backend.choices,
+        blank=True,
         help_text="Empty: each configuration's own backend.",
     )
     scope_key = models.CharField(max_length=300)
@@ -124,7 +141,8 @@ class JudgeRun(TimestampedModel):
         constraints = [
             # At most one queued or running run per scope: re-triggers reuse it instead.
             models.UniqueConstraint(
-                fields=["scope_key"], condition=Q(status__in=["queued", "running"]),
+                fields=["scope_key"],
+                condition=Q(status__in=["queued", "running"]),
                 name="one_active_judge_run_per_scope",
             )
         ]
@@ -152,8 +170,12 @@ class JudgePrediction(models.Model):
     kind = models.CharField(max_length=16, choices=JudgeConfig.Kind.choices)
     k = models.PositiveSmallIntegerField()
     seed = models.PositiveSmallIntegerField()
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
-    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="judge_predictions")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    idea = models.ForeignKey(
+        "catalog.Idea", on_delete=models.CASCADE, related_name="judge_predictions"
+    )
     dimension = models.ForeignKey("screening.Dimension", on_delete=models.CASCADE, related_name="+")
     score = models.SmallIntegerField(null=True, blank=True)
     reason = models.TextField(blank=True)
@@ -179,14 +201,19 @@ class JudgePrediction(models.Model):
             )
         ]
 
+    def __str__(self) -> str:
+        return f"{self.kind} k={self.k} seed={self.seed}: {self.score}"
+
 
 class JudgeFinal(models.Model):
-    """Majority vote over the kept seed predictions of one target (see postprocess.aggregate_seeds)."""
+    """Majority vote over the kept seed predictions of one target (postprocess.aggregate_seeds)."""
 
     run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="finals")
     kind = models.CharField(max_length=16, choices=JudgeConfig.Kind.choices)
     k = models.PositiveSmallIntegerField()
-    reviewer = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
     idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="judge_finals")
     dimension = models.ForeignKey("screening.Dimension", on_delete=models.CASCADE, related_name="+")
     score = models.SmallIntegerField(null=True, blank=True)
@@ -201,9 +228,13 @@ class JudgeFinal(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["run", "reviewer", "idea", "dimension", "kind", "k"], name="unique_judge_final"
+                fields=["run", "reviewer", "idea", "dimension", "kind", "k"],
+                name="unique_judge_final",
             )
         ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} k={self.k}: {self.score}"
 
 
 class JudgeHistory(models.Model):
@@ -216,7 +247,9 @@ class JudgeHistory(models.Model):
         CONFIG_DELETED = "config_deleted", "Configuration deleted"
 
     event = models.CharField(max_length=20, choices=Event.choices)
-    run = models.ForeignKey(JudgeRun, null=True, blank=True, on_delete=models.CASCADE, related_name="history")
+    run = models.ForeignKey(
+        JudgeRun, null=True, blank=True, on_delete=models.CASCADE, related_name="history"
+    )
     config = models.ForeignKey(
         JudgeConfig, null=True, blank=True, on_delete=models.SET_NULL, related_name="history"
     )
@@ -230,3 +263,6 @@ class JudgeHistory(models.Model):
 
     class Meta:
         ordering = ["changed_at", "id"]
+
+    def __str__(self) -> str:
+        return f"{self.get_event_display()} at {self.changed_at:%Y-%m-%d %H:%M}"

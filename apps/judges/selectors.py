@@ -40,7 +40,9 @@ def rating_pool_frame(*, domain: Domain, dimension_ids: Iterable[int]) -> pd.Dat
     """Every scored rating in the domain on these dimensions: the few-shot example pool."""
     rows = (
         Rating.objects.filter(
-            status=Rating.Status.SCORED, idea__patent__domain=domain, dimension_id__in=list(dimension_ids)
+            status=Rating.Status.SCORED,
+            idea__patent__domain=domain,
+            dimension_id__in=list(dimension_ids),
         )
         .values_list("id", "idea_id", "idea__patent_id", "reviewer_id", "dimension__key", "score")
         .order_by("id")
@@ -69,7 +71,10 @@ def reviewer_unrated_idea_ids(*, reviewer_id: int, domain: Domain) -> list[int]:
     """Ideas of the domain the reviewer never rated (no rating row at all, on any dimension)."""
     rated = Rating.objects.filter(reviewer_id=reviewer_id).values("idea_id")
     return list(
-        Idea.objects.filter(patent__domain=domain).exclude(id__in=rated).order_by("id").values_list("id", flat=True)
+        Idea.objects.filter(patent__domain=domain)
+        .exclude(id__in=rated)
+        .order_by("id")
+        .values_list("id", flat=True)
     )
 
 
@@ -107,25 +112,57 @@ def finals_frame(*, run_ids: Iterable[int], dimension: str | None = None) -> pd.
         qs = qs.filter(dimension__key=dimension)
     rows = list(
         qs.values_list(
-            "reviewer_id", "reviewer__username", "idea_id", "idea__patent__domain__key", "dimension_id",
-            "dimension__key", "kind", "k", "score", "confidence", "reason", "kept", "discarded", "failed",
+            "reviewer_id",
+            "reviewer__username",
+            "idea_id",
+            "idea__patent__domain__key",
+            "dimension_id",
+            "dimension__key",
+            "kind",
+            "k",
+            "score",
+            "confidence",
+            "reason",
+            "kept",
+            "discarded",
+            "failed",
         )
     )
-    columns = ["reviewer_id", "reviewer", "idea_id", "domain", "dimension_id", "dimension", "kind", "k",
-               "pred", "confidence", "reason", "kept", "discarded", "failed"]
+    columns = [
+        "reviewer_id",
+        "reviewer",
+        "idea_id",
+        "domain",
+        "dimension_id",
+        "dimension",
+        "kind",
+        "k",
+        "pred",
+        "confidence",
+        "reason",
+        "kept",
+        "discarded",
+        "failed",
+    ]
     frame = pd.DataFrame(rows, columns=columns)
     if frame.empty:
         frame["truth"] = pd.Series(dtype=float)
         return frame
-    truth = truth_frame(reviewer_ids=frame["reviewer_id"].unique(), idea_ids=frame["idea_id"].unique())
-    truth = truth.rename(columns={"score": "truth"})[["reviewer_id", "idea_id", "dimension", "truth"]]
+    truth = truth_frame(
+        reviewer_ids=frame["reviewer_id"].unique(), idea_ids=frame["idea_id"].unique()
+    )
+    truth = truth.rename(columns={"score": "truth"})[
+        ["reviewer_id", "idea_id", "dimension", "truth"]
+    ]
     frame = frame.merge(truth, on=["reviewer_id", "idea_id", "dimension"], how="left")
     frame["pred"] = frame["pred"].astype(float)
     return frame
 
 
 def truth_frame(
-    *, reviewer_ids: Iterable[int] | None = None, idea_ids: Iterable[int] | None = None,
+    *,
+    reviewer_ids: Iterable[int] | None = None,
+    idea_ids: Iterable[int] | None = None,
     domain: Domain | None = None,
 ) -> pd.DataFrame:
     qs = Rating.objects.filter(status=Rating.Status.SCORED)
@@ -136,20 +173,28 @@ def truth_frame(
     if domain is not None:
         qs = qs.filter(idea__patent__domain=domain)
     rows = qs.values_list("reviewer_id", "reviewer__username", "idea_id", "dimension__key", "score")
-    frame = pd.DataFrame(list(rows), columns=["reviewer_id", "reviewer", "idea_id", "dimension", "score"])
+    frame = pd.DataFrame(
+        list(rows), columns=["reviewer_id", "reviewer", "idea_id", "dimension", "score"]
+    )
     frame["score"] = frame["score"].astype(float)
     return frame
 
 
 def predictions_frame(*, run_ids: Iterable[int]) -> pd.DataFrame:
-    """One row per seed prediction with whether it was scored and discarded (threshold of its config)."""
+    """One row per seed prediction: was it scored, was it discarded (its config's threshold)."""
     rows = list(
         JudgePrediction.objects.filter(run_id__in=list(run_ids)).values_list(
-            "idea__patent__domain__key", "dimension__key", "kind", "score", "confidence",
+            "idea__patent__domain__key",
+            "dimension__key",
+            "kind",
+            "score",
+            "confidence",
             "config__confidence_threshold",
         )
     )
-    frame = pd.DataFrame(rows, columns=["domain", "dimension", "kind", "score", "confidence", "threshold"])
+    frame = pd.DataFrame(
+        rows, columns=["domain", "dimension", "kind", "score", "confidence", "threshold"]
+    )
     if frame.empty:
         return frame.assign(scored=pd.Series(dtype=bool), discarded=pd.Series(dtype=bool))
     threshold = frame["threshold"].fillna(80)
@@ -162,13 +207,17 @@ def unrated_predictions(
     *, reviewer_id: int | None = None, domain: Domain | None = None, dimension: str | None = None
 ) -> QuerySet[JudgeFinal]:
     """Latest prediction-run finals per reviewer (ideas they have not rated)."""
-    run_ids = latest_done_runs(purpose=JudgeRun.Purpose.PREDICTION, domain=domain, reviewer_id=reviewer_id)
+    run_ids = latest_done_runs(
+        purpose=JudgeRun.Purpose.PREDICTION, domain=domain, reviewer_id=reviewer_id
+    )
     qs = JudgeFinal.objects.filter(run_id__in=run_ids).select_related(
         "reviewer", "idea", "idea__patent", "dimension", "run"
     )
     if dimension:
         qs = qs.filter(dimension__key=dimension)
-    return qs.order_by("reviewer__username", "dimension__position", "-score", "-confidence", "idea__external_id")
+    return qs.order_by(
+        "reviewer__username", "dimension__position", "-score", "-confidence", "idea__external_id"
+    )
 
 
 def case_finals(*, idea_id: int) -> QuerySet[JudgeFinal]:
@@ -181,9 +230,9 @@ def case_finals(*, idea_id: int) -> QuerySet[JudgeFinal]:
 
 
 def reviewers_with_finals() -> QuerySet[User]:
-    return User.objects.filter(
-        Q(id__in=JudgeFinal.objects.values("reviewer_id"))
-    ).order_by("username")
+    return User.objects.filter(Q(id__in=JudgeFinal.objects.values("reviewer_id"))).order_by(
+        "username"
+    )
 
 
 # --------------------------------------------------------------------------- reports
@@ -191,24 +240,35 @@ def reviewers_with_finals() -> QuerySet[User]:
 
 def report_sources(*, domain: Domain | None = None) -> list[dict[str, Any]]:
     """What the alignment dashboard can show: automatic evaluations, or one finished study."""
-    sources = [{"value": "auto", "label": "Automatic leave-one-out evaluations (latest per reviewer)"}]
+    sources = [
+        {"value": "auto", "label": "Automatic leave-one-out evaluations (latest per reviewer)"}
+    ]
     studies = JudgeRun.objects.filter(purpose=JudgeRun.Purpose.STUDY, status=JudgeRun.Status.DONE)
     if domain is not None:
         studies = studies.filter(domain=domain)
     for run in studies.select_related("domain").order_by("-finished_at")[:20]:
-        sources.append({
-            "value": f"run-{run.id}",
-            "label": f"Study #{run.id}: {run.domain.name}, {', '.join(run.dimensions)} "
-                     f"({run.finished_at:%Y-%m-%d %H:%M})",
-        })
+        sources.append(
+            {
+                "value": f"run-{run.id}",
+                "label": f"Study #{run.id}: {run.domain.name}, {', '.join(run.dimensions)} "
+                f"({run.finished_at:%Y-%m-%d %H:%M})",
+            }
+        )
     return sources
 
 
-def report_run_ids(*, source: str, domain: Domain | None = None, reviewer_id: int | None = None) -> list[int]:
+def report_run_ids(
+    *, source: str, domain: Domain | None = None, reviewer_id: int | None = None
+) -> list[int]:
     if source.startswith("run-") and source[4:].isdigit():
-        return list(JudgeRun.objects.filter(id=int(source[4:]), status=JudgeRun.Status.DONE)
-                    .values_list("id", flat=True))
-    return latest_done_runs(purpose=JudgeRun.Purpose.LOO_EVALUATION, domain=domain, reviewer_id=reviewer_id)
+        return list(
+            JudgeRun.objects.filter(id=int(source[4:]), status=JudgeRun.Status.DONE).values_list(
+                "id", flat=True
+            )
+        )
+    return latest_done_runs(
+        purpose=JudgeRun.Purpose.LOO_EVALUATION, domain=domain, reviewer_id=reviewer_id
+    )
 
 
 def _all_scales() -> dict[str, tuple[int, int]]:
@@ -251,9 +311,13 @@ def alignment_report(
         except ImportError:
             report["reasoning_note"] = "Embeddings are not available in this installation."
         else:
-            truth = truth_frame(reviewer_ids=scored["reviewer_id"].unique(), idea_ids=scored["idea_id"].unique())
+            truth = truth_frame(
+                reviewer_ids=scored["reviewer_id"].unique(), idea_ids=scored["idea_id"].unique()
+            )
             try:
-                report["reasoning"] = alignment.reasoning_structure(truth, scored, scales=scales, embed=embed_texts)
+                report["reasoning"] = alignment.reasoning_structure(
+                    truth, scored, scales=scales, embed=embed_texts
+                )
             except Exception as exc:  # an unreachable embeddings endpoint must not break the page
                 report["reasoning_note"] = f"Reasoning similarity could not be computed: {exc}"
     return report
@@ -262,8 +326,14 @@ def alignment_report(
 def alignment_table(report: dict[str, Any]) -> list[dict[str, Any]]:
     """One row per (configuration, k, dimension): alpha, n and discard rate (the study's table)."""
     return [
-        {"config": r["kind"], "k": r["k"], "dimension": r["dimension"], "alpha": r["alpha"], "n": r["n"],
-         "discard_rate": r["discard_rate"]}
+        {
+            "config": r["kind"],
+            "k": r["k"],
+            "dimension": r["dimension"],
+            "alpha": r["alpha"],
+            "n": r["n"],
+            "discard_rate": r["discard_rate"],
+        }
         for r in report["curve"]
     ]
 
@@ -272,7 +342,11 @@ def history_gaps(*, reviewer_ids: Iterable[int] | None = None) -> list[dict[str,
     """Per reviewer, domain of their profile and dimension: ratings still needed for a judge."""
     configs = active_auto_configs() or list(JudgeConfig.objects.filter(is_active=True))
     min_history = min((c.min_history for c in configs), default=10)
-    users = User.objects.filter(role=User.Role.REVIEWER).select_related("reviewer_profile")
+    users = (
+        User.objects.filter(role=User.Role.REVIEWER)
+        .select_related("reviewer_profile")
+        .prefetch_related("reviewer_profile__domains__rubric")
+    )
     if reviewer_ids is not None:
         users = users.filter(id__in=list(reviewer_ids))
     counts: dict[tuple[int, int, str], int] = {}
@@ -284,16 +358,27 @@ def history_gaps(*, reviewer_ids: Iterable[int] | None = None) -> list[dict[str,
     for reviewer_id, domain_id, dim, n in rows:
         counts[(reviewer_id, domain_id, dim)] = n
     out = []
+    dims_of: dict[int, list[Dimension]] = {}
     for user in users.order_by("username"):
         profile = getattr(user, "reviewer_profile", None)
         if profile is None:
             continue
         for domain in profile.domains.all():
-            for dim in dimensions_for_domain(domain):
+            if domain.id not in dims_of:
+                dims_of[domain.id] = dimensions_for_domain(domain)
+            for dim in dims_of[domain.id]:
                 n = counts.get((user.id, domain.id, dim.key), 0)
-                out.append({
-                    "reviewer_id": user.id, "reviewer": user.display_name, "domain": domain.name,
-                    "domain_key": domain.key, "dimension": dim.key, "dimension_name": dim.name,
-                    "n": n, "min_history": min_history, "missing": max(0, min_history - n),
-                })
+                out.append(
+                    {
+                        "reviewer_id": user.id,
+                        "reviewer": user.display_name,
+                        "domain": domain.name,
+                        "domain_key": domain.key,
+                        "dimension": dim.key,
+                        "dimension_name": dim.name,
+                        "n": n,
+                        "min_history": min_history,
+                        "missing": max(0, min_history - n),
+                    }
+                )
     return out

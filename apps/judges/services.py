@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Sum
@@ -38,8 +39,19 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SHOTS = [0, 1, 2, 5, 9]
 CONFIG_FIELDS = [
-    "name", "kind", "backend", "model", "base_url", "shots", "seeds", "temperature",
-    "confidence_threshold", "min_history", "concurrency", "is_active", "auto",
+    "name",
+    "kind",
+    "backend",
+    "model",
+    "base_url",
+    "shots",
+    "seeds",
+    "temperature",
+    "confidence_threshold",
+    "min_history",
+    "concurrency",
+    "is_active",
+    "auto",
 ]
 ADVISORY_LOCK_CLASS = 8808  # namespace of the (class, id) advisory lock pair for judge runs
 CHUNK_SIZE = 16
@@ -60,7 +72,11 @@ def _config_snapshot(config: JudgeConfig) -> dict[str, Any]:
 def _validate_config(data: dict[str, Any]) -> None:
     errors: list[FieldError] = []
     if "kind" in data and data["kind"] not in JudgeConfig.Kind.values:
-        errors.append(FieldError("kind", "must be zero_shot, aggregate or personalized", value=str(data["kind"])))
+        errors.append(
+            FieldError(
+                "kind", "must be zero_shot, aggregate or personalized", value=str(data["kind"])
+            )
+        )
     if "backend" in data and data["backend"] not in JudgeConfig.Backend.values:
         errors.append(FieldError("backend", "must be openai or local", value=str(data["backend"])))
     if "shots" in data:
@@ -71,11 +87,18 @@ def _validate_config(data: dict[str, Any]) -> None:
             errors.append(FieldError("shots", "must be whole numbers", value=str(data["shots"])))
         else:
             if any(k < 0 or k > 50 for k in ks):
-                errors.append(FieldError("shots", "each k must be between 0 and 50", value=str(shots)))
+                errors.append(
+                    FieldError("shots", "each k must be between 0 and 50", value=str(shots))
+                )
             data["shots"] = sorted(set(ks))
     if "confidence_threshold" in data and not 0 <= int(data["confidence_threshold"]) <= 100:
-        errors.append(FieldError("confidence_threshold", "must be between 0 and 100",
-                                 value=str(data["confidence_threshold"])))
+        errors.append(
+            FieldError(
+                "confidence_threshold",
+                "must be between 0 and 100",
+                value=str(data["confidence_threshold"]),
+            )
+        )
     for name in ("seeds", "concurrency", "min_history"):
         if name in data and int(data[name]) < 1:
             errors.append(FieldError(name, "must be at least 1", value=str(data[name])))
@@ -87,11 +110,17 @@ def _validate_config(data: dict[str, Any]) -> None:
 def judge_config_create(*, by: User | None, **data: Any) -> JudgeConfig:
     _validate_config(data)
     if JudgeConfig.objects.filter(name=data.get("name", "")).exists():
-        raise ApplicationError("The judge configuration was not saved.",
-                               errors=[FieldError("name", "already in use", value=data.get("name"))])
+        raise ApplicationError(
+            "The judge configuration was not saved.",
+            errors=[FieldError("name", "already in use", value=data.get("name"))],
+        )
     config = JudgeConfig.objects.create(**data)
-    JudgeHistory.objects.create(event=JudgeHistory.Event.CONFIG_CREATED, config=config, changed_by=by,
-                                new_value=_config_snapshot(config))
+    JudgeHistory.objects.create(
+        event=JudgeHistory.Event.CONFIG_CREATED,
+        config=config,
+        changed_by=by,
+        new_value=_config_snapshot(config),
+    )
     return config
 
 
@@ -108,8 +137,11 @@ def judge_config_update(*, config: JudgeConfig, by: User | None, **data: Any) ->
         config.save()
         changed = [f for f in CONFIG_FIELDS if old[f] != new[f]]
         JudgeHistory.objects.create(
-            event=JudgeHistory.Event.CONFIG_CHANGED, config=config, changed_by=by,
-            old_value={f: old[f] for f in changed}, new_value={f: new[f] for f in changed},
+            event=JudgeHistory.Event.CONFIG_CHANGED,
+            config=config,
+            changed_by=by,
+            old_value={f: old[f] for f in changed},
+            new_value={f: new[f] for f in changed},
         )
     return config
 
@@ -119,10 +151,15 @@ def judge_config_delete(*, config: JudgeConfig, by: User | None) -> None:
     """Deactivating keeps old predictions readable; deleting is refused once runs used it."""
     if config.runs.exists():
         raise ApplicationError(
-            f"Configuration {config.name!r} was used by judge runs; deactivate it instead (is_active=false)."
+            f"Configuration {config.name!r} was used by judge runs; "
+            "deactivate it instead (is_active=false)."
         )
-    JudgeHistory.objects.create(event=JudgeHistory.Event.CONFIG_DELETED, config=config, changed_by=by,
-                                old_value=_config_snapshot(config))
+    JudgeHistory.objects.create(
+        event=JudgeHistory.Event.CONFIG_DELETED,
+        config=config,
+        changed_by=by,
+        old_value=_config_snapshot(config),
+    )
     config.delete()
 
 
@@ -131,16 +168,31 @@ def judge_configs_ensure_defaults() -> None:
     if JudgeConfig.objects.exists():
         return
     backend = default_backend()
-    for kind, shots in (("zero_shot", [0]), ("aggregate", DEFAULT_SHOTS), ("personalized", DEFAULT_SHOTS)):
+    for kind, shots in (
+        ("zero_shot", [0]),
+        ("aggregate", DEFAULT_SHOTS),
+        ("personalized", DEFAULT_SHOTS),
+    ):
         try:
             with transaction.atomic():
                 config, created = JudgeConfig.objects.get_or_create(
                     name=f"{kind.replace('_', '-')} (default)",
-                    defaults={"kind": kind, "backend": backend, "shots": shots},
+                    # The local baseline's confidence is the weighted share of its examples that
+                    # agree, not a self-report; 80 (the paper's LLM threshold) would discard most.
+                    defaults={
+                        "kind": kind,
+                        "backend": backend,
+                        "shots": shots,
+                        "confidence_threshold": 80 if backend == JudgeConfig.Backend.OPENAI else 50,
+                    },
                 )
                 if created:
-                    JudgeHistory.objects.create(event=JudgeHistory.Event.CONFIG_CREATED, config=config,
-                                                new_value=_config_snapshot(config), note="default")
+                    JudgeHistory.objects.create(
+                        event=JudgeHistory.Event.CONFIG_CREATED,
+                        config=config,
+                        new_value=_config_snapshot(config),
+                        note="default",
+                    )
         except IntegrityError:  # created concurrently by another process
             pass
 
@@ -148,18 +200,38 @@ def judge_configs_ensure_defaults() -> None:
 # --------------------------------------------------------------------------- scheduling
 
 
-def _scope_key(*, purpose: str, reviewer_id: int | None, domain_id: int, dimensions: Sequence[str],
-               config_ids: Sequence[int], shots: Sequence[int], seeds: int | None, backend: str) -> str:
+def _scope_key(
+    *,
+    purpose: str,
+    reviewer_id: int | None,
+    domain_id: int,
+    dimensions: Sequence[str],
+    config_ids: Sequence[int],
+    shots: Sequence[int],
+    seeds: int | None,
+    backend: str,
+) -> str:
     if purpose in (JudgeRun.Purpose.LOO_EVALUATION, JudgeRun.Purpose.PREDICTION):
         # Automatic runs: one per reviewer, domain and dimension whatever the configuration mix.
         return f"{purpose}:r{reviewer_id}:d{domain_id}:{','.join(sorted(dimensions))}"
-    return (f"{purpose}:d{domain_id}:{','.join(sorted(dimensions))}:c{','.join(map(str, sorted(config_ids)))}"
-            f":k{','.join(map(str, sorted(shots)))}:s{seeds or ''}:b{backend}")
+    return (
+        f"{purpose}:d{domain_id}:{','.join(sorted(dimensions))}"
+        f":c{','.join(map(str, sorted(config_ids)))}"
+        f":k{','.join(map(str, sorted(shots)))}:s{seeds or ''}:b{backend}"
+    )
 
 
-def _history_status(run: JudgeRun, old: str, new: str, *, by: User | None = None, note: str = "") -> None:
-    JudgeHistory.objects.create(event=JudgeHistory.Event.RUN_STATUS, run=run, changed_by=by,
-                                old_value={"status": old} if old else None, new_value={"status": new}, note=note)
+def _history_status(
+    run: JudgeRun, old: str, new: str, *, by: User | None = None, note: str = ""
+) -> None:
+    JudgeHistory.objects.create(
+        event=JudgeHistory.Event.RUN_STATUS,
+        run=run,
+        changed_by=by,
+        old_value={"status": old} if old else None,
+        new_value={"status": new},
+        note=note,
+    )
 
 
 def _enqueue(run_id: int, countdown: float) -> None:
@@ -189,24 +261,45 @@ def judge_run_request(
     Enqueues the Celery task after commit (with `countdown` as the debounce delay).
     """
     if not configs:
-        raise ApplicationError("Choose at least one judge configuration.",
-                               errors=[FieldError("configs", "no configuration selected")])
+        raise ApplicationError(
+            "Choose at least one judge configuration.",
+            errors=[FieldError("configs", "no configuration selected")],
+        )
     if not dimensions:
-        raise ApplicationError("Choose at least one dimension.",
-                               errors=[FieldError("dimensions", "no dimension selected")])
+        raise ApplicationError(
+            "Choose at least one dimension.",
+            errors=[FieldError("dimensions", "no dimension selected")],
+        )
     known = {d.key for d in selectors.dimensions_for_domain(domain)}
     unknown = [d for d in dimensions if d not in known]
     if unknown:
-        raise ApplicationError("Unknown dimension for this domain's rubric.",
-                               errors=[FieldError("dimensions", f"not in the rubric of {domain.key}", value=d)
-                                       for d in unknown])
+        raise ApplicationError(
+            "Unknown dimension for this domain's rubric.",
+            errors=[
+                FieldError("dimensions", f"not in the rubric of {domain.key}", value=d)
+                for d in unknown
+            ],
+        )
     if backend and backend not in JudgeConfig.Backend.values:
-        raise ApplicationError("Unknown backend.", errors=[FieldError("backend", "must be openai or local",
-                                                                      value=backend)])
-    key = _scope_key(purpose=purpose, reviewer_id=reviewer.id if reviewer else None, domain_id=domain.id,
-                     dimensions=dimensions, config_ids=[c.id for c in configs], shots=shots, seeds=seeds,
-                     backend=backend)
-    existing = JudgeRun.objects.select_for_update().filter(scope_key=key, status__in=JudgeRun.ACTIVE).first()
+        raise ApplicationError(
+            "Unknown backend.",
+            errors=[FieldError("backend", "must be openai or local", value=backend)],
+        )
+    key = _scope_key(
+        purpose=purpose,
+        reviewer_id=reviewer.id if reviewer else None,
+        domain_id=domain.id,
+        dimensions=dimensions,
+        config_ids=[c.id for c in configs],
+        shots=shots,
+        seeds=seeds,
+        backend=backend,
+    )
+    existing = (
+        JudgeRun.objects.select_for_update()
+        .filter(scope_key=key, status__in=JudgeRun.ACTIVE)
+        .first()
+    )
     if existing is not None:
         if existing.status == JudgeRun.Status.RUNNING and purpose != JudgeRun.Purpose.STUDY:
             existing.rerun_requested = True
@@ -215,9 +308,16 @@ def judge_run_request(
     try:
         with transaction.atomic():
             run = JudgeRun.objects.create(
-                purpose=purpose, reviewer=reviewer, domain=domain, dimensions=sorted(dimensions),
-                shots=sorted({int(k) for k in shots}), seeds=seeds, backend=backend, min_history=min_history,
-                scope_key=key, requested_by=requested_by,
+                purpose=purpose,
+                reviewer=reviewer,
+                domain=domain,
+                dimensions=sorted(dimensions),
+                shots=sorted({int(k) for k in shots}),
+                seeds=seeds,
+                backend=backend,
+                min_history=min_history,
+                scope_key=key,
+                requested_by=requested_by,
             )
     except IntegrityError:  # another process queued the same scope between our read and insert
         return JudgeRun.objects.get(scope_key=key, status__in=JudgeRun.ACTIVE), False
@@ -234,7 +334,8 @@ def judge_ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
     For each (domain, dimension) where the reviewer has at least `min_history` scored ratings:
     a leave-one-out evaluation with every active automatic configuration, and a prediction run
     over the domain's ideas they have not rated (personalized configurations). Debounced by
-    settings.JUDGE_DEBOUNCE_SECONDS; an already queued run is reused (it reads ratings when it starts).
+    settings.JUDGE_DEBOUNCE_SECONDS; an already queued run is reused (it reads the ratings when
+    it starts).
     """
     judge_configs_ensure_defaults()
     configs = selectors.active_auto_configs()
@@ -244,9 +345,11 @@ def judge_ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
     domains = {d.id: d for d in Domain.objects.all()}
     reviewers = {u.id: u for u in User.objects.filter(id__in=list(reviewer_ids))}
     for reviewer_id, reviewer in reviewers.items():
-        profile_domains = set(
-            reviewer.reviewer_profile.domains.values_list("id", flat=True)
-        ) if hasattr(reviewer, "reviewer_profile") else set()
+        profile_domains = (
+            set(reviewer.reviewer_profile.domains.values_list("id", flat=True))
+            if hasattr(reviewer, "reviewer_profile")
+            else set()
+        )
         for row in selectors.reviewer_history_counts(reviewer_id=reviewer_id):
             domain = domains.get(row["idea__patent__domain_id"])
             if domain is None:
@@ -255,12 +358,24 @@ def judge_ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
             if not eligible:
                 continue
             dims = [row["dimension__key"]]
-            judge_run_request(purpose=JudgeRun.Purpose.LOO_EVALUATION, domain=domain, dimensions=dims,
-                              configs=eligible, reviewer=reviewer, countdown=countdown)
+            judge_run_request(
+                purpose=JudgeRun.Purpose.LOO_EVALUATION,
+                domain=domain,
+                dimensions=dims,
+                configs=eligible,
+                reviewer=reviewer,
+                countdown=countdown,
+            )
             personal = [c for c in eligible if c.kind == JudgeConfig.Kind.PERSONALIZED]
             if personal and (not profile_domains or domain.id in profile_domains):
-                judge_run_request(purpose=JudgeRun.Purpose.PREDICTION, domain=domain, dimensions=dims,
-                                  configs=personal, reviewer=reviewer, countdown=countdown)
+                judge_run_request(
+                    purpose=JudgeRun.Purpose.PREDICTION,
+                    domain=domain,
+                    dimensions=dims,
+                    configs=personal,
+                    reviewer=reviewer,
+                    countdown=countdown,
+                )
 
 
 def judge_study_start(
@@ -282,12 +397,25 @@ def judge_study_start(
     if seeds < 1 or seeds > 10:
         errors.append(FieldError("seeds", "must be between 1 and 10", value=str(seeds)))
     if not shots or any(int(k) < 0 or int(k) > 50 for k in shots):
-        errors.append(FieldError("shots", "give one or more k between 0 and 50", value=",".join(map(str, shots))))
+        errors.append(
+            FieldError(
+                "shots", "give one or more k between 0 and 50", value=",".join(map(str, shots))
+            )
+        )
     if errors:
         raise ApplicationError("The study was not started.", errors=errors)
-    return judge_run_request(purpose=JudgeRun.Purpose.STUDY, domain=domain, dimensions=dimensions,
-                             configs=configs, shots=shots, seeds=seeds, backend=backend,
-                             min_history=min_history, requested_by=by, enqueue=enqueue)
+    return judge_run_request(
+        purpose=JudgeRun.Purpose.STUDY,
+        domain=domain,
+        dimensions=dimensions,
+        configs=configs,
+        shots=shots,
+        seeds=seeds,
+        backend=backend,
+        min_history=min_history,
+        requested_by=by,
+        enqueue=enqueue,
+    )
 
 
 @transaction.atomic
@@ -298,8 +426,10 @@ def judge_run_cancel(*, run: JudgeRun, by: User | None) -> JudgeRun:
         status=JudgeRun.Status.CANCELLED, finished_at=timezone.now(), updated_at=timezone.now()
     )
     if not n:
-        raise ApplicationError(f"Run {run.id} is {run.get_status_display().lower()}; only queued or "
-                               "running runs can be cancelled.")
+        raise ApplicationError(
+            f"Run {run.id} is {run.get_status_display().lower()}; only queued or "
+            "running runs can be cancelled."
+        )
     _history_status(run, old, JudgeRun.Status.CANCELLED, by=by)
     run.refresh_from_db()
     return run
@@ -353,8 +483,12 @@ def _plan(run: JudgeRun, dims: list[Dimension]) -> list[WorkUnit]:
     units: list[WorkUnit] = []
     for dim in dims:
         if run.purpose == JudgeRun.Purpose.PREDICTION:
-            targets = [(run.reviewer_id, i) for i in
-                       selectors.reviewer_unrated_idea_ids(reviewer_id=run.reviewer_id, domain=run.domain)]
+            targets = [
+                (run.reviewer_id, i)
+                for i in selectors.reviewer_unrated_idea_ids(
+                    reviewer_id=run.reviewer_id, domain=run.domain
+                )
+            ]
         else:
             pool = selectors.rating_pool_frame(domain=run.domain, dimension_ids=[dim.id])
             if run.purpose == JudgeRun.Purpose.LOO_EVALUATION:
@@ -363,13 +497,17 @@ def _plan(run: JudgeRun, dims: list[Dimension]) -> list[WorkUnit]:
                 min_history = run.min_history or min(c.min_history for c in configs)
                 counts = pool.groupby("reviewer_id")["rating_id"].transform("count")
                 pool = pool[counts >= min_history]
-            targets = sorted(zip(pool["reviewer_id"].astype(int), pool["idea_id"].astype(int)))
+            targets = sorted(
+                zip(pool["reviewer_id"].astype(int), pool["idea_id"].astype(int), strict=True)
+            )
         for config in configs:
             seeds = run.seeds or config.seeds
             for k in _k_values(run, config):
                 for seed in range(seeds):
                     for reviewer_id, idea_id in targets:
-                        units.append(WorkUnit(config.id, config.kind, k, seed, reviewer_id, idea_id, dim.id))
+                        units.append(
+                            WorkUnit(config.id, config.kind, k, seed, reviewer_id, idea_id, dim.id)
+                        )
     return units
 
 
@@ -377,8 +515,12 @@ def _rubric_dimension(dim: Dimension) -> Any:
     from apps.judges.backends.base import RubricDimension
 
     return RubricDimension(
-        key=dim.key, name=dim.name, description=dim.description, scale_min=dim.scale_min,
-        scale_max=dim.scale_max, levels={int(k): str(v) for k, v in (dim.levels or {}).items()},
+        key=dim.key,
+        name=dim.name,
+        description=dim.description,
+        scale_min=dim.scale_min,
+        scale_max=dim.scale_max,
+        levels={int(k): str(v) for k, v in (dim.levels or {}).items()},
         categories=tuple(int(c) for c in (dim.categories or [])),
     )
 
@@ -398,7 +540,9 @@ class _Texts:
             p = idea.patent
             self._cache[idea_id] = (
                 self._patent_text(p.title, p.abstract, p.claims),
-                self._idea_text(idea.title, idea.description, idea.implementation, idea.differentiation),
+                self._idea_text(
+                    idea.title, idea.description, idea.implementation, idea.differentiation
+                ),
             )
 
     def __getitem__(self, idea_id: int) -> tuple[str, str]:
@@ -427,40 +571,85 @@ def _backend_for(run: JudgeRun, config: JudgeConfig) -> tuple[Any, str]:
 def _refresh_progress(run_id: int) -> None:
     """Recompute counters and cost from stored predictions (idempotent under retries)."""
     preds = JudgePrediction.objects.filter(run_id=run_id)
-    sums = preds.aggregate(tin=Sum("prompt_tokens"), tout=Sum("completion_tokens"),
-                           tcached=Sum("cached_tokens"), calls=Sum("attempts"))
+    sums = preds.aggregate(
+        tin=Sum("prompt_tokens"),
+        tout=Sum("completion_tokens"),
+        tcached=Sum("cached_tokens"),
+        calls=Sum("attempts"),
+    )
     tin, tout = sums["tin"] or 0, sums["tout"] or 0
     price_in = Decimal(str(getattr(settings, "LLM_PRICE_IN_PER_MTOK", 0.15)))
     price_out = Decimal(str(getattr(settings, "LLM_PRICE_OUT_PER_MTOK", 0.60)))
     cost = (Decimal(tin) * price_in + Decimal(tout) * price_out) / Decimal(1_000_000)
     JudgeRun.objects.filter(id=run_id).update(
-        done=preds.count(), failed=preds.exclude(error="").count(), tokens_in=tin, tokens_out=tout,
-        tokens_cached=sums["tcached"] or 0, calls=sums["calls"] or 0, estimated_cost=cost,
+        done=preds.count(),
+        failed=preds.exclude(error="").count(),
+        tokens_in=tin,
+        tokens_out=tout,
+        tokens_cached=sums["tcached"] or 0,
+        calls=sums["calls"] or 0,
+        estimated_cost=cost,
         updated_at=timezone.now(),
     )
 
 
-def _store(run: JudgeRun, backend_name: str, model: str, units: list[WorkUnit], requests: list[Any],
-           replies: list[Any]) -> None:
+def _store(
+    run: JudgeRun,
+    backend_name: str,
+    model: str,
+    units: list[WorkUnit],
+    requests: list[Any],
+    replies: list[Any],
+) -> None:
     rows = []
-    for unit, request, reply in zip(units, requests, replies):
-        rows.append(JudgePrediction(
-            run_id=run.id, config_id=unit.config_id, kind=unit.kind, k=unit.k, seed=unit.seed,
-            reviewer_id=unit.reviewer_id, idea_id=unit.idea_id, dimension_id=unit.dimension_id,
-            score=reply.score if not reply.error else None, reason=reply.reason or "",
-            confidence=reply.confidence, model=reply.model or model, backend=backend_name,
-            prompt_fingerprint=reply.prompt_fingerprint or "",
-            example_rating_ids=[e.item_id for e in request.examples], raw_reply=reply.raw or "",
-            prompt_tokens=reply.prompt_tokens or 0, completion_tokens=reply.completion_tokens or 0,
-            cached_tokens=reply.cached_prompt_tokens or 0, latency_ms=reply.latency_ms or 0,
-            attempts=reply.attempts or 0, error=reply.error or "",
-        ))
+    for unit, request, reply in zip(units, requests, replies, strict=True):
+        rows.append(
+            JudgePrediction(
+                run_id=run.id,
+                config_id=unit.config_id,
+                kind=unit.kind,
+                k=unit.k,
+                seed=unit.seed,
+                reviewer_id=unit.reviewer_id,
+                idea_id=unit.idea_id,
+                dimension_id=unit.dimension_id,
+                score=reply.score if not reply.error else None,
+                reason=reply.reason or "",
+                confidence=reply.confidence,
+                model=reply.model or model,
+                backend=backend_name,
+                prompt_fingerprint=reply.prompt_fingerprint or "",
+                example_rating_ids=[e.item_id for e in request.examples],
+                raw_reply=reply.raw or "",
+                prompt_tokens=reply.prompt_tokens or 0,
+                completion_tokens=reply.completion_tokens or 0,
+                cached_tokens=reply.cached_prompt_tokens or 0,
+                latency_ms=reply.latency_ms or 0,
+                attempts=reply.attempts or 0,
+                error=reply.error or "",
+            )
+        )
     JudgePrediction.objects.bulk_create(
-        rows, update_conflicts=True,
+        rows,
+        update_conflicts=True,
         unique_fields=["run", "reviewer", "idea", "dimension", "kind", "k", "seed"],
-        update_fields=["config", "score", "reason", "confidence", "model", "backend", "prompt_fingerprint",
-                       "example_rating_ids", "raw_reply", "prompt_tokens", "completion_tokens",
-                       "cached_tokens", "latency_ms", "attempts", "error"],
+        update_fields=[
+            "config",
+            "score",
+            "reason",
+            "confidence",
+            "model",
+            "backend",
+            "prompt_fingerprint",
+            "example_rating_ids",
+            "raw_reply",
+            "prompt_tokens",
+            "completion_tokens",
+            "cached_tokens",
+            "latency_ms",
+            "attempts",
+            "error",
+        ],
     )
 
 
@@ -478,17 +667,26 @@ def _execute(run: JudgeRun, *, chunk_size: int) -> str:
     units = _plan(run, dims)
     JudgeRun.objects.filter(id=run.id).update(total=len(units))
     stored = set(
-        JudgePrediction.objects.filter(run_id=run.id).values_list("reviewer_id", "idea_id", "dimension_id",
-                                                                   "kind", "k", "seed")
+        JudgePrediction.objects.filter(run_id=run.id).values_list(
+            "reviewer_id", "idea_id", "dimension_id", "kind", "k", "seed"
+        )
     )
     pending = [u for u in units if u.key not in stored]
     configs = {c.id: c for c in run.configs.all()}
     dim_by_id = {d.id: d for d in dims}
-    pools = {d.id: selectors.rating_pool_frame(domain=run.domain, dimension_ids=[d.id]) for d in dims}
+    pools = {
+        d.id: selectors.rating_pool_frame(domain=run.domain, dimension_ids=[d.id]) for d in dims
+    }
     texts = _Texts()
     texts.load({u.idea_id for u in units} | {int(i) for p in pools.values() for i in p["idea_id"]})
-    patent_of = {i: idea.patent_id for i, idea in selectors.idea_rows({u.idea_id for u in units}).items()}
-    score_of = {int(r.rating_id): (int(r.idea_id), int(r.score)) for p in pools.values() for r in p.itertuples()}
+    patent_of = {
+        i: idea.patent_id for i, idea in selectors.idea_rows({u.idea_id for u in units}).items()
+    }
+    score_of = {
+        int(r.rating_id): (int(r.idea_id), int(r.score))
+        for p in pools.values()
+        for r in p.itertuples()
+    }
     backends: dict[int, tuple[Any, str]] = {}
 
     groups: dict[int, list[WorkUnit]] = defaultdict(list)
@@ -508,20 +706,37 @@ def _execute(run: JudgeRun, *, chunk_size: int) -> str:
             for u in chunk:
                 dim = dim_by_id[u.dimension_id]
                 ids = select_examples(
-                    pools[u.dimension_id], kind=u.kind, target_reviewer_id=u.reviewer_id,
-                    target_idea_id=u.idea_id, target_patent_id=patent_of[u.idea_id], domain=run.domain.key,
-                    dimension=dim.key, k=u.k, seed=u.seed,
+                    pools[u.dimension_id],
+                    kind=u.kind,
+                    target_reviewer_id=u.reviewer_id,
+                    target_idea_id=u.idea_id,
+                    target_patent_id=patent_of[u.idea_id],
+                    domain=run.domain.key,
+                    dimension=dim.key,
+                    k=u.k,
+                    seed=u.seed,
                 )
                 examples = tuple(
-                    Example(item_id=int(rid), patent_text=texts[score_of[int(rid)][0]][0],
-                            idea_text=texts[score_of[int(rid)][0]][1], score=score_of[int(rid)][1])
+                    Example(
+                        item_id=int(rid),
+                        patent_text=texts[score_of[int(rid)][0]][0],
+                        idea_text=texts[score_of[int(rid)][0]][1],
+                        score=score_of[int(rid)][1],
+                    )
                     for rid in ids
                 )
                 patent, idea = texts[u.idea_id]
-                requests.append(JudgeRequest(
-                    dimension=_rubric_dimension(dim), examples=examples, patent_text=patent, idea_text=idea,
-                    seed=u.seed, model=model, temperature=config.temperature,
-                ))
+                requests.append(
+                    JudgeRequest(
+                        dimension=_rubric_dimension(dim),
+                        examples=examples,
+                        patent_text=patent,
+                        idea_text=idea,
+                        seed=u.seed,
+                        model=model,
+                        temperature=config.temperature,
+                    )
+                )
             replies = judge_many(backend, requests, concurrency=config.concurrency)
             _store(run, backend.name, model, chunk, requests, replies)
             _refresh_progress(run.id)
@@ -541,18 +756,45 @@ def _finalize(run: JudgeRun) -> None:
     for (reviewer_id, idea_id, dimension_id, kind, k), preds in groups.items():
         threshold = thresholds.get(preds[0].config_id, 80)
         final = aggregate_seeds([(p.score, p.confidence) for p in preds], threshold=threshold)
-        voters = [p for p in preds if p.score is not None and p.score == final.score
-                  and (p.confidence or 0) >= threshold]
+        voters = [
+            p
+            for p in preds
+            if p.score is not None and p.score == final.score and (p.confidence or 0) >= threshold
+        ]
         voters.sort(key=lambda p: -(p.confidence or 0))
-        rows.append(JudgeFinal(
-            run_id=run.id, reviewer_id=reviewer_id, idea_id=idea_id, dimension_id=dimension_id, kind=kind, k=k,
-            score=final.score, kept=final.kept, discarded=final.discarded, failed=final.failed,
-            confidence=(getattr(final, "confidence", None)
-                        or (round(sum(p.confidence or 0 for p in voters) / len(voters)) if voters else None)),
-            reason=voters[0].reason if voters else "",
-        ))
+        # The reason shown (case view, reasoning similarity): a kept vote for the final score, or,
+        # when every seed was discarded, the most confident scored reply, so the text is not lost.
+        scored = sorted(
+            (p for p in preds if p.score is not None), key=lambda p: -(p.confidence or 0)
+        )
+        reason = voters[0].reason if voters else (scored[0].reason if scored else "")
+        rows.append(
+            JudgeFinal(
+                run_id=run.id,
+                reviewer_id=reviewer_id,
+                idea_id=idea_id,
+                dimension_id=dimension_id,
+                kind=kind,
+                k=k,
+                score=final.score,
+                kept=final.kept,
+                discarded=final.discarded,
+                failed=final.failed,
+                confidence=(
+                    getattr(final, "confidence", None)
+                    or (
+                        round(sum(p.confidence or 0 for p in voters) / len(voters))
+                        if voters
+                        else None
+                    )
+                ),
+                reason=reason,
+            )
+        )
     JudgeFinal.objects.bulk_create(
-        rows, batch_size=1000, update_conflicts=True,
+        rows,
+        batch_size=1000,
+        update_conflicts=True,
         unique_fields=["run", "reviewer", "idea", "dimension", "kind", "k"],
         update_fields=["score", "kept", "discarded", "failed", "confidence", "reason"],
     )
@@ -602,6 +844,9 @@ def judge_run_execute(*, run_id: int, chunk_size: int = CHUNK_SIZE) -> str:
         except TransientBackendError as exc:
             # The run stays "running": the retried task resumes it, skipping stored targets.
             raise RunDeferred(str(exc)) from exc
+        except SoftTimeLimitExceeded as exc:
+            # A long run continues in a fresh task rather than failing: the work done is stored.
+            raise RunDeferred("time limit reached; continuing in a new task") from exc
         except (PermanentBackendError, ApplicationError) as exc:
             _finish(run, JudgeRun.Status.FAILED, error=str(exc))
             return JudgeRun.Status.FAILED
@@ -612,10 +857,21 @@ def judge_run_execute(*, run_id: int, chunk_size: int = CHUNK_SIZE) -> str:
         _finish(run, JudgeRun.Status.DONE)
     run.refresh_from_db()
     if run.rerun_requested and run.purpose != JudgeRun.Purpose.STUDY and run.reviewer is not None:
-        judge_run_request(purpose=run.purpose, domain=run.domain, dimensions=run.dimensions,
-                          configs=list(run.configs.all()), reviewer=run.reviewer,
-                          countdown=float(getattr(settings, "JUDGE_DEBOUNCE_SECONDS", 30)))
+        judge_run_request(
+            purpose=run.purpose,
+            domain=run.domain,
+            dimensions=run.dimensions,
+            configs=list(run.configs.all()),
+            reviewer=run.reviewer,
+            countdown=float(getattr(settings, "JUDGE_DEBOUNCE_SECONDS", 30)),
+        )
     return JudgeRun.Status.DONE
+
+
+def judge_run_fail(*, run_id: int, error: str) -> bool:
+    """Give up on a running run (e.g. the endpoint stayed down through every retry)."""
+    run = JudgeRun.objects.filter(id=run_id).first()
+    return bool(run) and _finish(run, JudgeRun.Status.FAILED, error=error)
 
 
 def judge_run_get(*, run_id: int) -> JudgeRun:

@@ -4,16 +4,19 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from apps.judges.services import RunDeferred, judge_run_execute
+from apps.judges.services import RunDeferred, judge_run_execute, judge_run_fail
 
 
-@shared_task(
-    name="judges.judge_run_execute", bind=True, max_retries=20, default_retry_delay=30
-)
+@shared_task(name="judges.judge_run_execute", bind=True, max_retries=20, default_retry_delay=30)
 def judge_run_execute_task(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
     """Execute (or resume) one judge run. Safe to run twice: see apps.judges.services."""
     try:
         return judge_run_execute(run_id=run_id)
     except RunDeferred as exc:
-        # The endpoint is rate-limiting or down; the run stays running and resumes on retry.
-        raise self.retry(exc=exc) from exc
+        # The endpoint is rate-limiting or down (or the time limit hit): the run stays running
+        # and the retry resumes it where it stopped.
+        if self.request.retries >= self.max_retries:
+            judge_run_fail(run_id=run_id, error=f"The judge endpoint kept failing; gave up: {exc}")
+            return "failed"
+        countdown = 0 if "time limit" in str(exc) else None
+        raise self.retry(exc=exc, countdown=countdown) from exc

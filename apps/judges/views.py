@@ -1,4 +1,4 @@
-"""Judge pages: alignment dashboard, runs (with the admin's study form), cases, predictions, "my judge"."""
+"""Judge pages: alignment dashboard, runs and studies, cases, predictions, "my judge"."""
 
 from __future__ import annotations
 
@@ -49,28 +49,51 @@ def _chart_series(report: dict[str, Any], names: dict[str, str]) -> list[dict[st
     charts = []
     for dim in sorted(by_dim, key=lambda d: list(names).index(d) if d in names else 99):
         datasets = [
-            {"label": KIND_LABELS.get(kind, kind), "kind": kind, "color": KIND_COLOURS.get(kind, "#555"),
-             "points": [{"x": r["k"], "y": r["alpha"], "n": r["n"]} for r in rows]}
-            for kind, rows in sorted(by_dim[dim].items(), key=lambda kv: list(KIND_LABELS).index(kv[0]))
+            {
+                "label": KIND_LABELS.get(kind, kind),
+                "kind": kind,
+                "color": KIND_COLOURS.get(kind, "#555"),
+                "points": [{"x": r["k"], "y": r["alpha"], "n": r["n"]} for r in rows],
+            }
+            for kind, rows in sorted(
+                by_dim[dim].items(), key=lambda kv: list(KIND_LABELS).index(kv[0])
+            )
         ]
-        charts.append({"dimension": dim, "name": names.get(dim, dim), "datasets": datasets,
-                       "rows": [r for rows in by_dim[dim].values() for r in rows]})
+        missing = [d["label"] for d in datasets if all(p["y"] is None for p in d["points"])]
+        charts.append(
+            {
+                "dimension": dim,
+                "name": names.get(dim, dim),
+                "datasets": datasets,
+                "missing": missing,
+                "rows": [r for rows in by_dim[dim].values() for r in rows],
+            }
+        )
     return charts
 
 
 def _coarse_rows(report: dict[str, Any], names: dict[str, str]) -> list[dict[str, Any]]:
     table: dict[str, dict[str, Any]] = {}
     for r in report["coarse"]:
-        row = table.setdefault(r["dimension"], {"dimension": r["dimension"], "name": names.get(r["dimension"], r["dimension"])})
+        row = table.setdefault(
+            r["dimension"],
+            {"dimension": r["dimension"], "name": names.get(r["dimension"], r["dimension"])},
+        )
         row[r["kind"]] = r
-    return [table[d] for d in sorted(table, key=lambda d: list(names).index(d) if d in names else 99)]
+    return [
+        table[d] for d in sorted(table, key=lambda d: list(names).index(d) if d in names else 99)
+    ]
 
 
-def _discard_matrix(report: dict[str, Any], names: dict[str, str]) -> tuple[list[str], list[dict[str, Any]]]:
+def _discard_matrix(
+    report: dict[str, Any], names: dict[str, str]
+) -> tuple[list[str], list[dict[str, Any]]]:
     domains = sorted({r["domain"] for r in report["discard"]})
     rows: dict[str, dict[str, Any]] = {}
     for r in report["discard"]:
-        rows.setdefault(r["dimension"], {"name": names.get(r["dimension"], r["dimension"]), "cells": {}})
+        rows.setdefault(
+            r["dimension"], {"name": names.get(r["dimension"], r["dimension"]), "cells": {}}
+        )
         rows[r["dimension"]]["cells"][r["domain"]] = r
     ordered = [
         {"name": rows[d]["name"], "cells": [rows[d]["cells"].get(dom) for dom in domains]}
@@ -89,17 +112,32 @@ def alignment(request: HttpRequest) -> HttpResponse:
     discard_domains, discard_rows = _discard_matrix(report, names)
     gaps = [g for g in selectors.history_gaps() if g["missing"] and g["n"]]
     context = {
-        "domains": Domain.objects.order_by("name"), "domain": domain, "source": source,
-        "sources": selectors.report_sources(domain=domain), "report": report,
-        "charts": _chart_series(report, names), "coarse_rows": _coarse_rows(report, names),
-        "discard_domains": discard_domains, "discard_rows": discard_rows,
-        "reasoning": [{**r, "label": KIND_LABELS.get(r["kind"], r["kind"]),
-                       "color": KIND_COLOURS.get(r["kind"], "#555")} for r in report["reasoning"]],
+        "domains": Domain.objects.order_by("name"),
+        "domain": domain,
+        "source": source,
+        "sources": selectors.report_sources(domain=domain),
+        "report": report,
+        "charts": _chart_series(report, names),
+        "coarse_rows": _coarse_rows(report, names),
+        "discard_domains": discard_domains,
+        "discard_rows": discard_rows,
+        "reasoning": [
+            {
+                **r,
+                "label": KIND_LABELS.get(r["kind"], r["kind"]),
+                "color": KIND_COLOURS.get(r["kind"], "#555"),
+            }
+            for r in report["reasoning"]
+        ],
         "kinds": [(k, KIND_LABELS[k]) for k in KIND_LABELS],
-        "gaps": gaps[:12], "n_gaps": len(gaps),
+        "gaps": gaps[:12],
+        "n_gaps": len(gaps),
         **_runs_context(request, limit=8),
-        "query": request.GET.urlencode(), "local_label": LOCAL_LABEL,
-        "uses_local": JudgeConfig.objects.filter(is_active=True, backend=JudgeConfig.Backend.LOCAL).exists(),
+        "query": request.GET.urlencode(),
+        "local_label": LOCAL_LABEL,
+        "uses_local": JudgeConfig.objects.filter(
+            is_active=True, backend=JudgeConfig.Backend.LOCAL
+        ).exists(),
         "case_ideas": _case_ideas(run_ids),
     }
     coarse_rows = context["coarse_rows"]
@@ -107,8 +145,11 @@ def alignment(request: HttpRequest) -> HttpResponse:
         "labels": [r["name"] for r in coarse_rows],
         "ylabel": "above-median Jaccard",
         "datasets": [
-            {"label": label, "color": KIND_COLOURS[kind],
-             "data": [(r.get(kind) or {}).get("jaccard") for r in coarse_rows]}
+            {
+                "label": label,
+                "color": KIND_COLOURS[kind],
+                "data": [(r.get(kind) or {}).get("jaccard") for r in coarse_rows],
+            }
             for kind, label in KIND_LABELS.items()
         ],
     }
@@ -121,7 +162,9 @@ def _case_ideas(run_ids: list[int]) -> list[Idea]:
     if finals.empty:
         return []
     top = finals[finals["k"] == finals.groupby("kind")["k"].transform("max")]
-    wide = top.pivot_table(index=["idea_id", "reviewer_id", "dimension"], columns="kind", values="pred")
+    wide = top.pivot_table(
+        index=["idea_id", "reviewer_id", "dimension"], columns="kind", values="pred"
+    )
     if "personalized" not in wide or "aggregate" not in wide:
         return []
     gap = (wide["personalized"] - wide["aggregate"]).abs().dropna().sort_values(ascending=False)
@@ -136,35 +179,96 @@ def alignment_csv(request: HttpRequest, table: str) -> HttpResponse:
     run_ids = selectors.report_run_ids(source=request.GET.get("source") or "auto", domain=domain)
     report = selectors.alignment_report(run_ids=run_ids, with_reasoning=(table == "reasoning"))
     if table == "curve":
-        return _csv_response("judge-alignment.csv", ["dimension", "configuration", "k", "alpha", "n", "discard_rate"],
-                             [[r["dimension"], r["kind"], r["k"], r["alpha"], r["n"], r["discard_rate"]]
-                              for r in report["curve"]])
+        return _csv_response(
+            "judge-alignment.csv",
+            ["dimension", "configuration", "k", "alpha", "n", "discard_rate"],
+            [
+                [r["dimension"], r["kind"], r["k"], r["alpha"], r["n"], r["discard_rate"]]
+                for r in report["curve"]
+            ],
+        )
     if table == "coarse":
-        return _csv_response("judge-coarse-alignment.csv",
-                             ["dimension", "configuration", "k", "above_median_jaccard", "top50_overlap", "n_reviewers"],
-                             [[r["dimension"], r["kind"], r["k"], r["jaccard"], r["top50_overlap"], r["n_reviewers"]]
-                              for r in report["coarse"]])
+        return _csv_response(
+            "judge-coarse-alignment.csv",
+            [
+                "dimension",
+                "configuration",
+                "k",
+                "above_median_jaccard",
+                "top50_overlap",
+                "n_reviewers",
+            ],
+            [
+                [
+                    r["dimension"],
+                    r["kind"],
+                    r["k"],
+                    r["jaccard"],
+                    r["top50_overlap"],
+                    r["n_reviewers"],
+                ]
+                for r in report["coarse"]
+            ],
+        )
     if table == "discard":
-        return _csv_response("judge-discard-rates.csv",
-                             ["domain", "dimension", "predictions", "scored", "discarded", "failed", "discard_rate"],
-                             [[r["domain"], r["dimension"], r["n_predictions"], r["n_scored"], r["n_discarded"],
-                               r["n_failed"], r["discard_rate"]] for r in report["discard"]])
+        return _csv_response(
+            "judge-discard-rates.csv",
+            ["domain", "dimension", "predictions", "scored", "discarded", "failed", "discard_rate"],
+            [
+                [
+                    r["domain"],
+                    r["dimension"],
+                    r["n_predictions"],
+                    r["n_scored"],
+                    r["n_discarded"],
+                    r["n_failed"],
+                    r["discard_rate"],
+                ]
+                for r in report["discard"]
+            ],
+        )
     if table == "reasoning":
-        return _csv_response("judge-reasoning.csv",
-                             ["configuration", "k", "reviewer_a", "reviewer_b", "agreement", "reason_similarity",
-                              "n_items", "pearson_r"],
-                             [[r["kind"], r["k"], p["reviewer_a"], p["reviewer_b"], p["agreement"], p["similarity"],
-                               p["n_items"], r["pearson_r"]] for r in report["reasoning"] for p in r["points"]])
+        return _csv_response(
+            "judge-reasoning.csv",
+            [
+                "configuration",
+                "k",
+                "reviewer_a",
+                "reviewer_b",
+                "agreement",
+                "reason_similarity",
+                "n_items",
+                "pearson_r",
+            ],
+            [
+                [
+                    r["kind"],
+                    r["k"],
+                    p["reviewer_a"],
+                    p["reviewer_b"],
+                    p["agreement"],
+                    p["similarity"],
+                    p["n_items"],
+                    r["pearson_r"],
+                ]
+                for r in report["reasoning"]
+                for p in r["points"]
+            ],
+        )
     raise Http404("Unknown table")
 
 
 # --------------------------------------------------------------------------- runs
 
 
-def _runs_context(request: HttpRequest, *, limit: int = 50) -> dict[str, Any]:
+def _runs_context(request: HttpRequest, *, limit: int = 30) -> dict[str, Any]:
     runs = list(selectors.judge_runs(limit=limit))
-    return {"runs": runs, "is_admin": request.user.is_admin, "any_active": any(r.is_active for r in runs),
-            "limit": limit}
+    return {
+        "runs": runs,
+        "is_admin": request.user.is_admin,
+        "any_active": any(r.is_active for r in runs),
+        "limit": limit,
+    }
 
 
 @role_required("manager", "admin")
@@ -178,9 +282,14 @@ def runs(request: HttpRequest) -> HttpResponse:
             data = form.cleaned_data
             try:
                 run, created = services.judge_study_start(
-                    by=request.user, domain=data["domain"], dimensions=data["dimensions"],
-                    configs=list(data["configs"]), shots=data["shots"], seeds=data["seeds"],
-                    backend=data["backend"], min_history=data["min_history"],
+                    by=request.user,
+                    domain=data["domain"],
+                    dimensions=data["dimensions"],
+                    configs=list(data["configs"]),
+                    shots=data["shots"],
+                    seeds=data["seeds"],
+                    backend=data["backend"],
+                    min_history=data["min_history"],
                 )
             except ApplicationError as exc:
                 form.add_error(None, str(exc))
@@ -188,7 +297,10 @@ def runs(request: HttpRequest) -> HttpResponse:
                 if created:
                     messages.success(request, f"Study #{run.id} queued.")
                 else:
-                    messages.warning(request, f"The same study (#{run.id}) is already {run.status}; not started twice.")
+                    messages.warning(
+                        request,
+                        f"The same study (#{run.id}) is already {run.status}; not started twice.",
+                    )
                 return redirect("judges:runs")
     elif request.user.is_admin:
         form = StudyForm()
@@ -198,9 +310,12 @@ def runs(request: HttpRequest) -> HttpResponse:
 
 @role_required("manager", "admin")
 def runs_table(request: HttpRequest) -> HttpResponse:
-    limit = 8 if request.GET.get("compact") else 50
-    return render(request, "judges/_runs.html", {**_runs_context(request, limit=limit),
-                                                  "compact": bool(request.GET.get("compact"))})
+    limit = 8 if request.GET.get("compact") else 30
+    return render(
+        request,
+        "judges/_runs.html",
+        {**_runs_context(request, limit=limit), "compact": bool(request.GET.get("compact"))},
+    )
 
 
 @require_POST
@@ -219,15 +334,30 @@ def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @role_required("manager", "admin")
 def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
-    run = JudgeRun.objects.select_related("domain", "reviewer", "requested_by").filter(id=run_id).first()
+    run = (
+        JudgeRun.objects.select_related("domain", "reviewer", "requested_by")
+        .filter(id=run_id)
+        .first()
+    )
     if run is None:
         raise Http404("No such run")
-    report = selectors.alignment_report(run_ids=[run.id], with_reasoning=False) if run.status == "done" else None
-    return render(request, "judges/run_detail.html", {
-        "run": run, "history": run.history.select_related("changed_by"), "configs": run.configs.all(),
-        "table": selectors.alignment_table(report) if report else [], "is_admin": request.user.is_admin,
-        "kind_labels": KIND_LABELS,
-    })
+    report = (
+        selectors.alignment_report(run_ids=[run.id], with_reasoning=False)
+        if run.status == "done"
+        else None
+    )
+    return render(
+        request,
+        "judges/run_detail.html",
+        {
+            "run": run,
+            "history": run.history.select_related("changed_by"),
+            "configs": run.configs.all(),
+            "table": selectors.alignment_table(report) if report else [],
+            "is_admin": request.user.is_admin,
+            "kind_labels": KIND_LABELS,
+        },
+    )
 
 
 # --------------------------------------------------------------------------- case, predictions
@@ -246,48 +376,104 @@ def case(request: HttpRequest, idea_id: int) -> HttpResponse:
         cur = best.get(key)
         if cur is None or (f.k, f.run_id) > (cur.k, cur.run_id):
             best[key] = f
-    truth = {(r.reviewer_id, r.dimension_id): r for r in Rating.objects.filter(idea=idea).select_related("dimension")}
+    truth = {
+        (r.reviewer_id, r.dimension_id): r
+        for r in Rating.objects.filter(idea=idea).select_related("dimension")
+    }
     rows: dict[tuple[int, int], dict[str, Any]] = {}
     for (dim_id, reviewer_id, kind), f in best.items():
-        row = rows.setdefault((dim_id, reviewer_id), {"dimension": f.dimension, "reviewer": f.reviewer,
-                                                      "truth": truth.get((reviewer_id, dim_id))})
+        row = rows.setdefault(
+            (dim_id, reviewer_id),
+            {
+                "dimension": f.dimension,
+                "reviewer": f.reviewer,
+                "truth": truth.get((reviewer_id, dim_id)),
+            },
+        )
         row[kind] = f
     ordered = sorted(rows.values(), key=lambda r: (r["dimension"].position, r["reviewer"].username))
-    return render(request, "judges/case.html", {"idea": idea, "rows": ordered})
+    dimensions = list(dict.fromkeys(r["dimension"] for r in ordered))
+    return render(
+        request, "judges/case.html", {"idea": idea, "rows": ordered, "dimensions": dimensions}
+    )
 
 
 @role_required("manager", "admin")
 def predictions(request: HttpRequest) -> HttpResponse:
-    reviewers = [(u.username, u.display_name) for u in
-                 User.objects.filter(role=User.Role.REVIEWER).order_by("username")]
+    reviewers = [
+        (u.username, u.display_name)
+        for u in User.objects.filter(role=User.Role.REVIEWER).order_by("username")
+    ]
     form = PredictionFilterForm(request.GET or None, reviewers=reviewers)
     form.is_valid()
     data = getattr(form, "cleaned_data", {}) or {}
-    reviewer = User.objects.filter(username=data.get("reviewer")).first() if data.get("reviewer") else None
-    finals = list(selectors.unrated_predictions(
-        reviewer_id=reviewer.id if reviewer else None, domain=data.get("domain"), dimension=data.get("dimension") or None,
-    ))
+    reviewer = (
+        User.objects.filter(username=data.get("reviewer")).first() if data.get("reviewer") else None
+    )
+    finals = list(
+        selectors.unrated_predictions(
+            reviewer_id=reviewer.id if reviewer else None,
+            domain=data.get("domain"),
+            dimension=data.get("dimension") or None,
+        )
+    )
     medians = _reviewer_medians({(f.reviewer_id, f.dimension_id) for f in finals})
     rows = []
     for f in finals:
         median = medians.get((f.reviewer_id, f.dimension_id))
-        shortlisted = f.score is not None and median is not None and f.score > median
+        # Same cut as the top-50% overlap metric: at or above the reviewer's own median.
+        shortlisted = f.score is not None and median is not None and f.score >= median
         rows.append({"f": f, "median": median, "shortlisted": shortlisted})
     if request.GET.get("format") == "csv":
-        return _csv_response("judge-predictions.csv",
-                             ["reviewer", "domain", "dimension", "idea", "idea_title", "predicted_score",
-                              "confidence", "reviewer_median", "shortlisted", "kept_seeds", "run"],
-                             [[r["f"].reviewer.username, r["f"].idea.patent.domain_id and r["f"].run.domain.key,
-                               r["f"].dimension.key, r["f"].idea.external_id, r["f"].idea.title, r["f"].score,
-                               r["f"].confidence, r["median"], r["shortlisted"], r["f"].kept, r["f"].run_id]
-                              for r in rows])
+        return _csv_response(
+            "judge-predictions.csv",
+            [
+                "reviewer",
+                "domain",
+                "dimension",
+                "idea",
+                "idea_title",
+                "predicted_score",
+                "confidence",
+                "reviewer_median",
+                "shortlisted",
+                "kept_seeds",
+                "run",
+            ],
+            [
+                [
+                    r["f"].reviewer.username,
+                    r["f"].idea.patent.domain_id and r["f"].run.domain.key,
+                    r["f"].dimension.key,
+                    r["f"].idea.external_id,
+                    r["f"].idea.title,
+                    r["f"].score,
+                    r["f"].confidence,
+                    r["median"],
+                    r["shortlisted"],
+                    r["f"].kept,
+                    r["f"].run_id,
+                ]
+                for r in rows
+            ],
+        )
     shown = rows[:500]
-    return render(request, "judges/predictions.html", {
-        "form": form, "rows": shown, "n_rows": len(rows), "n_shortlisted": sum(r["shortlisted"] for r in rows),
-        "query": request.GET.urlencode(),
-        "gaps": [g for g in selectors.history_gaps(reviewer_ids=[reviewer.id] if reviewer else None)
-                 if g["missing"] and g["n"]][:10],
-    })
+    return render(
+        request,
+        "judges/predictions.html",
+        {
+            "form": form,
+            "rows": shown,
+            "n_rows": len(rows),
+            "n_shortlisted": sum(r["shortlisted"] for r in rows),
+            "query": request.GET.urlencode(),
+            "gaps": [
+                g
+                for g in selectors.history_gaps(reviewer_ids=[reviewer.id] if reviewer else None)
+                if g["missing"] and g["n"]
+            ][:10],
+        },
+    )
 
 
 def _reviewer_medians(keys: set[tuple[int, int]]) -> dict[tuple[int, int], float]:
@@ -295,7 +481,9 @@ def _reviewer_medians(keys: set[tuple[int, int]]) -> dict[tuple[int, int], float
         return {}
     scores: dict[tuple[int, int], list[int]] = defaultdict(list)
     for reviewer_id, dimension_id, score in Rating.objects.filter(
-        status=Rating.Status.SCORED, reviewer_id__in={k[0] for k in keys}, dimension_id__in={k[1] for k in keys}
+        status=Rating.Status.SCORED,
+        reviewer_id__in={k[0] for k in keys},
+        dimension_id__in={k[1] for k in keys},
     ).values_list("reviewer_id", "dimension_id", "score"):
         scores[(reviewer_id, dimension_id)].append(score)
     return {k: statistics.median(v) for k, v in scores.items() if v}
@@ -308,16 +496,26 @@ def _reviewer_medians(keys: set[tuple[int, int]]) -> dict[tuple[int, int], float
 def me(request: HttpRequest) -> HttpResponse:
     """The reviewer's own judge only: nothing here is computed from other reviewers' judges."""
     user = request.user
-    run_ids = selectors.latest_done_runs(purpose=JudgeRun.Purpose.LOO_EVALUATION, reviewer_id=user.id)
+    run_ids = selectors.latest_done_runs(
+        purpose=JudgeRun.Purpose.LOO_EVALUATION, reviewer_id=user.id
+    )
     report = selectors.alignment_report(run_ids=run_ids, with_reasoning=False)
     names = selectors.dimension_names()
     gaps = selectors.history_gaps(reviewer_ids=[user.id])
     pending = JudgeRun.objects.filter(reviewer=user, status__in=JudgeRun.ACTIVE).count()
-    return render(request, "judges/me.html", {
-        "charts": _chart_series(report, names), "gaps": [g for g in gaps if g["missing"]],
-        "ready": [g for g in gaps if not g["missing"]], "pending": pending, "report": report,
-        "kinds": [(k, KIND_LABELS[k]) for k in KIND_LABELS], "coarse_rows": _coarse_rows(report, names),
-    })
+    return render(
+        request,
+        "judges/me.html",
+        {
+            "charts": _chart_series(report, names),
+            "gaps": [g for g in gaps if g["missing"]],
+            "ready": [g for g in gaps if not g["missing"]],
+            "pending": pending,
+            "report": report,
+            "kinds": [(k, KIND_LABELS[k]) for k in KIND_LABELS],
+            "coarse_rows": _coarse_rows(report, names),
+        },
+    )
 
 
 def can_see_all(user: Any) -> bool:

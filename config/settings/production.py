@@ -8,8 +8,9 @@ SECRET_KEY = env("DJANGO_SECRET_KEY")  # no default: a missing key fails at star
 ALLOWED_HOSTS = env.list("DJANGO_ALLOWED_HOSTS")
 CSRF_TRUSTED_ORIGINS = env.list("DJANGO_CSRF_TRUSTED_ORIGINS", default=[])
 
-SESSION_COOKIE_SECURE = True
-CSRF_COOKIE_SECURE = True
+# Off only when serving plain HTTP on localhost (docker-compose without a TLS proxy).
+SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=True)
 SECURE_HSTS_SECONDS = env.int("DJANGO_SECURE_HSTS_SECONDS", default=60)

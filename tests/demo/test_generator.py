@@ -48,7 +48,9 @@ def _alpha(sub: pd.DataFrame, dim: str) -> float:
 
 def _mean_jaccard(sub: pd.DataFrame, min_co_rated: int = 10) -> tuple[float | None, int]:
     """Mean Jaccard of above-own-median sets over reviewer pairs with >= min_co_rated items."""
-    scores = sub.dropna(subset=["score"]).pivot_table(index="idea", columns="reviewer", values="score")
+    scores = sub.dropna(subset=["score"]).pivot_table(
+        index="idea", columns="reviewer", values="score"
+    )
     medians = scores.median()
     values = []
     for a, b in itertools.combinations(scores.columns, 2):
@@ -85,7 +87,9 @@ def test_sizes_match_what_was_asked(demo):
 
 
 def test_smaller_sizes_scale_down():
-    small = generate_demo(seed=1, n_patents=30, n_ideas=75, n_reviewers=8, ratings_target=600, now=NOW)
+    small = generate_demo(
+        seed=1, n_patents=30, n_ideas=75, n_reviewers=8, ratings_target=600, now=NOW
+    )
     assert len(small.patents) == 30 and len(small.ideas) == 75 and len(small.reviewers) == 8
     assert 400 <= len(small.ratings) <= 700
 
@@ -200,7 +204,9 @@ def test_reviewers_disagree_on_raw_scores_but_pick_similar_strong_ideas(seed):
     demo = generate_demo(seed=seed, now=NOW)
     df = pd.DataFrame(demo.ratings)
     patent_domain = {p["external_id"]: p["domain"] for p in demo.patents}
-    df["domain"] = df["idea"].map({i["external_id"]: patent_domain[i["patent"]] for i in demo.ideas})
+    df["domain"] = df["idea"].map(
+        {i["external_id"]: patent_domain[i["patent"]] for i in demo.ideas}
+    )
     df["score"] = df["score"].astype(float)
     alphas: dict[str, list[float]] = defaultdict(list)
     jaccards: dict[str, list[float]] = defaultdict(list)
@@ -237,7 +243,9 @@ def test_an_ideas_text_partly_predicts_how_reviewers_score_it(demo, frame):
     from sklearn.model_selection import cross_val_predict
 
     scored = frame.dropna(subset=["score"])
-    texts = {i["external_id"]: " ".join([i["description"], i["differentiation"]]) for i in demo.ideas}
+    texts = {
+        i["external_id"]: " ".join([i["description"], i["differentiation"]]) for i in demo.ideas
+    }
     for dim, minimum in (("competitive_advantage", 0.2), ("specificity", 0.4)):
         target = scored[scored["dimension"] == dim].groupby("idea")["score"].mean()
         x = TfidfVectorizer(ngram_range=(1, 2), min_df=2, sublinear_tf=True).fit_transform(
@@ -249,8 +257,13 @@ def test_an_ideas_text_partly_predicts_how_reviewers_score_it(demo, frame):
 
 
 def test_consumer_framed_ideas_get_the_not_b2b_category_from_most_reviewers(demo, frame):
-    consumer = {i["external_id"] for i in demo.ideas if "household" in i["description"]
-                or "hobbyist" in i["description"] or "consumer app" in i["description"]}
+    consumer = {
+        i["external_id"]
+        for i in demo.ideas
+        if "household" in i["description"]
+        or "hobbyist" in i["description"]
+        or "consumer app" in i["description"]
+    }
     need = frame[(frame["dimension"] == "need_validity") & frame["score"].notna()]
     zeros = need[need["score"] == 0]
     assert len(zeros) > 0

@@ -13,7 +13,11 @@ from tests.factories import PASSWORD
 
 
 def plant_ratings(
-    *, domains: list[Domain], n_ideas: int = 24, n_reviewers: int = 6, seed: int = 0,
+    *,
+    domains: list[Domain],
+    n_ideas: int = 24,
+    n_reviewers: int = 6,
+    seed: int = 0,
     rationale: bool = True,
 ) -> list[Rating]:
     """Reviewers with different strictness and scale use but a shared sense of which ideas are good.
@@ -27,8 +31,11 @@ def plant_ratings(
     for d_i, domain in enumerate(domains):
         for r in range(n_reviewers):
             user = User.objects.create_user(
-                username=f"{domain.key}-rev{r}", password=PASSWORD, role=User.Role.REVIEWER,
-                first_name=f"Reviewer {r}", last_name=domain.name,
+                username=f"{domain.key}-rev{r}",
+                password=PASSWORD,
+                role=User.Role.REVIEWER,
+                first_name=f"Reviewer {r}",
+                last_name=domain.name,
             )
             profile = ReviewerProfile.objects.create(
                 user=user, background="technical" if r % 2 == 0 else "business"
@@ -37,11 +44,20 @@ def plant_ratings(
             reviewers.append((d_i, user))
     ratings: list[Rating] = []
     for d_i, domain in enumerate(domains):
-        patents = [Patent.objects.create(external_id=f"{domain.key}-P{p}", domain=domain, title=f"Patent {p}")
-                   for p in range(max(2, n_ideas // 3))]
-        ideas = [Idea.objects.create(external_id=f"{domain.key}-I{i:03d}", patent=patents[i % len(patents)],
-                                     title=f"Idea {i} for {domain.name}")
-                 for i in range(n_ideas)]
+        patents = [
+            Patent.objects.create(
+                external_id=f"{domain.key}-P{p}", domain=domain, title=f"Patent {p}"
+            )
+            for p in range(max(2, n_ideas // 3))
+        ]
+        ideas = [
+            Idea.objects.create(
+                external_id=f"{domain.key}-I{i:03d}",
+                patent=patents[i % len(patents)],
+                title=f"Idea {i} for {domain.name}",
+            )
+            for i in range(n_ideas)
+        ]
         quality = rng.normal(size=(n_ideas, len(dims)))
         panel = [u for k, u in reviewers if k == d_i]
         offset = rng.normal(scale=0.9, size=(len(panel), len(dims)))
@@ -51,7 +67,12 @@ def plant_ratings(
                 for j, dim in enumerate(dims):
                     lo, hi = dim.scale_min, dim.scale_max
                     mid = (lo + hi) / 2
-                    raw = mid + quality[idea_i, j] * (hi - lo) / 3 + offset[r_i, j] + rng.normal(scale=0.3)
+                    raw = (
+                        mid
+                        + quality[idea_i, j] * (hi - lo) / 3
+                        + offset[r_i, j]
+                        + rng.normal(scale=0.3)
+                    )
                     scored[dim.key] = int(np.clip(round(raw), lo, hi))
                 # Four ideas in five pass the specificity gate; the fifth may fail it.
                 spec_ok = scored["specificity"] > 2 or idea_i % 5 != 0
@@ -59,14 +80,24 @@ def plant_ratings(
                     scored["specificity"] = max(3, scored["specificity"])
                 for dim in dims:
                     gated = dim.key != "specificity" and not spec_ok
-                    ratings.append(Rating(
-                        reviewer=user, idea=idea, dimension=dim,
-                        status=Rating.Status.NOT_RATED_BY_DESIGN if gated else Rating.Status.SCORED,
-                        score=None if gated else scored[dim.key],
-                        rationale=(f"{user.username} on {dim.name}: looks {'strong' if scored[dim.key] > mid else 'weak'}"
-                                   if rationale and not gated else ""),
-                        source=Rating.Source.IMPORT,
-                    ))
+                    ratings.append(
+                        Rating(
+                            reviewer=user,
+                            idea=idea,
+                            dimension=dim,
+                            status=Rating.Status.NOT_RATED_BY_DESIGN
+                            if gated
+                            else Rating.Status.SCORED,
+                            score=None if gated else scored[dim.key],
+                            rationale=(
+                                f"{user.username} on {dim.name}: looks "
+                                f"{'strong' if scored[dim.key] > mid else 'weak'}"
+                                if rationale and not gated
+                                else ""
+                            ),
+                            source=Rating.Source.IMPORT,
+                        )
+                    )
     return Rating.objects.bulk_create(ratings, batch_size=2000)
 
 
@@ -89,8 +120,12 @@ def _default_rubric(request):
 
     if not Rubric.objects.filter(is_default=True).exists():
         path = Path(rubric_files.__file__).parent / "rubrics" / "pbig.yaml"
-        spec = rubric_files.parse_rubric(rubric_files.load_rubric_text(path.read_text(encoding="utf-8")))
-        rubric_files.save_rubric(spec, rubric_model=Rubric, dimension_model=DimensionModel, make_default=True)
+        spec = rubric_files.parse_rubric(
+            rubric_files.load_rubric_text(path.read_text(encoding="utf-8"))
+        )
+        rubric_files.save_rubric(
+            spec, rubric_model=Rubric, dimension_model=DimensionModel, make_default=True
+        )
 
 
 @pytest.fixture
@@ -109,7 +144,9 @@ def compute_snapshot(**kwargs):
     from apps.disagreement.services import metrics_recompute
 
     level = kwargs.pop("level", "ordinal")
-    snapshot = MetricSnapshot.objects.create(scope=scope_key(level=level, **kwargs), level=level, **kwargs)
+    snapshot = MetricSnapshot.objects.create(
+        scope=scope_key(level=level, **kwargs), level=level, **kwargs
+    )
     return metrics_recompute(snapshot_id=snapshot.id)
 
 

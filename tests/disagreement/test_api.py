@@ -37,9 +37,12 @@ def test_managers_and_admins_read_the_metrics_with_their_freshness(api, manager,
 
 def test_the_metrics_can_be_filtered_by_domain_dimension_and_background(api, manager, snapshot):
     api.force_authenticate(manager)
-    metrics = api.get("/api/metrics/?domain=nlp&dimension=innovativeness&background=business").json()["metrics"]
+    metrics = api.get(
+        "/api/metrics/?domain=nlp&dimension=innovativeness&background=business"
+    ).json()["metrics"]
     assert {(c["domain"], c["dimension"], c["background"]) for c in metrics["cells"]} == {
-        ("nlp", "innovativeness", "business")}
+        ("nlp", "innovativeness", "business")
+    }
     assert {r["domain"] for r in metrics["pairwise"]} == {"nlp"}
     assert {r["background"] for r in metrics["strictness"]} == {"business"}
 

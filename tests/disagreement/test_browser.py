@@ -30,7 +30,9 @@ def test_a_manager_sees_every_dashboard_drawn(page, login, manager, computed):
         page.wait_for_load_state("networkidle")
         for canvas in canvases:
             selector = f"canvas#{canvas}"
-            assert page.evaluate(f"Chart.getChart(document.querySelector('{selector}')) !== undefined"), path
+            assert page.evaluate(
+                f"Chart.getChart(document.querySelector('{selector}')) !== undefined"
+            ), path
             box = page.locator(selector).bounding_box()
             assert box and box["width"] > 100 and box["height"] > 100, (path, box)
         name = path.strip("/").replace("/", "-")

@@ -3,15 +3,26 @@ import math
 import pandas as pd
 import pytest
 
-from apps.disagreement.selectors import FRAME_COLUMNS, idea_ratings_detail, rating_frame, rubric_scales
+from apps.disagreement.selectors import (
+    FRAME_COLUMNS,
+    idea_ratings_detail,
+    rating_frame,
+    rubric_scales,
+)
 from apps.screening.models import Rating
 from apps.screening.services.ratings import rating_decline, rating_submit
 from tests.factories import AssignmentFactory, IdeaFactory
 
 pytestmark = pytest.mark.django_db
 
-PASSING = {"specificity": 4, "technical_validity": 3, "innovativeness": 2,
-           "competitive_advantage": 3, "need_validity": 2, "market_size": 1}
+PASSING = {
+    "specificity": 4,
+    "technical_validity": 3,
+    "innovativeness": 2,
+    "competitive_advantage": 3,
+    "need_validity": 2,
+    "market_size": 1,
+}
 
 
 def test_it_returns_one_row_per_rating_with_the_contract_columns(reviewer, idea):
@@ -25,7 +36,9 @@ def test_it_returns_one_row_per_rating_with_the_contract_columns(reviewer, idea)
     assert row["patent_id"] == idea.patent_id and row["domain"] == "nlp"
     assert row["reviewer"] == "rita" and row["background"] == "technical"
     assert isinstance(frame["rated_at"].dtype, pd.DatetimeTZDtype)
-    assert abs(frame["rated_at"].iloc[0] - pd.Timestamp(Rating.objects.first().updated_at)) < pd.Timedelta("1ms")
+    assert abs(
+        frame["rated_at"].iloc[0] - pd.Timestamp(Rating.objects.first().updated_at)
+    ) < pd.Timedelta("1ms")
 
 
 def test_it_gives_gated_and_declined_ratings_nan_never_zero(reviewer, other_reviewer, idea):

@@ -46,9 +46,18 @@ def test_a_burst_of_500_rating_changes_enqueues_a_single_recompute(reviewer, dom
         AssignmentFactory(reviewer=reviewer, idea=idea)
     # 84 submissions x 6 dimensions = 504 rating changes, each committed on its own.
     for i, idea in enumerate(ideas):
-        rating_submit(reviewer=reviewer, idea=idea, scores={
-            "specificity": 3 + i % 2, "technical_validity": 2 + i % 3, "innovativeness": 1 + i % 5,
-            "competitive_advantage": 1 + i % 4, "need_validity": i % 4, "market_size": (i + 1) % 4})
+        rating_submit(
+            reviewer=reviewer,
+            idea=idea,
+            scores={
+                "specificity": 3 + i % 2,
+                "technical_validity": 2 + i % 3,
+                "innovativeness": 1 + i % 5,
+                "competitive_advantage": 1 + i % 4,
+                "need_validity": i % 4,
+                "market_size": (i + 1) % 4,
+            },
+        )
     assert len(recompute_messages()) == 1
     snapshot = MetricSnapshot.objects.get()
     assert snapshot.status == MetricSnapshot.Status.QUEUED and snapshot.scope == AUTO_SCOPE
@@ -120,7 +129,9 @@ def test_it_refuses_a_recompute_from_a_reviewer_and_bad_dates(reviewer, manager)
     import datetime as dt
 
     with pytest.raises(ApplicationError) as info:
-        metrics_request_recompute(actor=manager, since=dt.date(2025, 5, 2), until=dt.date(2025, 5, 1))
+        metrics_request_recompute(
+            actor=manager, since=dt.date(2025, 5, 2), until=dt.date(2025, 5, 1)
+        )
     assert info.value.errors[0].field == "until"
     with pytest.raises(ApplicationError) as info:
         metrics_request_recompute(actor=manager, level="cardinal")
@@ -129,20 +140,27 @@ def test_it_refuses_a_recompute_from_a_reviewer_and_bad_dates(reviewer, manager)
 
 @pytest.fixture
 def dead_broker():
-    """Point the real Celery app at a port where nothing listens."""
+    """Point the real Celery app at a port where nothing listens (pools are rebuilt per URL,
+    so nothing is closed: the session's worker and queue keep working afterwards)."""
     from config.celery import app
 
-    old_url = app.conf.broker_url
-    app.conf.broker_url = "redis://127.0.0.1:1/0"
-    app.conf.broker_connection_retry = False
-    app.conf.task_publish_retry = False
-    app.pool.force_close_all()
-    app._pool = None
+    keys = ("broker_url", "broker_write_url", "broker_connection_retry", "task_publish_retry")
+    saved = {k: app.conf.get(k) for k in keys}
+
+    def rebuild(**conf):
+        app.conf.update(conf)
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    dead = "redis://127.0.0.1:1/0"
+    rebuild(
+        broker_url=dead,
+        broker_write_url=dead,
+        broker_connection_retry=False,
+        task_publish_retry=False,
+    )
     yield
-    app.conf.broker_url = old_url
-    app.conf.task_publish_retry = True
-    app.pool.force_close_all()
-    app._pool = None
+    rebuild(**saved)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -155,7 +173,9 @@ def test_it_fails_loudly_when_the_broker_is_down_and_computes_nothing(manager, d
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_rating_change_with_the_broker_down_is_saved_and_the_failure_recorded(reviewer, idea, dead_broker):
+def test_a_rating_change_with_the_broker_down_is_saved_and_the_failure_recorded(
+    reviewer, idea, dead_broker
+):
     with transaction.atomic():
         rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 1})
     assert reviewer.ratings.count() == 6

@@ -13,8 +13,10 @@ def page_urls(snapshot):
     idea_id = snapshot.result["contested"][0]["idea_id"]
     urls = [reverse(f"disagreement:{name}") for name in PAGES]
     urls += [reverse("disagreement:idea", args=[idea_id])]
-    urls += [reverse("disagreement:export", args=[k]) for k in
-             ("grid", "strictness", "pairwise", "panel", "contested", "split")]
+    urls += [
+        reverse("disagreement:export", args=[k])
+        for k in ("grid", "strictness", "pairwise", "panel", "contested", "split")
+    ]
     urls += [reverse("disagreement:snapshot_progress", args=[snapshot.id])]
     return urls
 
@@ -38,7 +40,9 @@ def test_reviewers_are_refused_every_dashboard_and_export(client, reviewer, snap
 def test_anonymous_visitors_are_sent_to_the_login_page(client, snapshot):
     for url in page_urls(snapshot):
         response = client.get(url)
-        assert response.status_code == 302 and response["Location"].startswith("/accounts/login/"), url
+        assert response.status_code == 302 and response["Location"].startswith(
+            "/accounts/login/"
+        ), url
     assert client.post(reverse("disagreement:recompute")).status_code == 302
 
 
@@ -46,7 +50,11 @@ def test_the_overview_shows_the_grid_readings_and_freshness(client, manager, sna
     client.force_login(manager)
     html = client.get(reverse("disagreement:overview")).content.decode()
     assert "Innovativeness" in html and "Market size" in html and "All domains" in html
-    cell = next(c for c in snapshot.result["cells"] if c["domain"] == "__all__" and c["background"] == "__all__")
+    cell = next(
+        c
+        for c in snapshot.result["cells"]
+        if c["domain"] == "__all__" and c["background"] == "__all__"
+    )
     assert cell["reading"] in html
     assert f"from {snapshot.n_ratings:,} ratings" in html
     assert "up to date" in html
@@ -70,13 +78,17 @@ def test_the_overview_has_clear_empty_states(client, manager, db):
     assert "No ratings yet" in html and "Compute now" in html
 
 
-def test_the_overview_invites_to_compute_when_ratings_exist_but_no_snapshot(client, manager, planted):
+def test_the_overview_invites_to_compute_when_ratings_exist_but_no_snapshot(
+    client, manager, planted
+):
     client.force_login(manager)
     html = client.get(reverse("disagreement:overview")).content.decode()
     assert "No metrics yet — compute now" in html
 
 
-def test_the_overview_stays_within_its_query_budget(client, manager, snapshot, django_assert_max_num_queries):
+def test_the_overview_stays_within_its_query_budget(
+    client, manager, snapshot, django_assert_max_num_queries
+):
     client.force_login(manager)
     client.get(reverse("disagreement:overview"))
     with django_assert_max_num_queries(10):
@@ -86,7 +98,9 @@ def test_the_overview_stays_within_its_query_budget(client, manager, snapshot, d
 
 def test_filters_narrow_the_grid_to_a_domain_and_dimension(client, manager, snapshot):
     client.force_login(manager)
-    html = client.get(reverse("disagreement:overview") + "?domain=nlp&dimension=market_size").content.decode()
+    html = client.get(
+        reverse("disagreement:overview") + "?domain=nlp&dimension=market_size"
+    ).content.decode()
     assert "Market size" in html and "Innovativeness</th>" not in html
     assert "Materials Chemistry</th>" not in html
 
@@ -111,7 +125,9 @@ def test_the_csv_export_holds_the_numbers_behind_the_chart(client, manager, snap
     assert all(line.startswith("nlp,") for line in lines[1:]) and len(lines) == 1 + 6 * 3
 
 
-def test_the_idea_page_names_gated_ratings_and_shows_raw_and_calibrated_scores(client, manager, snapshot):
+def test_the_idea_page_names_gated_ratings_and_shows_raw_and_calibrated_scores(
+    client, manager, snapshot
+):
     from apps.screening.models import Rating
 
     gated = Rating.objects.filter(status="gated").select_related("idea").first()
@@ -122,9 +138,13 @@ def test_the_idea_page_names_gated_ratings_and_shows_raw_and_calibrated_scores(c
     assert gated.idea.title in html
 
 
-def test_the_recompute_button_queues_a_snapshot_and_returns_the_progress_partial(client, manager, snapshot):
+def test_the_recompute_button_queues_a_snapshot_and_returns_the_progress_partial(
+    client, manager, snapshot
+):
     client.force_login(manager)
-    response = client.post(reverse("disagreement:recompute"), {"level": "ordinal"}, HTTP_HX_REQUEST="true")
+    response = client.post(
+        reverse("disagreement:recompute"), {"level": "ordinal"}, HTTP_HX_REQUEST="true"
+    )
     assert response.status_code == 200
     queued = MetricSnapshot.objects.get(status="queued")
     html = response.content.decode()
@@ -132,11 +152,15 @@ def test_the_recompute_button_queues_a_snapshot_and_returns_the_progress_partial
     assert reverse("disagreement:snapshot_progress", args=[queued.id]) in html
     # Without JavaScript the same form redirects back to the overview.
     response = client.post(reverse("disagreement:recompute"), {"level": "ordinal"})
-    assert response.status_code == 302 and MetricSnapshot.objects.filter(status="queued").count() == 1
+    assert (
+        response.status_code == 302 and MetricSnapshot.objects.filter(status="queued").count() == 1
+    )
 
 
 def test_the_progress_partial_stops_polling_when_done(client, manager, snapshot):
     client.force_login(manager)
-    response = client.get(reverse("disagreement:snapshot_progress", args=[snapshot.id]), HTTP_HX_REQUEST="true")
+    response = client.get(
+        reverse("disagreement:snapshot_progress", args=[snapshot.id]), HTTP_HX_REQUEST="true"
+    )
     assert "hx-trigger" not in response.content.decode()
     assert response["HX-Refresh"] == "true"

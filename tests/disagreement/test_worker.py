@@ -10,7 +10,9 @@ from tests.workers import wait_for
 @pytest.mark.worker
 @pytest.mark.django_db(transaction=True)
 def test_a_real_worker_computes_a_requested_recompute(celery_worker, manager):
-    ratings = plant_ratings(domains=[DomainFactory(key="nlp", name="NLP")], n_ideas=15, n_reviewers=4)
+    ratings = plant_ratings(
+        domains=[DomainFactory(key="nlp", name="NLP")], n_ideas=15, n_reviewers=4
+    )
     snapshot = metrics_request_recompute(actor=manager)
 
     def done() -> bool:

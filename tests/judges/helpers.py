@@ -32,17 +32,28 @@ def make_ideas(domain, n: int) -> list:
     ideas = []
     for i in range(n):
         topic, text = TOPICS[i % len(TOPICS)]
-        patent = PatentFactory(domain=domain, title=f"Patent on {topic} {i}",
-                               abstract=f"A patented method for {topic}, variant {i}.")
-        ideas.append(IdeaFactory(patent=patent, title=f"{topic.title()} product {i}", description=text))
+        patent = PatentFactory(
+            domain=domain,
+            title=f"Patent on {topic} {i}",
+            abstract=f"A patented method for {topic}, variant {i}.",
+        )
+        ideas.append(
+            IdeaFactory(patent=patent, title=f"{topic.title()} product {i}", description=text)
+        )
     return ideas
 
 
 def rate(reviewer, ideas, dim_key: str, score_of: Callable[[int], int]) -> list[Rating]:
     dim = dimension(dim_key)
     return [
-        Rating.objects.create(reviewer=reviewer, idea=idea, dimension=dim, status="scored",
-                              score=score_of(i), source="import")
+        Rating.objects.create(
+            reviewer=reviewer,
+            idea=idea,
+            dimension=dim,
+            status="scored",
+            score=score_of(i),
+            source="import",
+        )
         for i, idea in enumerate(ideas)
     ]
 

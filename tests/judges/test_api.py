@@ -22,8 +22,13 @@ def api():
 def queued_run(domain, two_reviewers_history, monkeypatch):
     monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: None)
     rita, _, _ = two_reviewers_history
-    run, _ = services.judge_run_request(purpose="loo_evaluation", domain=domain, dimensions=["innovativeness"],
-                                        configs=small_configs(), reviewer=rita)
+    run, _ = services.judge_run_request(
+        purpose="loo_evaluation",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=small_configs(),
+        reviewer=rita,
+    )
     return run
 
 
@@ -45,7 +50,10 @@ def test_configs_are_read_by_managers_and_written_only_by_admins(api, manager, a
     assert api.delete(config_url).status_code == 403
     api.force_authenticate(admin)
     assert api.patch(config_url, {"seeds": 1}, format="json").json()["seeds"] == 1
-    assert JudgeHistory.objects.filter(config_id=created.json()["id"], event="config_changed").count() == 1
+    assert (
+        JudgeHistory.objects.filter(config_id=created.json()["id"], event="config_changed").count()
+        == 1
+    )
     bad = api.patch(config_url, {"confidence_threshold": 101}, format="json")
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "confidence_threshold"
     assert api.delete(config_url).status_code == 204
@@ -77,13 +85,25 @@ def test_runs_are_listed_for_managers_and_cancelled_only_by_admins(api, manager,
 
 
 def test_an_admin_starts_a_study_by_api_and_the_same_study_is_not_duplicated(
-    api, admin, manager, domain, two_reviewers_history, monkeypatch, django_capture_on_commit_callbacks
+    api,
+    admin,
+    manager,
+    domain,
+    two_reviewers_history,
+    monkeypatch,
+    django_capture_on_commit_callbacks,
 ):
     enqueued = []
     monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: enqueued.append(run_id))
     small_configs()
-    body = {"domain": "nlp", "dimensions": ["innovativeness"], "configs": ["aggregate", "personalized"],
-            "shots": [0, 2], "seeds": 1, "backend": "local"}
+    body = {
+        "domain": "nlp",
+        "dimensions": ["innovativeness"],
+        "configs": ["aggregate", "personalized"],
+        "shots": [0, 2],
+        "seeds": 1,
+        "backend": "local",
+    }
     url = reverse("judges-api-studies")
     api.force_authenticate(manager)
     assert api.post(url, body, format="json").status_code == 403
@@ -108,11 +128,23 @@ def test_predictions_and_alignment_are_for_managers_and_a_reviewer_reads_only_th
     rita, otto, _ = two_reviewers_history
     configs = small_configs()
     for reviewer in (rita, otto):
-        run, _ = services.judge_run_request(purpose="loo_evaluation", domain=domain, dimensions=["innovativeness"],
-                                            configs=configs, reviewer=reviewer, enqueue=False)
+        run, _ = services.judge_run_request(
+            purpose="loo_evaluation",
+            domain=domain,
+            dimensions=["innovativeness"],
+            configs=configs,
+            reviewer=reviewer,
+            enqueue=False,
+        )
         services.judge_run_execute(run_id=run.id)
-    run, _ = services.judge_run_request(purpose="prediction", domain=domain, dimensions=["innovativeness"],
-                                        configs=[configs[2]], reviewer=rita, enqueue=False)
+    run, _ = services.judge_run_request(
+        purpose="prediction",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=[configs[2]],
+        reviewer=rita,
+        enqueue=False,
+    )
     services.judge_run_execute(run_id=run.id)
 
     api.force_authenticate(rita)
@@ -127,14 +159,23 @@ def test_predictions_and_alignment_are_for_managers_and_a_reviewer_reads_only_th
     assert len(preds) == 2 and {p["kind"] for p in preds} == {"personalized"}
     assert api.get(reverse("judges-api-predictions"), {"reviewer": "nobody"}).status_code == 400
     report = api.get(reverse("judges-api-alignment"), {"domain": "nlp"}).json()
-    assert {(r["kind"], r["k"]) for r in report["curve"]} == {("zero_shot", 0), ("aggregate", 2), ("personalized", 2)}
+    assert {(r["kind"], r["k"]) for r in report["curve"]} == {
+        ("zero_shot", 0),
+        ("aggregate", 2),
+        ("personalized", 2),
+    }
     assert {r["kind"] for r in report["reasoning"]} <= {"zero_shot", "aggregate", "personalized"}
 
 
 def test_anonymous_users_are_refused_everywhere(api, queued_run):
-    for name, args in [("judges-api-configs", []), ("judges-api-runs", []), ("judges-api-run", [queued_run.id]),
-                       ("judges-api-predictions", []), ("judges-api-alignment", []),
-                       ("judges-api-my-alignment", [])]:
+    for name, args in [
+        ("judges-api-configs", []),
+        ("judges-api-runs", []),
+        ("judges-api-run", [queued_run.id]),
+        ("judges-api-predictions", []),
+        ("judges-api-alignment", []),
+        ("judges-api-my-alignment", []),
+    ]:
         assert api.get(reverse(name, args=args)).status_code in (401, 403)
     assert api.post(reverse("judges-api-studies"), {}, format="json").status_code in (401, 403)
     assert JudgeRun.objects.get(id=queued_run.id).status == "queued"

@@ -14,10 +14,14 @@ from apps.accounts.models import User
 from apps.catalog.models import Domain
 from apps.judges import services
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
+from tests.factories import PASSWORD
 from tests.judges.helpers import small_configs
 
 # serialized_rollback keeps the migration's PBIG rubric for the tests after these ones.
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True, serialized_rollback=True),
+]
 
 
 def _shot(page, name: str) -> None:
@@ -29,8 +33,14 @@ def _shot(page, name: str) -> None:
 def _evaluate(domain, reviewers, configs, dimensions) -> None:
     for reviewer in reviewers:
         for dim in dimensions:
-            run, _ = services.judge_run_request(purpose="loo_evaluation", domain=domain, dimensions=[dim],
-                                                configs=configs, reviewer=reviewer, enqueue=False)
+            run, _ = services.judge_run_request(
+                purpose="loo_evaluation",
+                domain=domain,
+                dimensions=[dim],
+                configs=configs,
+                reviewer=reviewer,
+                enqueue=False,
+            )
             services.judge_run_execute(run_id=run.id)
 
 
@@ -74,29 +84,79 @@ def test_a_tour_of_the_judge_pages_on_the_demo_data(page, login, settings):
     demo_load(seed=0, scale=0.3)
     domain = Domain.objects.order_by("key").first()
     configs = [
-        JudgeConfig.objects.create(name="Zero-shot", kind="zero_shot", backend="local", shots=[0], seeds=1),
-        JudgeConfig.objects.create(name="Aggregate", kind="aggregate", backend="local", shots=[1, 5, 9], seeds=1),
-        JudgeConfig.objects.create(name="Personalized", kind="personalized", backend="local", shots=[1, 5, 9],
-                                   seeds=1),
+        JudgeConfig.objects.create(
+            name="Zero-shot",
+            kind="zero_shot",
+            backend="local",
+            shots=[0],
+            seeds=1,
+            confidence_threshold=50,
+        ),
+        JudgeConfig.objects.create(
+            name="Aggregate",
+            kind="aggregate",
+            backend="local",
+            shots=[1, 5, 9],
+            seeds=1,
+            confidence_threshold=50,
+        ),
+        JudgeConfig.objects.create(
+            name="Personalized",
+            kind="personalized",
+            backend="local",
+            shots=[1, 5, 9],
+            seeds=1,
+            confidence_threshold=50,
+        ),
     ]
-    reviewers = list(User.objects.filter(role="reviewer", reviewer_profile__domains=domain).order_by("username"))
-    _evaluate(domain, reviewers, configs, ["innovativeness", "need_validity", "market_size", "specificity"])
+    reviewers = list(
+        User.objects.filter(role="reviewer", reviewer_profile__domains=domain).order_by("username")
+    )
+    _evaluate(
+        domain,
+        reviewers,
+        configs,
+        ["innovativeness", "need_validity", "market_size", "specificity"],
+    )
     for reviewer in reviewers[:3]:
-        run, _ = services.judge_run_request(purpose="prediction", domain=domain, dimensions=["innovativeness"],
-                                            configs=[configs[2]], reviewer=reviewer, enqueue=False)
+        run, _ = services.judge_run_request(
+            purpose="prediction",
+            domain=domain,
+            dimensions=["innovativeness"],
+            configs=[configs[2]],
+            reviewer=reviewer,
+            enqueue=False,
+        )
         services.judge_run_execute(run_id=run.id)
     # one run still in progress, to show the progress bar
-    JudgeRun.objects.create(purpose="study", domain=domain, dimensions=["market_size"], scope_key="tour",
-                            status="running", total=400, done=130, calls=130, tokens_in=91000, tokens_out=5200)
+    running = JudgeRun.objects.create(
+        purpose="study",
+        domain=domain,
+        dimensions=["market_size"],
+        scope_key="tour",
+        status="running",
+        total=400,
+        done=130,
+        calls=130,
+        tokens_in=91000,
+        tokens_out=5200,
+    )
     admin = User.objects.get(username="admin")
     manager = User.objects.get(username="manager")
+    for user in [admin, manager, reviewers[0]]:  # the `login` fixture types the test password
+        user.set_password(PASSWORD)
+        user.save(update_fields=["password"])
 
     login(manager)
     page.goto("/judges/")
     page.wait_for_selector(".jg-chart[data-ready] canvas")
     assert page.locator("canvas[data-type=scatter]").count() == 3  # Figure 3, one per configuration
     _shot(page, "alignment")
-    idea_id = JudgeFinal.objects.filter(run__purpose="loo_evaluation", kind="personalized").first().idea_id
+    idea_id = (
+        JudgeFinal.objects.filter(run__purpose="loo_evaluation", kind="personalized")
+        .first()
+        .idea_id
+    )
     page.goto(f"/judges/cases/{idea_id}/")
     assert page.locator(".jg-case").count() >= 1
     _shot(page, "case")
@@ -108,7 +168,10 @@ def test_a_tour_of_the_judge_pages_on_the_demo_data(page, login, settings):
     login(admin)
     page.goto("/judges/runs/")
     assert page.locator("#start-study").is_visible()
-    assert page.locator("#judge-runs [hx-trigger]").count() == 0 or True
+    assert page.locator("#judge-runs[hx-trigger]").count() == 1  # polls while the study runs
+    assert (
+        page.locator(f"#run-{running.id} .progress > span").get_attribute("style") == "width: 32%"
+    )
     _shot(page, "runs")
 
     page.context.clear_cookies()

@@ -17,7 +17,9 @@ pytestmark = pytest.mark.django_db
 PLANTED = ["innovativeness", "competitive_advantage", "need_validity", "market_size"]
 
 
-def test_personalized_judges_agree_with_their_reviewers_better_than_aggregate_ones_on_the_demo(settings):
+def test_personalized_judges_agree_with_their_reviewers_better_than_aggregate_ones_on_the_demo(
+    settings,
+):
     from apps.demo.generator import PLANTED as GENERATOR_PLANTED
     from apps.demo.services import demo_load
 
@@ -26,15 +28,31 @@ def test_personalized_judges_agree_with_their_reviewers_better_than_aggregate_on
     demo_load(seed=0, scale=0.5)
     domain = Domain.objects.order_by("key").first()
     configs = [
-        JudgeConfig.objects.create(name="agg", kind="aggregate", backend="local", shots=[9], seeds=1),
-        JudgeConfig.objects.create(name="pers", kind="personalized", backend="local", shots=[9], seeds=1),
+        JudgeConfig.objects.create(
+            name="agg", kind="aggregate", backend="local", shots=[9], seeds=1
+        ),
+        JudgeConfig.objects.create(
+            name="pers", kind="personalized", backend="local", shots=[9], seeds=1
+        ),
     ]
-    run, _ = services.judge_study_start(by=None, domain=domain, dimensions=PLANTED, configs=configs, shots=[9],
-                                        seeds=1, min_history=8, enqueue=False)
+    run, _ = services.judge_study_start(
+        by=None,
+        domain=domain,
+        dimensions=PLANTED,
+        configs=configs,
+        shots=[9],
+        seeds=1,
+        min_history=8,
+        enqueue=False,
+    )
     assert services.judge_run_execute(run_id=run.id) == "done"
     report = selectors.alignment_report(run_ids=[run.id], with_reasoning=False)
     alpha = {(r["kind"], r["dimension"]): r["alpha"] for r in report["curve"]}
     print({d: (alpha[("aggregate", d)], alpha[("personalized", d)]) for d in PLANTED})
-    wins = [d for d in PLANTED if (alpha[("personalized", d)] or -1) > (alpha[("aggregate", d)] or -1)]
+    wins = [
+        d for d in PLANTED if (alpha[("personalized", d)] or -1) > (alpha[("aggregate", d)] or -1)
+    ]
     assert len(wins) >= 3, alpha
-    assert sum(alpha[("personalized", d)] for d in PLANTED) > sum(alpha[("aggregate", d)] or 0 for d in PLANTED)
+    assert sum(alpha[("personalized", d)] for d in PLANTED) > sum(
+        alpha[("aggregate", d)] or 0 for d in PLANTED
+    )

@@ -13,13 +13,25 @@ from tests.judges.helpers import make_ideas, reviewer_with_assignments, small_co
 
 pytestmark = pytest.mark.django_db
 
-PASSING = {"specificity": 3, "technical_validity": 2, "innovativeness": 2, "competitive_advantage": 2,
-           "need_validity": 1, "market_size": 1}
+PASSING = {
+    "specificity": 3,
+    "technical_validity": 2,
+    "innovativeness": 2,
+    "competitive_advantage": 2,
+    "need_validity": 1,
+    "market_size": 1,
+}
 
 
 def _loo(domain, reviewer, configs, dims=("innovativeness",)):
-    run, created = services.judge_run_request(purpose="loo_evaluation", domain=domain, dimensions=list(dims),
-                                              configs=configs, reviewer=reviewer, enqueue=False)
+    run, created = services.judge_run_request(
+        purpose="loo_evaluation",
+        domain=domain,
+        dimensions=list(dims),
+        configs=configs,
+        reviewer=reviewer,
+        enqueue=False,
+    )
     return run
 
 
@@ -68,11 +80,18 @@ def test_the_database_refuses_a_second_active_run_for_the_same_scope(domain, two
     rita, _, _ = two_reviewers_history
     run = _loo(domain, rita, small_configs())
     with pytest.raises(IntegrityError), transaction.atomic():
-        JudgeRun.objects.create(purpose=run.purpose, domain=domain, dimensions=run.dimensions,
-                                scope_key=run.scope_key, status="running")
+        JudgeRun.objects.create(
+            purpose=run.purpose,
+            domain=domain,
+            dimensions=run.dimensions,
+            scope_key=run.scope_key,
+            status="running",
+        )
 
 
-def test_a_trigger_while_running_marks_the_run_for_a_rerun_that_follows(domain, two_reviewers_history, monkeypatch):
+def test_a_trigger_while_running_marks_the_run_for_a_rerun_that_follows(
+    domain, two_reviewers_history, monkeypatch
+):
     enqueued = []
     monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: enqueued.append(run_id))
     rita, _, _ = two_reviewers_history
@@ -90,7 +109,9 @@ def test_a_trigger_while_running_marks_the_run_for_a_rerun_that_follows(domain, 
     assert fresh.status == "queued" and fresh.scope_key == run.scope_key
 
 
-def test_it_predicts_every_rated_item_leave_one_out_and_votes_the_finals(domain, two_reviewers_history):
+def test_it_predicts_every_rated_item_leave_one_out_and_votes_the_finals(
+    domain, two_reviewers_history
+):
     rita, otto, ideas = two_reviewers_history
     configs = small_configs(seeds=3)
     run = _loo(domain, rita, configs)
@@ -109,41 +130,64 @@ def test_it_predicts_every_rated_item_leave_one_out_and_votes_the_finals(domain,
     assert {r.reviewer_id for r in examples} == {rita.id}
     assert pred.idea.patent_id not in {r.idea.patent_id for r in examples}
     agg = JudgePrediction.objects.filter(run=run, kind="aggregate").first()
-    assert {r.reviewer_id for r in Rating.objects.filter(id__in=agg.example_rating_ids)} == {otto.id}
-    assert list(run.history.values_list("new_value__status", flat=True)) == ["queued", "running", "done"]
+    assert {r.reviewer_id for r in Rating.objects.filter(id__in=agg.example_rating_ids)} == {
+        otto.id
+    }
+    assert list(run.history.values_list("new_value__status", flat=True)) == [
+        "queued",
+        "running",
+        "done",
+    ]
 
 
 def test_running_a_finished_run_twice_changes_nothing(domain, two_reviewers_history):
     rita, _, _ = two_reviewers_history
     run = _loo(domain, rita, small_configs())
     services.judge_run_execute(run_id=run.id)
-    before = sorted(JudgePrediction.objects.filter(run=run).values_list("id", "score", "confidence"))
+    before = sorted(
+        JudgePrediction.objects.filter(run=run).values_list("id", "score", "confidence")
+    )
     assert services.judge_run_execute(run_id=run.id) == "done"
-    assert sorted(JudgePrediction.objects.filter(run=run).values_list("id", "score", "confidence")) == before
+    assert (
+        sorted(JudgePrediction.objects.filter(run=run).values_list("id", "score", "confidence"))
+        == before
+    )
 
 
-def test_a_run_left_running_by_a_dead_worker_is_resumed_without_duplicates(domain, two_reviewers_history):
+def test_a_run_left_running_by_a_dead_worker_is_resumed_without_duplicates(
+    domain, two_reviewers_history
+):
     rita, _, _ = two_reviewers_history
     run = _loo(domain, rita, small_configs())
     services.judge_run_execute(run_id=run.id)
-    complete = sorted(JudgePrediction.objects.filter(run=run).values_list(
-        "reviewer_id", "idea_id", "dimension_id", "kind", "k", "seed", "score"))
+    complete = sorted(
+        JudgePrediction.objects.filter(run=run).values_list(
+            "reviewer_id", "idea_id", "dimension_id", "kind", "k", "seed", "score"
+        )
+    )
     # Simulate a crash after some chunks: part of the predictions, no finals, still "running".
-    keep = list(JudgePrediction.objects.filter(run=run).order_by("id").values_list("id", flat=True)[:10])
+    keep = list(
+        JudgePrediction.objects.filter(run=run).order_by("id").values_list("id", flat=True)[:10]
+    )
     JudgePrediction.objects.filter(run=run).exclude(id__in=keep).delete()
     JudgeFinal.objects.filter(run=run).delete()
     JudgeRun.objects.filter(id=run.id).update(status="running", done=10, finished_at=None)
 
     assert services.judge_run_execute(run_id=run.id) == "done"
-    resumed = sorted(JudgePrediction.objects.filter(run=run).values_list(
-        "reviewer_id", "idea_id", "dimension_id", "kind", "k", "seed", "score"))
+    resumed = sorted(
+        JudgePrediction.objects.filter(run=run).values_list(
+            "reviewer_id", "idea_id", "dimension_id", "kind", "k", "seed", "score"
+        )
+    )
     assert resumed == complete
     run.refresh_from_db()
     assert run.done == run.total == len(complete)
     assert JudgeFinal.objects.filter(run=run).count() == 36
 
 
-def test_a_cancelled_run_is_not_executed_and_cannot_be_cancelled_twice(domain, two_reviewers_history, admin):
+def test_a_cancelled_run_is_not_executed_and_cannot_be_cancelled_twice(
+    domain, two_reviewers_history, admin
+):
     rita, _, _ = two_reviewers_history
     run = _loo(domain, rita, small_configs())
     services.judge_run_cancel(run=run, by=admin)
@@ -172,11 +216,19 @@ def test_cancelling_mid_run_stops_between_chunks(domain, two_reviewers_history, 
     assert JudgePrediction.objects.filter(run=run).count() == 4
 
 
-def test_a_prediction_run_covers_only_ideas_the_reviewer_has_not_rated(domain, two_reviewers_history):
+def test_a_prediction_run_covers_only_ideas_the_reviewer_has_not_rated(
+    domain, two_reviewers_history
+):
     rita, _, ideas = two_reviewers_history
     configs = [c for c in small_configs() if c.kind == "personalized"]
-    run, _ = services.judge_run_request(purpose="prediction", domain=domain, dimensions=["innovativeness"],
-                                        configs=configs, reviewer=rita, enqueue=False)
+    run, _ = services.judge_run_request(
+        purpose="prediction",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=configs,
+        reviewer=rita,
+        enqueue=False,
+    )
     services.judge_run_execute(run_id=run.id)
     predicted = set(JudgeFinal.objects.filter(run=run).values_list("idea_id", flat=True))
     assert predicted == {ideas[12].id, ideas[13].id}
@@ -187,7 +239,9 @@ def test_an_openai_config_without_an_endpoint_fails_the_run_with_a_clear_error(
 ):
     settings.LLM_BASE_URL = ""
     rita, _, _ = two_reviewers_history
-    config = JudgeConfig.objects.create(name="llm", kind="personalized", backend="openai", shots=[2], seeds=1)
+    config = JudgeConfig.objects.create(
+        name="llm", kind="personalized", backend="openai", shots=[2], seeds=1
+    )
     run = _loo(domain, rita, [config])
     assert services.judge_run_execute(run_id=run.id) == "failed"
     run.refresh_from_db()
@@ -195,11 +249,17 @@ def test_an_openai_config_without_an_endpoint_fails_the_run_with_a_clear_error(
 
 
 def test_config_changes_write_history(admin):
-    config = services.judge_config_create(by=admin, name="p", kind="personalized", backend="local", shots=[9, 1])
+    config = services.judge_config_create(
+        by=admin, name="p", kind="personalized", backend="local", shots=[9, 1]
+    )
     assert config.shots == [1, 9]
     services.judge_config_update(config=config, by=admin, confidence_threshold=70)
-    services.judge_config_update(config=config, by=admin, confidence_threshold=70)  # no change, no row
-    rows = list(JudgeHistory.objects.filter(config=config).values_list("event", "old_value", "new_value"))
+    services.judge_config_update(
+        config=config, by=admin, confidence_threshold=70
+    )  # no change, no row
+    rows = list(
+        JudgeHistory.objects.filter(config=config).values_list("event", "old_value", "new_value")
+    )
     assert rows[0][0] == "config_created"
     assert rows[1] == ("config_changed", {"confidence_threshold": 80}, {"confidence_threshold": 70})
     assert len(rows) == 2
@@ -207,7 +267,9 @@ def test_config_changes_write_history(admin):
 
 def test_it_refuses_a_bad_configuration_naming_the_field(admin):
     with pytest.raises(ApplicationError) as err:
-        services.judge_config_create(by=admin, name="x", kind="personal", shots=[-1], confidence_threshold=120)
+        services.judge_config_create(
+            by=admin, name="x", kind="personal", shots=[-1], confidence_threshold=120
+        )
     fields = {e.field for e in err.value.errors}
     assert fields == {"kind", "shots", "confidence_threshold"}
 
@@ -216,18 +278,88 @@ def test_default_configurations_use_the_local_baseline_without_an_llm_endpoint(s
     settings.LLM_BASE_URL = ""
     services.judge_configs_ensure_defaults()
     assert set(JudgeConfig.objects.values_list("kind", "backend")) == {
-        ("zero_shot", "local"), ("aggregate", "local"), ("personalized", "local")}
+        ("zero_shot", "local"),
+        ("aggregate", "local"),
+        ("personalized", "local"),
+    }
     assert JudgeConfig.objects.first().backend_label == "Local baseline (not an LLM)"
 
 
 def test_a_study_refuses_unknown_dimensions_and_duplicates(domain, two_reviewers_history, admin):
     configs = small_configs()
     with pytest.raises(ApplicationError) as err:
-        services.judge_study_start(by=admin, domain=domain, dimensions=["novelty"], configs=configs,
-                                   shots=[0, 2], seeds=1, enqueue=False)
+        services.judge_study_start(
+            by=admin,
+            domain=domain,
+            dimensions=["novelty"],
+            configs=configs,
+            shots=[0, 2],
+            seeds=1,
+            enqueue=False,
+        )
     assert err.value.errors[0].field == "dimensions" and err.value.errors[0].value == "novelty"
-    run, created = services.judge_study_start(by=admin, domain=domain, dimensions=["innovativeness"],
-                                              configs=configs, shots=[0, 2], seeds=1, enqueue=False)
-    again, created_again = services.judge_study_start(by=admin, domain=domain, dimensions=["innovativeness"],
-                                                      configs=configs, shots=[2, 0], seeds=1, enqueue=False)
+    run, created = services.judge_study_start(
+        by=admin,
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=configs,
+        shots=[0, 2],
+        seeds=1,
+        enqueue=False,
+    )
+    again, created_again = services.judge_study_start(
+        by=admin,
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=configs,
+        shots=[2, 0],
+        seeds=1,
+        enqueue=False,
+    )
     assert created and not created_again and again.id == run.id
+
+
+def test_an_endpoint_that_stays_overloaded_defers_the_run_which_resumes_later(
+    domain, two_reviewers_history, fake_llm, settings
+):
+    settings.LLM_API_KEY = "test-key"
+    rita, _, _ = two_reviewers_history
+    config = JudgeConfig.objects.create(
+        name="llm",
+        kind="personalized",
+        backend="openai",
+        shots=[2],
+        seeds=1,
+        base_url=fake_llm.base_url,
+        model="fake-judge",
+        concurrency=1,
+    )
+    run = _loo(domain, rita, [config])
+    for _ in range(12):  # more 429s than the backend retries once
+        fake_llm.push_status(429, retry_after=0.01)
+    with pytest.raises(services.RunDeferred):
+        services.judge_run_execute(run_id=run.id)
+    run.refresh_from_db()
+    assert run.status == "running"  # not failed: the retried task picks it up
+    assert services.judge_run_execute(run_id=run.id) == "done"
+    run.refresh_from_db()
+    assert run.done == run.total == 12 and run.tokens_in > 0 and run.calls >= 12
+    assert JudgePrediction.objects.filter(run=run).exclude(error="").count() == 0
+
+
+def test_the_dashboard_query_count_does_not_grow_with_reviewers(
+    client, manager, domain, django_assert_max_num_queries
+):
+    from tests.factories import ReviewerFactory
+    from tests.judges.helpers import rate
+
+    ideas = make_ideas(domain, 12)
+    configs = small_configs()
+    for i in range(6):
+        reviewer = ReviewerFactory(username=f"r{i}", profile=[domain])
+        rate(reviewer, ideas, "innovativeness", lambda n, i=i: 1 + (n + i) % 4)
+        if i < 2:
+            services.judge_run_execute(run_id=_loo(domain, reviewer, configs).id)
+    client.force_login(manager)
+    with django_assert_max_num_queries(40):
+        assert client.get("/judges/").status_code == 200

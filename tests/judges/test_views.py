@@ -28,11 +28,23 @@ def evaluated(domain, two_reviewers_history):
     rita, otto, ideas = two_reviewers_history
     configs = small_configs(seeds=1)
     for reviewer in (rita, otto):
-        run, _ = services.judge_run_request(purpose="loo_evaluation", domain=domain, dimensions=["innovativeness"],
-                                            configs=configs, reviewer=reviewer, enqueue=False)
+        run, _ = services.judge_run_request(
+            purpose="loo_evaluation",
+            domain=domain,
+            dimensions=["innovativeness"],
+            configs=configs,
+            reviewer=reviewer,
+            enqueue=False,
+        )
         services.judge_run_execute(run_id=run.id)
-    run, _ = services.judge_run_request(purpose="prediction", domain=domain, dimensions=["innovativeness"],
-                                        configs=[configs[2]], reviewer=rita, enqueue=False)
+    run, _ = services.judge_run_request(
+        purpose="prediction",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=[configs[2]],
+        reviewer=rita,
+        enqueue=False,
+    )
     services.judge_run_execute(run_id=run.id)
     return rita, otto, ideas
 
@@ -116,12 +128,20 @@ def test_a_reviewer_sees_only_their_own_judge(client, evaluated):
     from apps.judges import selectors
 
     own = selectors.alignment_report(
-        run_ids=list(JudgeRun.objects.filter(reviewer=rita, purpose="loo_evaluation").values_list("id", flat=True)),
-        with_reasoning=False)
+        run_ids=list(
+            JudgeRun.objects.filter(reviewer=rita, purpose="loo_evaluation").values_list(
+                "id", flat=True
+            )
+        ),
+        with_reasoning=False,
+    )
     assert mine["curve"] == own["curve"]
     both = selectors.alignment_report(
-        run_ids=list(JudgeRun.objects.filter(purpose="loo_evaluation").values_list("id", flat=True)),
-        with_reasoning=False)
+        run_ids=list(
+            JudgeRun.objects.filter(purpose="loo_evaluation").values_list("id", flat=True)
+        ),
+        with_reasoning=False,
+    )
     assert mine["curve"] != both["curve"]
 
 
@@ -140,8 +160,12 @@ def test_predictions_list_unrated_ideas_with_confidence_and_export_csv(client, m
 
 def test_every_alignment_export_is_a_csv(client, manager, evaluated):
     client.force_login(manager)
-    for table, header in [("curve", "dimension,configuration,k,alpha"), ("coarse", "dimension,configuration,k,above"),
-                          ("discard", "domain,dimension,predictions"), ("reasoning", "configuration,k,reviewer_a")]:
+    for table, header in [
+        ("curve", "dimension,configuration,k,alpha"),
+        ("coarse", "dimension,configuration,k,above"),
+        ("discard", "domain,dimension,predictions"),
+        ("reasoning", "configuration,k,reviewer_a"),
+    ]:
         response = client.get(reverse("judges:alignment_csv", args=[table]))
         assert response.status_code == 200
         assert response.content.decode().startswith(header)
@@ -149,12 +173,25 @@ def test_every_alignment_export_is_a_csv(client, manager, evaluated):
 
 
 def test_an_admin_starts_a_study_from_the_runs_page_and_a_manager_cannot(
-    client, admin, manager, domain, two_reviewers_history, django_capture_on_commit_callbacks, monkeypatch
+    client,
+    admin,
+    manager,
+    domain,
+    two_reviewers_history,
+    django_capture_on_commit_callbacks,
+    monkeypatch,
 ):
     monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: None)
     configs = small_configs()
-    form = {"domain": domain.id, "dimensions": ["innovativeness"], "configs": [c.id for c in configs],
-            "shots": "0, 2", "seeds": 1, "backend": "local", "min_history": 2}
+    form = {
+        "domain": domain.id,
+        "dimensions": ["innovativeness"],
+        "configs": [c.id for c in configs],
+        "shots": "0, 2",
+        "seeds": 1,
+        "backend": "local",
+        "min_history": 2,
+    }
     client.force_login(manager)
     assert "Start a study" not in client.get(reverse("judges:runs")).content.decode()
     assert client.post(reverse("judges:runs"), form).status_code == 403
@@ -166,10 +203,18 @@ def test_an_admin_starts_a_study_from_the_runs_page_and_a_manager_cannot(
     assert "k values must be whole numbers" in bad.content.decode()
 
 
-def test_the_runs_partial_polls_only_while_a_run_is_active(client, admin, domain, two_reviewers_history):
+def test_the_runs_partial_polls_only_while_a_run_is_active(
+    client, admin, domain, two_reviewers_history
+):
     rita, _, _ = two_reviewers_history
-    run, _ = services.judge_run_request(purpose="loo_evaluation", domain=domain, dimensions=["innovativeness"],
-                                        configs=small_configs(), reviewer=rita, enqueue=False)
+    run, _ = services.judge_run_request(
+        purpose="loo_evaluation",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=small_configs(),
+        reviewer=rita,
+        enqueue=False,
+    )
     client.force_login(admin)
     partial = client.get(reverse("judges:runs_table"), HTTP_HX_REQUEST="true").content.decode()
     assert 'hx-trigger="every 2s"' in partial and "Cancel" in partial and "<html" not in partial
@@ -178,10 +223,18 @@ def test_the_runs_partial_polls_only_while_a_run_is_active(client, admin, domain
     assert "hx-trigger" not in partial and "Done" in partial
 
 
-def test_an_admin_cancels_a_run_from_the_page_and_a_manager_cannot(client, admin, manager, domain, two_reviewers_history):
+def test_an_admin_cancels_a_run_from_the_page_and_a_manager_cannot(
+    client, admin, manager, domain, two_reviewers_history
+):
     rita, _, _ = two_reviewers_history
-    run, _ = services.judge_run_request(purpose="loo_evaluation", domain=domain, dimensions=["innovativeness"],
-                                        configs=small_configs(), reviewer=rita, enqueue=False)
+    run, _ = services.judge_run_request(
+        purpose="loo_evaluation",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=small_configs(),
+        reviewer=rita,
+        enqueue=False,
+    )
     url = reverse("judges:run_cancel", args=[run.id])
     client.force_login(manager)
     assert client.post(url).status_code == 403

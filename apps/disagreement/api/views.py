@@ -27,12 +27,20 @@ class _ManagerApi(APIView):
 
 def _snapshot_status(snapshot: MetricSnapshot) -> dict[str, Any]:
     return {
-        "id": snapshot.id, "scope": snapshot.scope, "level": snapshot.level,
-        "since": snapshot.since, "until": snapshot.until, "status": snapshot.status,
-        "progress": snapshot.progress, "created_at": snapshot.created_at,
-        "started_at": snapshot.started_at, "computed_at": snapshot.computed_at,
-        "duration_ms": snapshot.duration_ms, "n_ratings": snapshot.n_ratings,
-        "latest_rating_at": snapshot.latest_rating_at, "error": snapshot.error or None,
+        "id": snapshot.id,
+        "scope": snapshot.scope,
+        "level": snapshot.level,
+        "since": snapshot.since,
+        "until": snapshot.until,
+        "status": snapshot.status,
+        "progress": snapshot.progress,
+        "created_at": snapshot.created_at,
+        "started_at": snapshot.started_at,
+        "computed_at": snapshot.computed_at,
+        "duration_ms": snapshot.duration_ms,
+        "n_ratings": snapshot.n_ratings,
+        "latest_rating_at": snapshot.latest_rating_at,
+        "error": snapshot.error or None,
     }
 
 
@@ -40,14 +48,18 @@ class MetricsApi(_ManagerApi):
     class FilterSerializer(serializers.Serializer):
         domain = serializers.CharField(required=False, allow_blank=True)
         dimension = serializers.CharField(required=False, allow_blank=True)
-        background = serializers.ChoiceField(choices=["", "__all__", "technical", "business"], required=False)
+        background = serializers.ChoiceField(
+            choices=["", "__all__", "technical", "business"], required=False
+        )
         level = serializers.ChoiceField(choices=Level.values, required=False, default=Level.ORDINAL)
         since = serializers.DateField(required=False)
         until = serializers.DateField(required=False)
 
     @extend_schema(
-        parameters=[OpenApiParameter(n, str, required=False)
-                    for n in ("domain", "dimension", "background", "level", "since", "until")],
+        parameters=[
+            OpenApiParameter(n, str, required=False)
+            for n in ("domain", "dimension", "background", "level", "since", "until")
+        ],
         responses={200: dict, 404: dict},
         summary="Latest disagreement metrics (docs/metrics.md) with their freshness",
     )
@@ -60,23 +72,39 @@ class MetricsApi(_ManagerApi):
         if snapshot is None:
             pending = selectors.snapshot_in_progress(scope=scope)
             return Response(
-                {"detail": "No metrics have been computed for this scope yet; POST /api/metrics/recompute/.",
-                 "pending": _snapshot_status(pending) if pending else None},
+                {
+                    "detail": "No metrics have been computed for this scope yet; "
+                    "POST /api/metrics/recompute/.",
+                    "pending": _snapshot_status(pending) if pending else None,
+                },
                 status=status.HTTP_404_NOT_FOUND,
             )
         domain, dimension = q.get("domain") or None, q.get("dimension") or None
         background = q.get("background") or None
-        strictness = selectors.snapshot_slices(snapshot, kind=MetricSlice.Kind.STRICTNESS,
-                                               domain=domain, dimension=dimension)
-        pairwise = selectors.snapshot_slices(snapshot, kind=MetricSlice.Kind.PAIRWISE,
-                                             domain=domain, dimension=dimension)
+        strictness = selectors.snapshot_slices(
+            snapshot, kind=MetricSlice.Kind.STRICTNESS, domain=domain, dimension=dimension
+        )
+        pairwise = selectors.snapshot_slices(
+            snapshot, kind=MetricSlice.Kind.PAIRWISE, domain=domain, dimension=dimension
+        )
         fresh = selectors.snapshot_freshness(snapshot)
-        return Response({
-            "snapshot": {**_snapshot_status(snapshot), "new_ratings_since": fresh.new_ratings,
-                         "stale": fresh.new_ratings > 0},
-            "metrics": P.metrics_payload(snapshot.result or {}, strictness, pairwise, domain=domain,
-                                         dimension=dimension, background=background),
-        })
+        return Response(
+            {
+                "snapshot": {
+                    **_snapshot_status(snapshot),
+                    "new_ratings_since": fresh.new_ratings,
+                    "stale": fresh.new_ratings > 0,
+                },
+                "metrics": P.metrics_payload(
+                    snapshot.result or {},
+                    strictness,
+                    pairwise,
+                    domain=domain,
+                    dimension=dimension,
+                    background=background,
+                ),
+            }
+        )
 
 
 class MetricsRecomputeApi(_ManagerApi):
@@ -85,19 +113,27 @@ class MetricsRecomputeApi(_ManagerApi):
         since = serializers.DateField(required=False, allow_null=True)
         until = serializers.DateField(required=False, allow_null=True)
 
-    @extend_schema(request=InputSerializer, responses={202: dict, 400: dict, 503: dict},
-                   summary="Queue a recompute of the metrics (returns the snapshot id)")
+    @extend_schema(
+        request=InputSerializer,
+        responses={202: dict, 400: dict, 503: dict},
+        summary="Queue a recompute of the metrics (returns the snapshot id)",
+    )
     def post(self, request: Request) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         try:
             snapshot = metrics_request_recompute(actor=request.user, **s.validated_data)
         except ApplicationError as exc:
-            code = status.HTTP_400_BAD_REQUEST if exc.errors else status.HTTP_503_SERVICE_UNAVAILABLE
+            code = (
+                status.HTTP_400_BAD_REQUEST if exc.errors else status.HTTP_503_SERVICE_UNAVAILABLE
+            )
             return Response(exc.as_dict(), status=code)
         return Response(
-            {"id": snapshot.id, "status": snapshot.status,
-             "status_url": request.build_absolute_uri(f"/api/metrics/recompute/{snapshot.id}/")},
+            {
+                "id": snapshot.id,
+                "status": snapshot.status,
+                "status_url": request.build_absolute_uri(f"/api/metrics/recompute/{snapshot.id}/"),
+            },
             status=status.HTTP_202_ACCEPTED,
         )
 
@@ -107,5 +143,7 @@ class MetricsRecomputeStatusApi(_ManagerApi):
     def get(self, request: Request, snapshot_id: int) -> Response:
         snapshot = MetricSnapshot.objects.defer("result").filter(id=snapshot_id).first()
         if snapshot is None:
-            return Response({"detail": f"No recompute with id {snapshot_id}."}, status=status.HTTP_404_NOT_FOUND)
+            return Response(
+                {"detail": f"No recompute with id {snapshot_id}."}, status=status.HTTP_404_NOT_FOUND
+            )
         return Response(_snapshot_status(snapshot))

@@ -39,9 +39,25 @@ class ConfigSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = JudgeConfig
-        fields = ["id", "name", "kind", "backend", "backend_label", "model", "base_url", "shots", "seeds",
-                  "temperature", "confidence_threshold", "min_history", "concurrency", "is_active", "auto",
-                  "created_at", "updated_at"]
+        fields = [
+            "id",
+            "name",
+            "kind",
+            "backend",
+            "backend_label",
+            "model",
+            "base_url",
+            "shots",
+            "seeds",
+            "temperature",
+            "confidence_threshold",
+            "min_history",
+            "concurrency",
+            "is_active",
+            "auto",
+            "created_at",
+            "updated_at",
+        ]
         read_only_fields = ["id", "backend_label", "created_at", "updated_at"]
 
 
@@ -51,7 +67,9 @@ class ConfigInputSerializer(serializers.Serializer):
     backend = serializers.ChoiceField(choices=JudgeConfig.Backend.choices, required=False)
     model = serializers.CharField(max_length=200, required=False, allow_blank=True)
     base_url = serializers.URLField(required=False, allow_blank=True)
-    shots = serializers.ListField(child=serializers.IntegerField(min_value=0, max_value=50), required=False)
+    shots = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=50), required=False
+    )
     seeds = serializers.IntegerField(min_value=1, max_value=10, required=False)
     temperature = serializers.FloatField(min_value=0, max_value=2, required=False)
     confidence_threshold = serializers.IntegerField(min_value=0, max_value=100, required=False)
@@ -66,7 +84,9 @@ class JudgeConfigListApi(APIView):
 
     @extend_schema(responses=ConfigSerializer(many=True))
     def get(self, request: Request) -> Response:
-        return Response(ConfigSerializer(JudgeConfig.objects.order_by("kind", "name"), many=True).data)
+        return Response(
+            ConfigSerializer(JudgeConfig.objects.order_by("kind", "name"), many=True).data
+        )
 
     @extend_schema(request=ConfigInputSerializer, responses={201: ConfigSerializer})
     def post(self, request: Request) -> Response:
@@ -102,8 +122,9 @@ class JudgeConfigDetailApi(APIView):
         data = ConfigInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         try:
-            config = services.judge_config_update(config=self._get(config_id), by=request.user,
-                                                  **data.validated_data)
+            config = services.judge_config_update(
+                config=self._get(config_id), by=request.user, **data.validated_data
+            )
         except ApplicationError as exc:
             return _error(exc)
         return Response(ConfigSerializer(config).data)
@@ -126,14 +147,44 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = JudgeRun
-        fields = ["id", "purpose", "status", "reviewer", "domain", "dimensions", "configs", "shots", "seeds",
-                  "backend", "total", "done", "failed", "percent", "calls", "tokens_in", "tokens_out",
-                  "tokens_cached", "estimated_cost", "created_at", "started_at", "finished_at", "error",
-                  "rerun_requested"]
+        fields = [
+            "id",
+            "purpose",
+            "status",
+            "reviewer",
+            "domain",
+            "dimensions",
+            "configs",
+            "shots",
+            "seeds",
+            "backend",
+            "total",
+            "done",
+            "failed",
+            "percent",
+            "calls",
+            "tokens_in",
+            "tokens_out",
+            "tokens_cached",
+            "estimated_cost",
+            "created_at",
+            "started_at",
+            "finished_at",
+            "error",
+            "rerun_requested",
+        ]
 
     def get_configs(self, run: JudgeRun) -> list[dict[str, Any]]:
-        return [{"id": c.id, "name": c.name, "kind": c.kind, "backend": c.backend, "backend_label": c.backend_label}
-                for c in run.configs.all()]
+        return [
+            {
+                "id": c.id,
+                "name": c.name,
+                "kind": c.kind,
+                "backend": c.backend,
+                "backend_label": c.backend_label,
+            }
+            for c in run.configs.all()
+        ]
 
 
 class JudgeRunListApi(APIView):
@@ -141,7 +192,9 @@ class JudgeRunListApi(APIView):
 
     @extend_schema(responses=RunSerializer(many=True))
     def get(self, request: Request) -> Response:
-        qs: QuerySet[JudgeRun] = JudgeRun.objects.select_related("reviewer", "domain").prefetch_related("configs")
+        qs: QuerySet[JudgeRun] = JudgeRun.objects.select_related(
+            "reviewer", "domain"
+        ).prefetch_related("configs")
         if request.query_params.get("status"):
             qs = qs.filter(status=request.query_params["status"])
         if request.query_params.get("purpose"):
@@ -172,7 +225,9 @@ class JudgeRunCancelApi(APIView):
     @extend_schema(request=None, responses=RunSerializer)
     def post(self, request: Request, run_id: int) -> Response:
         try:
-            run = services.judge_run_cancel(run=services.judge_run_get(run_id=run_id), by=request.user)
+            run = services.judge_run_cancel(
+                run=services.judge_run_get(run_id=run_id), by=request.user
+            )
         except ApplicationError as exc:
             return _error(exc)
         return Response(RunSerializer(run).data)
@@ -182,14 +237,21 @@ class StudyInputSerializer(serializers.Serializer):
     domain = serializers.SlugField(help_text="Domain key")
     dimensions = serializers.ListField(child=serializers.SlugField(), min_length=1)
     configs = serializers.ListField(
-        child=serializers.CharField(), min_length=1,
+        child=serializers.CharField(),
+        min_length=1,
         help_text="Configuration ids or names, or kinds (zero_shot, aggregate, personalized)",
     )
-    shots = serializers.ListField(child=serializers.IntegerField(min_value=0, max_value=50), min_length=1,
-                                  default=[0, 1, 2, 5, 9])
+    shots = serializers.ListField(
+        child=serializers.IntegerField(min_value=0, max_value=50),
+        min_length=1,
+        default=[0, 1, 2, 5, 9],
+    )
     seeds = serializers.IntegerField(min_value=1, max_value=10, default=3)
-    backend = serializers.ChoiceField(choices=[("", "each configuration's own")] + list(JudgeConfig.Backend.choices),
-                                      required=False, default="")
+    backend = serializers.ChoiceField(
+        choices=[("", "each configuration's own")] + list(JudgeConfig.Backend.choices),
+        required=False,
+        default="",
+    )
     min_history = serializers.IntegerField(min_value=1, default=2)
 
 
@@ -211,8 +273,10 @@ def resolve_configs(values: list[str]) -> list[JudgeConfig]:
     if errors:
         from apps.core.errors import FieldError
 
-        raise ApplicationError("Unknown judge configuration.",
-                               errors=[FieldError("configs", "no such configuration", value=v) for v in errors])
+        raise ApplicationError(
+            "Unknown judge configuration.",
+            errors=[FieldError("configs", "no such configuration", value=v) for v in errors],
+        )
     return found
 
 
@@ -229,16 +293,27 @@ class JudgeStudyStartApi(APIView):
             if domain is None:
                 from apps.core.errors import FieldError
 
-                raise ApplicationError("Unknown domain.", errors=[FieldError("domain", "no such domain",
-                                                                            value=v["domain"])])
+                raise ApplicationError(
+                    "Unknown domain.",
+                    errors=[FieldError("domain", "no such domain", value=v["domain"])],
+                )
             services.judge_configs_ensure_defaults()
             run, created = services.judge_study_start(
-                by=request.user, domain=domain, dimensions=v["dimensions"], configs=resolve_configs(v["configs"]),
-                shots=v["shots"], seeds=v["seeds"], backend=v["backend"], min_history=v["min_history"],
+                by=request.user,
+                domain=domain,
+                dimensions=v["dimensions"],
+                configs=resolve_configs(v["configs"]),
+                shots=v["shots"],
+                seeds=v["seeds"],
+                backend=v["backend"],
+                min_history=v["min_history"],
             )
         except ApplicationError as exc:
             return _error(exc)
-        return Response(RunSerializer(run).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+        return Response(
+            RunSerializer(run).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
 
 
 class JudgePredictionListApi(APIView):
@@ -249,19 +324,51 @@ class JudgePredictionListApi(APIView):
         domain = Domain.objects.filter(key=request.query_params.get("domain", "")).first()
         from apps.accounts.models import User
 
-        reviewer_id = User.objects.filter(username=reviewer).values_list("id", flat=True).first() if reviewer else None
+        reviewer_id = (
+            User.objects.filter(username=reviewer).values_list("id", flat=True).first()
+            if reviewer
+            else None
+        )
         if reviewer and reviewer_id is None:
-            return Response({"detail": "Unknown reviewer.", "errors": [
-                {"field": "reviewer", "message": "no such reviewer", "row": None, "value": reviewer}]}, status=400)
-        finals = selectors.unrated_predictions(reviewer_id=reviewer_id, domain=domain,
-                                               dimension=request.query_params.get("dimension") or None)
-        return Response([
-            {"reviewer": f.reviewer.username, "idea": f.idea.external_id, "idea_id": f.idea_id,
-             "dimension": f.dimension.key, "kind": f.kind, "k": f.k, "score": f.score,
-             "confidence": f.confidence, "kept": f.kept, "discarded": f.discarded, "failed": f.failed,
-             "reason": f.reason, "run": f.run_id}
-            for f in finals[:5000]
-        ])
+            return Response(
+                {
+                    "detail": "Unknown reviewer.",
+                    "errors": [
+                        {
+                            "field": "reviewer",
+                            "message": "no such reviewer",
+                            "row": None,
+                            "value": reviewer,
+                        }
+                    ],
+                },
+                status=400,
+            )
+        finals = selectors.unrated_predictions(
+            reviewer_id=reviewer_id,
+            domain=domain,
+            dimension=request.query_params.get("dimension") or None,
+        )
+        return Response(
+            [
+                {
+                    "reviewer": f.reviewer.username,
+                    "idea": f.idea.external_id,
+                    "idea_id": f.idea_id,
+                    "dimension": f.dimension.key,
+                    "kind": f.kind,
+                    "k": f.k,
+                    "score": f.score,
+                    "confidence": f.confidence,
+                    "kept": f.kept,
+                    "discarded": f.discarded,
+                    "failed": f.failed,
+                    "reason": f.reason,
+                    "run": f.run_id,
+                }
+                for f in finals[:5000]
+            ]
+        )
 
 
 class JudgeAlignmentApi(APIView):
@@ -269,7 +376,9 @@ class JudgeAlignmentApi(APIView):
 
     def get(self, request: Request) -> Response:
         domain = Domain.objects.filter(key=request.query_params.get("domain", "")).first()
-        run_ids = selectors.report_run_ids(source=request.query_params.get("source") or "auto", domain=domain)
+        run_ids = selectors.report_run_ids(
+            source=request.query_params.get("source") or "auto", domain=domain
+        )
         with_reasoning = request.query_params.get("reasoning", "1") not in ("0", "false")
         return Response(selectors.alignment_report(run_ids=run_ids, with_reasoning=with_reasoning))
 
@@ -280,11 +389,18 @@ class MyJudgeAlignmentApi(APIView):
     permission_classes = [IsAuthenticated, IsReviewer]
 
     def get(self, request: Request) -> Response:
-        run_ids = selectors.latest_done_runs(purpose=JudgeRun.Purpose.LOO_EVALUATION, reviewer_id=request.user.id)
+        run_ids = selectors.latest_done_runs(
+            purpose=JudgeRun.Purpose.LOO_EVALUATION, reviewer_id=request.user.id
+        )
         report = selectors.alignment_report(run_ids=run_ids, with_reasoning=False)
-        return Response({
-            "reviewer": request.user.username,
-            "curve": report["curve"], "coarse": report["coarse"],
-            "history": [{k: g[k] for k in ("domain_key", "dimension", "n", "min_history", "missing")}
-                        for g in selectors.history_gaps(reviewer_ids=[request.user.id])],
-        })
+        return Response(
+            {
+                "reviewer": request.user.username,
+                "curve": report["curve"],
+                "coarse": report["coarse"],
+                "history": [
+                    {k: g[k] for k in ("domain_key", "dimension", "n", "min_history", "missing")}
+                    for g in selectors.history_gaps(reviewer_ids=[request.user.id])
+                ],
+            }
+        )

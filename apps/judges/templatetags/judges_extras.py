@@ -30,3 +30,11 @@ def kind_label(kind: str) -> str:
 @register.filter
 def get(mapping: dict, key: str):  # type: ignore[no-untyped-def]
     return mapping.get(key) if mapping else None
+
+
+@register.filter
+def key_label(value: object) -> str:
+    """market_size -> market size; lists are joined with commas."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(str(v).replace("_", " ") for v in value)
+    return str(value).replace("_", " ")

@@ -20,11 +20,13 @@ class Command(BaseCommand):
         parser.add_argument("--seed", type=int, default=0, help="generator seed (default 0)")
         parser.add_argument("--scale", type=float, default=1.0, help="size factor (default 1.0)")
         parser.add_argument(
-            "--if-empty", action="store_true",
+            "--if-empty",
+            action="store_true",
             help="do nothing when ideas already exist (the logins are still printed)",
         )
         parser.add_argument(
-            "--url", default=os.environ.get("PLURALIST_URL", "http://127.0.0.1:8000/"),
+            "--url",
+            default=os.environ.get("PLURALIST_URL", "http://127.0.0.1:8000/"),
             help="the address printed for the web app",
         )
 

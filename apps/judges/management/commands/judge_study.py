@@ -26,21 +26,39 @@ def _ints(value: str, option: str) -> list[int]:
 
 
 class Command(BaseCommand):
-    help = ("Run a judge study synchronously in this process (not through Celery) and print Krippendorff's "
-            "alpha per configuration, k and dimension.")
+    help = (
+        "Run a judge study synchronously in this process (not through Celery) and print "
+        "Krippendorff's "
+        "alpha per configuration, k and dimension."
+    )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--backend", choices=["local", "openai"], default="",
-                            help=f"local = {LOCAL_LABEL}; openai = the OpenAI-compatible endpoint in LLM_*.")
-        parser.add_argument("--configs", default="zero_shot,aggregate,personalized",
-                            help="Comma-separated kinds, configuration names or ids.")
+        parser.add_argument(
+            "--backend",
+            choices=["local", "openai"],
+            default="",
+            help=f"local = {LOCAL_LABEL}; openai = the OpenAI-compatible endpoint in LLM_*.",
+        )
+        parser.add_argument(
+            "--configs",
+            default="zero_shot,aggregate,personalized",
+            help="Comma-separated kinds, configuration names or ids.",
+        )
         parser.add_argument("--shots", default="0,1,2,5,9")
         parser.add_argument("--seeds", type=int, default=3)
         parser.add_argument("--domain", required=True, help="Domain key")
-        parser.add_argument("--dimension", action="append", required=True,
-                            help="Dimension key; repeat or separate with commas for several.")
-        parser.add_argument("--min-history", type=int, default=2,
-                            help="Leave out reviewers with fewer scored ratings in the dimension.")
+        parser.add_argument(
+            "--dimension",
+            action="append",
+            required=True,
+            help="Dimension key; repeat or separate with commas for several.",
+        )
+        parser.add_argument(
+            "--min-history",
+            type=int,
+            default=2,
+            help="Leave out reviewers with fewer scored ratings in the dimension.",
+        )
         parser.add_argument("--format", choices=["table", "json"], default="table")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -48,43 +66,73 @@ class Command(BaseCommand):
         if domain is None:
             known = ", ".join(Domain.objects.values_list("key", flat=True)) or "none"
             raise CommandError(f"--domain: no domain {opts['domain']!r} (known: {known})")
-        dimensions = [d.strip() for value in opts["dimension"] for d in value.split(",") if d.strip()]
+        dimensions = [
+            d.strip() for value in opts["dimension"] for d in value.split(",") if d.strip()
+        ]
         services.judge_configs_ensure_defaults()
         try:
             configs = resolve_configs([c for c in opts["configs"].split(",") if c.strip()])
             run, created = services.judge_study_start(
-                by=None, domain=domain, dimensions=dimensions, configs=configs,
-                shots=_ints(opts["shots"], "--shots"), seeds=opts["seeds"], backend=opts["backend"],
-                min_history=opts["min_history"], enqueue=False,
+                by=None,
+                domain=domain,
+                dimensions=dimensions,
+                configs=configs,
+                shots=_ints(opts["shots"], "--shots"),
+                seeds=opts["seeds"],
+                backend=opts["backend"],
+                min_history=opts["min_history"],
+                enqueue=False,
             )
         except ApplicationError as exc:
             raise CommandError(str(exc)) from exc
         if not created:
-            raise CommandError(f"The same study is already {run.status} as run #{run.id}; cancel it or wait.")
+            raise CommandError(
+                f"The same study is already {run.status} as run #{run.id}; cancel it or wait."
+            )
         if opts["format"] == "table":
-            self.stderr.write(f"Study #{run.id}: running {', '.join(c.name for c in configs)} in this process…")
+            self.stderr.write(
+                f"Study #{run.id}: running {', '.join(c.name for c in configs)} in this process…"
+            )
         outcome = services.judge_run_execute(run_id=run.id)
         run.refresh_from_db()
         if run.status != JudgeRun.Status.DONE:
-            raise CommandError(f"Study #{run.id} ended {outcome}: {run.error or 'see the run history'}")
+            raise CommandError(
+                f"Study #{run.id} ended {outcome}: {run.error or 'see the run history'}"
+            )
         report = selectors.alignment_report(run_ids=[run.id], with_reasoning=False)
         table = selectors.alignment_table(report)
         backends = sorted({run.backend or c.backend for c in configs})
         summary = {
-            "run": run.id, "domain": domain.key, "dimensions": dimensions,
+            "run": run.id,
+            "domain": domain.key,
+            "dimensions": dimensions,
             "backend": [JudgeConfig.Backend(b).label for b in backends],
-            "calls": run.calls, "tokens_in": run.tokens_in, "tokens_out": run.tokens_out,
-            "estimated_cost": float(run.estimated_cost), "predictions": run.done, "failed": run.failed,
-            "alignment": table, "coarse": report["coarse"],
+            "calls": run.calls,
+            "tokens_in": run.tokens_in,
+            "tokens_out": run.tokens_out,
+            "estimated_cost": float(run.estimated_cost),
+            "predictions": run.done,
+            "failed": run.failed,
+            "alignment": table,
+            "coarse": report["coarse"],
         }
         if opts["format"] == "json":
             self.stdout.write(json.dumps(summary, indent=2))
             return
-        self.stdout.write(f"Study #{run.id} · {domain.name} · backend: {', '.join(summary['backend'])}")
-        self.stdout.write(f"{'config':<14}{'k':>3}  {'dimension':<24}{'alpha':>8}{'n':>6}{'discard':>9}")
+        self.stdout.write(
+            f"Study #{run.id} · {domain.name} · backend: {', '.join(summary['backend'])}"
+        )
+        self.stdout.write(
+            f"{'config':<14}{'k':>3}  {'dimension':<24}{'alpha':>8}{'n':>6}{'discard':>9}"
+        )
         for row in table:
             alpha = "n/a" if row["alpha"] is None else f"{row['alpha']:.3f}"
             discard = "–" if row["discard_rate"] is None else f"{100 * row['discard_rate']:.1f}%"
-            self.stdout.write(f"{row['config']:<14}{row['k']:>3}  {row['dimension']:<24}{alpha:>8}{row['n']:>6}{discard:>9}")
-        self.stdout.write(f"{run.calls} calls, {run.tokens_in} tokens in, {run.tokens_out} out, "
-                          f"est. ${run.estimated_cost:.4f}")
+            self.stdout.write(
+                f"{row['config']:<14}{row['k']:>3}  {row['dimension']:<24}"
+                f"{alpha:>8}{row['n']:>6}{discard:>9}"
+            )
+        self.stdout.write(
+            f"{run.calls} calls, {run.tokens_in} tokens in, {run.tokens_out} out, "
+            f"est. ${run.estimated_cost:.4f}"
+        )
