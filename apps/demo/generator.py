@@ -198,7 +198,8 @@ def _patent_text(rng, domain: str, tech: dict, twist: str) -> dict[str, str]:
         rng,
         [
             f"Compared with {tech['prior']}, the approach addresses {tech['benefit']}.",
-            f"Existing solutions rely on {tech['prior']}; the disclosed approach addresses {tech['benefit']}.",
+            f"Existing solutions rely on {tech['prior']}; "
+            f"the disclosed approach addresses {tech['benefit']}.",
             f"The approach addresses {tech['benefit']}, a known weakness of {tech['prior']}.",
         ],
     )
@@ -206,7 +207,8 @@ def _patent_text(rng, domain: str, tech: dict, twist: str) -> dict[str, str]:
     result = _pick(
         rng,
         [
-            f"Reported examples show an improvement of about {gain} percent over a reference configuration.",
+            f"Reported examples show an improvement of about {gain} percent "
+            "over a reference configuration.",
             f"In the examples given, the key figure of merit improves by roughly {gain} percent.",
             "Several embodiments and test results are described.",
         ],
@@ -232,15 +234,18 @@ def _patent_text(rng, domain: str, tech: dict, twist: str) -> dict[str, str]:
     rng.shuffle(extras)
     for n, extra in enumerate(extras[: int(rng.integers(2, 4))], start=2):
         claims.append(
-            f"{n}. The {'method' if domain != 'materials' else 'process'} of claim 1, wherein {extra}."
+            f"{n}. The {'process' if domain == 'materials' else 'method'} of claim 1, "
+            f"wherein {extra}."
         )
     n = len(claims) + 1
     if domain == "materials":
         claims.append(f"{n}. A product obtained by the process of any one of claims 1 to {n - 1}.")
     else:
         claims.append(
-            f"{n}. A system comprising one or more processors and memory storing instructions that, "
-            f"when executed, cause the processors to perform the method of any one of claims 1 to {n - 1}."
+            f"{n}. A system comprising one or more processors and memory storing instructions "
+            "that, "
+            "when executed, cause the processors to perform the method of any one of "
+            f"claims 1 to {n - 1}."
         )
     return {"abstract": abstract, "claims": "\n".join(claims)}
 
@@ -270,6 +275,11 @@ _INTEGRATIONS = {
         "existing cell assembly lines",
     ],
 }
+_CLOSERS = [
+    "closes that gap",
+    "is designed around this weakness",
+    "addresses the root of the problem",
+]
 _FIT_SENTENCES = {
     "nlp": [
         "It connects to {integration}, so {users} keep their current workflow.",
@@ -343,7 +353,8 @@ def _idea_text(
             rng,
             [
                 "Implementation details would be worked out with early customers.",
-                f"The technology from the patent would be packaged into software or hardware as needed, possibly with {_pick(rng, _INTEGRATIONS[domain])}.",
+                "The technology from the patent would be packaged into software or hardware "
+                f"as needed, possibly with {_pick(rng, _INTEGRATIONS[domain])}.",
             ],
         )
         differentiation = f"It is innovative and {moat['text'].format(short=short)}."
@@ -383,7 +394,8 @@ def _idea_text(
                 [
                     f"The core is the patented approach of {steps[i]} and {steps[i + 1]}.",
                     f"Under the hood it relies on {steps[i]}, followed by {steps[i + 1]}.",
-                    f"The first release implements the patent's steps of {steps[i]} and {steps[i + 1]}.",
+                    f"The first release implements the patent's steps of {steps[i]} "
+                    f"and {steps[i + 1]}.",
                 ],
             ),
             _pick(rng, _FIT_SENTENCES[domain]).format(
@@ -392,16 +404,16 @@ def _idea_text(
         ]
         if rng.random() < 0.7:
             n_sites = int(rng.integers(2, 6))
-            impl.append(
-                f"A {int(rng.integers(6, 16))}-week pilot at {n_sites} customer sites would measure {_pick(rng, _METRICS[domain])}."
-            )
+            weeks = int(rng.integers(6, 16))
+            metric = _pick(rng, _METRICS[domain])
+            impl.append(f"A {weeks}-week pilot at {n_sites} customer sites would measure {metric}.")
         implementation = " ".join(impl)
         differentiation = " ".join(
             [
                 _pick(
                     rng,
                     [
-                        f"Unlike {tech['prior']}, {brand} {_pick(rng, ['closes that gap', 'is designed around this weakness', 'addresses the root of the problem'])}.",
+                        f"Unlike {tech['prior']}, {brand} {_pick(rng, _CLOSERS)}.",
                         f"Current alternatives rely on {tech['prior']}.",
                     ],
                 ),
@@ -769,7 +781,7 @@ def generate_demo(
         persona = float(rng.normal())  # a generally lenient (+) or strict (-) person
         style = _pick(rng, list(STYLES))
         grades: dict[str, list[float]] = {}
-        for dim, lo, hi in DIMENSIONS:
+        for dim, _lo, _hi in DIMENSIONS:
             shift = 0.0
             if dim in ("need_validity", "market_size"):
                 shift = BACKGROUND_SHIFT[person["background"]]
@@ -860,9 +872,8 @@ def generate_demo(
             idea = ideas[ii]
             when = start_time + timedelta(seconds=float(offsets[rank]))
             stamp = when.replace(microsecond=0).isoformat()
-            q = centred[ii]
             scores: dict[str, int | None] = {}
-            for j, (dim, lo, hi) in enumerate(DIMENSIONS):
+            for dim, lo, hi in DIMENSIONS:
                 bg = person["background"] if dim in ("need_validity", "market_size") else ""
                 perceived = perceive[(dim, bg)][ii] + NOISE[dim] * rng.normal()
                 # The idea's percentile in the reviewer's eyes, graded on the reviewer's own curve.

@@ -65,7 +65,10 @@ class DemoSummary:
 
 
 def demo_sizes(*, scale: float) -> dict[str, int]:
-    """Generator sizes for a scale factor (1.0 = 120 patents, 300 ideas, 25 reviewers, ~3,000 ratings)."""
+    """Generator sizes for a scale factor.
+
+    1.0 gives 120 patents, 300 ideas, 25 reviewers and about 3,000 ratings.
+    """
     if scale <= 0:
         raise ValueError("scale must be positive")
     n_patents = max(3, round(120 * scale))
@@ -192,9 +195,9 @@ def demo_logins(*, reviewers_per_background: int = 2) -> list[DemoLogin]:
     """The accounts to try the demo with: the admin, the manager and a few reviewers of each
     background, preferring reviewers with ideas waiting in their queue."""
     logins: list[DemoLogin] = []
-    for username, role, note in (
-        ("admin", User.Role.ADMIN, "imports, assignments, judges; Django admin at /admin/"),
-        ("manager", User.Role.MANAGER, "disagreement dashboards, judges, all ratings (read-only)"),
+    for username, note in (
+        ("admin", "imports, assignments, judges; Django admin at /admin/"),
+        ("manager", "disagreement dashboards, judges, all ratings (read-only)"),
     ):
         user = User.objects.filter(username=username).first()
         if user is not None:

@@ -315,6 +315,7 @@ def alignment_report(
                 reviewer_ids=scored["reviewer_id"].unique(), idea_ids=scored["idea_id"].unique()
             )
             try:
+                embed_texts = _cached_embedder(embed_texts)
                 report["reasoning"] = alignment.reasoning_structure(
                     truth, scored, scales=scales, embed=embed_texts
                 )
@@ -382,3 +383,33 @@ def history_gaps(*, reviewer_ids: Iterable[int] | None = None) -> list[dict[str,
                     }
                 )
     return out
+
+
+def _cached_embedder(embed: Any) -> Any:
+    """Remote embeddings cost money and time: keep each text's vector in the cache for a day,
+    so reloading the dashboard embeds only reasons it has not seen. The local method is cheap
+    and its vectors are large, so it is not cached."""
+    from django.conf import settings
+
+    if not getattr(settings, "EMBEDDINGS_BASE_URL", ""):
+        return embed
+
+    import hashlib
+
+    import numpy as np
+    from django.core.cache import cache
+
+    model = getattr(settings, "EMBEDDINGS_MODEL", "")
+
+    def cached(texts: list[str]) -> Any:
+        keys = ["judge-emb:" + hashlib.sha256(f"{model}\0{t}".encode()).hexdigest() for t in texts]
+        found = cache.get_many(keys)
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            vectors = embed([texts[i] for i in missing])
+            fresh = {keys[i]: np.asarray(vectors[n]) for n, i in enumerate(missing)}
+            cache.set_many(fresh, timeout=24 * 3600)
+            found.update(fresh)
+        return np.vstack([found[k] for k in keys])
+
+    return cached

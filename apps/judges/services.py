@@ -240,6 +240,11 @@ def _enqueue(run_id: int, countdown: float) -> None:
     judge_run_execute_task.apply_async((run_id,), countdown=countdown or None)
 
 
+def _looks_lost(run: JudgeRun, countdown: float) -> bool:
+    grace = float(getattr(settings, "JUDGE_REQUEUE_AFTER_SECONDS", 600)) + countdown
+    return (timezone.now() - run.updated_at).total_seconds() > grace
+
+
 @transaction.atomic
 def judge_run_request(
     *,
@@ -304,6 +309,15 @@ def judge_run_request(
         if existing.status == JudgeRun.Status.RUNNING and purpose != JudgeRun.Purpose.STUDY:
             existing.rerun_requested = True
             existing.save(update_fields=["rerun_requested", "updated_at"])
+        elif (
+            existing.status == JudgeRun.Status.QUEUED
+            and enqueue
+            and _looks_lost(existing, countdown)
+        ):
+            # Its message may have been lost (broker down at enqueue time): send it again. A
+            # duplicate delivery is harmless, the claim and the advisory lock see to that.
+            existing.save(update_fields=["updated_at"])
+            transaction.on_commit(lambda: _enqueue(existing.id, 0))
         return existing, False
     try:
         with transaction.atomic():
@@ -565,6 +579,11 @@ def _backend_for(run: JudgeRun, config: JudgeConfig) -> tuple[Any, str]:
         options["base_url"] = config.base_url
     model = config.model or settings.LLM_MODEL
     options["model"] = model
+    # Optional operator knobs for the SDK-level retries (the backend's defaults otherwise).
+    knobs = (("LLM_MAX_RETRIES", "max_retries"), ("LLM_BACKOFF_BASE", "backoff_base"))
+    for setting, option in knobs:
+        if hasattr(settings, setting):
+            options[option] = getattr(settings, setting)
     return get_backend("openai", **options), model
 
 

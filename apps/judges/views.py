@@ -394,8 +394,15 @@ def case(request: HttpRequest, idea_id: int) -> HttpResponse:
     ordered = sorted(rows.values(), key=lambda r: (r["dimension"].position, r["reviewer"].username))
     dimensions = list(dict.fromkeys(r["dimension"] for r in ordered))
     return render(
-        request, "judges/case.html", {"idea": idea, "rows": ordered, "dimensions": dimensions}
+        request,
+        "judges/case.html",
+        {"idea": idea, "rows": ordered, "dimensions": dimensions, **_local_note()},
     )
+
+
+def _local_note() -> dict[str, Any]:
+    uses_local = JudgeConfig.objects.filter(backend=JudgeConfig.Backend.LOCAL).exists()
+    return {"uses_local": uses_local, "local_label": LOCAL_LABEL}
 
 
 @role_required("manager", "admin")
@@ -467,6 +474,7 @@ def predictions(request: HttpRequest) -> HttpResponse:
             "n_rows": len(rows),
             "n_shortlisted": sum(r["shortlisted"] for r in rows),
             "query": request.GET.urlencode(),
+            **_local_note(),
             "gaps": [
                 g
                 for g in selectors.history_gaps(reviewer_ids=[reviewer.id] if reviewer else None)

@@ -27,13 +27,6 @@ def fake_llm() -> Iterator[FakeLLM]:
 
 
 @pytest.fixture
-def no_debounce(settings):
-    """Automatic judge runs start at once instead of after the debounce delay."""
-    settings.JUDGE_DEBOUNCE_SECONDS = 0
-    return settings
-
-
-@pytest.fixture
 def two_reviewers_history(domain):
     """Rita and Otto each scored 12 NLP ideas on innovativeness on opposite halves of the scale;
     two more ideas are unrated. Returns (rita, otto, ideas)."""

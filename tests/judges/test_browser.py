@@ -48,9 +48,13 @@ def test_a_manager_sees_the_alignment_charts_drawn_and_a_reviewer_only_their_own
     page, login, manager, domain, two_reviewers_history
 ):
     rita, otto, _ = two_reviewers_history
-    _evaluate(domain, [rita, otto], small_configs(), ["innovativeness"])
-
+    configs = small_configs()
     login(manager)
+    page.goto("/judges/")
+    assert page.get_by_text("No judge runs yet").is_visible()
+    _shot(page, "alignment-empty")
+
+    _evaluate(domain, [rita, otto], configs, ["innovativeness"])
     page.goto("/judges/")
     page.wait_for_selector(".jg-chart[data-ready] canvas")
     drawn = page.evaluate("(window.judgeCharts || []).map(c => c.data.datasets.length)")
@@ -71,6 +75,8 @@ def test_a_manager_sees_the_alignment_charts_drawn_and_a_reviewer_only_their_own
     page.wait_for_selector(".jg-chart[data-ready] canvas")
     assert "My judge" in page.locator("h1").inner_text()
     assert "Otto" not in page.content()
+    assert page.get_by_text("Rita needs 10 more ratings in NLP / specificity").is_visible()
+    _shot(page, "me-small")
     response = page.goto("/judges/")
     assert response.status == 403
     response = page.goto("/judges/predictions/")
@@ -116,7 +122,7 @@ def test_a_tour_of_the_judge_pages_on_the_demo_data(page, login, settings):
         domain,
         reviewers,
         configs,
-        ["innovativeness", "need_validity", "market_size", "specificity"],
+        ["innovativeness", "need_validity", "market_size"],
     )
     for reviewer in reviewers[:3]:
         run, _ = services.judge_run_request(

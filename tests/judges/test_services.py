@@ -323,6 +323,7 @@ def test_an_endpoint_that_stays_overloaded_defers_the_run_which_resumes_later(
     domain, two_reviewers_history, fake_llm, settings
 ):
     settings.LLM_API_KEY = "test-key"
+    settings.LLM_BACKOFF_BASE = 0.01
     rita, _, _ = two_reviewers_history
     config = JudgeConfig.objects.create(
         name="llm",
@@ -363,3 +364,68 @@ def test_the_dashboard_query_count_does_not_grow_with_reviewers(
     client.force_login(manager)
     with django_assert_max_num_queries(40):
         assert client.get("/judges/").status_code == 200
+
+
+def test_a_queued_run_whose_message_was_lost_is_enqueued_again_on_the_next_trigger(
+    domain, two_reviewers_history, monkeypatch, django_capture_on_commit_callbacks, settings
+):
+    settings.JUDGE_DEBOUNCE_SECONDS = 0
+    settings.JUDGE_REQUEUE_AFTER_SECONDS = 60
+    enqueued = []
+    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: enqueued.append(run_id))
+    rita, _, _ = two_reviewers_history
+    small_configs(min_history=5)
+    with django_capture_on_commit_callbacks(execute=True):
+        services.judge_ratings_changed(reviewer_ids=[rita.id])
+    assert len(enqueued) == 2
+    with django_capture_on_commit_callbacks(execute=True):
+        services.judge_ratings_changed(reviewer_ids=[rita.id])
+    assert len(enqueued) == 2, "a fresh queued run is not sent twice"
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    JudgeRun.objects.update(updated_at=timezone.now() - timedelta(minutes=5))
+    with django_capture_on_commit_callbacks(execute=True):
+        services.judge_ratings_changed(reviewer_ids=[rita.id])
+    assert len(enqueued) == 4 and JudgeRun.objects.count() == 2
+
+
+def test_the_task_run_twice_leaves_the_same_rows(domain, two_reviewers_history):
+    from apps.judges.tasks import judge_run_execute_task
+
+    rita, _, _ = two_reviewers_history
+    run = _loo(domain, rita, small_configs())
+    assert judge_run_execute_task.apply(args=(run.id,)).get() == "done"
+    first = sorted(JudgePrediction.objects.filter(run=run).values_list("id", "score", "reason"))
+    finals = sorted(JudgeFinal.objects.filter(run=run).values_list("id", "score", "kept"))
+    assert judge_run_execute_task.apply(args=(run.id,)).get() == "done"
+    assert (
+        sorted(JudgePrediction.objects.filter(run=run).values_list("id", "score", "reason"))
+        == first
+    )
+    assert sorted(JudgeFinal.objects.filter(run=run).values_list("id", "score", "kept")) == finals
+
+
+def test_reasoning_similarity_uses_a_remote_embeddings_endpoint_and_caches_it(
+    domain, two_reviewers_history, fake_llm, settings
+):
+    from apps.judges import selectors
+
+    rita, otto, _ = two_reviewers_history
+    configs = small_configs()
+    for reviewer in (rita, otto):
+        services.judge_run_execute(run_id=_loo(domain, reviewer, configs).id)
+    settings.EMBEDDINGS_BASE_URL = fake_llm.base_url
+    settings.EMBEDDINGS_API_KEY = "test-key"
+    settings.EMBEDDINGS_MODEL = "fake-embed"
+    settings.CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    run_ids = list(JudgeRun.objects.values_list("id", flat=True))
+    report = selectors.alignment_report(run_ids=run_ids)
+    assert report["reasoning"] and report["reasoning_note"] == ""
+    assert {r["kind"] for r in report["reasoning"]} >= {"aggregate", "personalized"}
+    calls = len([r for r in fake_llm.requests if "embeddings" in str(r.get("path", ""))])
+    assert calls >= 1
+    again = selectors.alignment_report(run_ids=run_ids)
+    assert again["reasoning"] == report["reasoning"]
+    assert len([r for r in fake_llm.requests if "embeddings" in str(r.get("path", ""))]) == calls

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 
 from django.core.management.base import BaseCommand, CommandError
@@ -33,6 +34,9 @@ class Command(BaseCommand):
     def handle(self, *args, seed: int, scale: float, if_empty: bool, url: str, **options):
         if scale <= 0:
             raise CommandError("--scale must be positive")
+        if options["verbosity"] < 2:
+            # The import services log each file; the summary below says the same, once.
+            logging.getLogger("apps").setLevel(logging.WARNING)
         try:
             summary = demo_load(seed=seed, scale=scale, if_empty=if_empty)
         except ApplicationError as exc:

@@ -91,7 +91,8 @@ class Command(BaseCommand):
             )
         if opts["format"] == "table":
             self.stderr.write(
-                f"Study #{run.id}: running {', '.join(c.name for c in configs)} in this process…"
+                f"Study #{run.id}: running {', '.join(c.name for c in configs)} synchronously "
+                "in this process (a command, not a web request; no Celery worker involved)…"
             )
         outcome = services.judge_run_execute(run_id=run.id)
         run.refresh_from_db()

@@ -1,0 +1,167 @@
+"""bin/demo end to end: SQLite + filesystem broker, migrations, demo data, worker, web server."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _get(url: str) -> int:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as resp:
+            return resp.status
+    except OSError:
+        return 0
+
+
+def _wait(cond, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if cond():
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.mark.worker
+def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
+    port = _free_port()
+    var = tmp_path / "var"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        # The test settings point these at PostgreSQL and Redis; bin/demo must run without them.
+        if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    env.update(
+        PORT=str(port),
+        PLURALIST_VAR_DIR=str(var),
+        PLURALIST_SKIP_INSTALL="1",
+        PLURALIST_DEMO_SCALE="0.2",
+    )
+    log = (tmp_path / "demo.log").open("w+")
+    proc = subprocess.Popen(
+        [str(ROOT / "bin" / "demo")],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        _wait(
+            lambda: _get(f"{base}/accounts/login/") == 200 or proc.poll() is not None,
+            240,
+            "the web server",
+        )
+        output = Path(log.name).read_text()
+        assert proc.poll() is None, output
+        assert f"Pluralist is running at {base}/" in output
+        assert "Demo data loaded" in output
+        for word in (
+            "admin",
+            "manager",
+            "reviewer (technical)",
+            "reviewer (business)",
+            "pluralist-demo",
+        ):
+            assert word in output
+        assert _get(f"{base}/static/css/pluralist.css") == 200
+
+        # The worker consumes the local filesystem queue.
+        local = {
+            **env,
+            "DJANGO_SETTINGS_MODULE": "config.settings.local",
+            "CELERY_BROKER_URL": "filesystem://localhost/",
+        }
+        task_id = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import django; django.setup(); "
+                "from apps.core.tasks import ping; print(ping.delay().id)",
+            ],
+            cwd=ROOT,
+            env=local,
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+        worker_log = var / "log" / "worker.log"
+        _wait(
+            lambda: f"core.ping[{task_id}] succeeded" in worker_log.read_text(),
+            90,
+            "the worker to run core.ping",
+        )
+
+        # Web and worker share the SQLite file in write-ahead-log mode.
+        with sqlite3.connect(var / "pluralist.sqlite3") as db:
+            assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert "database is locked" not in worker_log.read_text()
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does
+            try:
+                proc.wait(timeout=40)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        log.close()
+    # Ctrl-C stopped the server and the worker.
+    assert proc.returncode is not None
+    leftover = subprocess.run(
+        ["pgrep", "-f", f"runserver --noreload 127.0.0.1:{port}"], capture_output=True, text=True
+    ).stdout.strip()
+    assert not leftover
+
+
+@pytest.mark.worker
+def test_bin_demo_keeps_existing_data_and_still_prints_the_logins(tmp_path):
+    var = tmp_path / "var"
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in {"DATABASE_URL", "CELERY_BROKER_URL", "REDIS_URL", "DJANGO_SETTINGS_MODULE"}
+    }
+    env.update(DJANGO_SETTINGS_MODULE="config.settings.local", PLURALIST_VAR_DIR=str(var))
+    manage = [sys.executable, "manage.py"]
+    subprocess.run(
+        [*manage, "migrate", "--noinput"], cwd=ROOT, env=env, check=True, capture_output=True
+    )
+    first = subprocess.run(
+        [*manage, "demo", "--if-empty", "--scale", "0.2"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    second = subprocess.run(
+        [*manage, "demo", "--if-empty", "--scale", "0.2"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    assert "Demo data loaded" in first
+    assert "not loaded again" in second and "Demo data loaded" not in second
+    assert "pluralist-demo" in second and "manager" in second
