@@ -141,10 +141,11 @@ def login(page, password):
     return _login
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def celery_worker(django_db_setup, django_db_blocker):
-    """One real worker for the session, on the test database. Tests using it need
-    `transactional_db` (or `live_server`) so that their writes are visible to it."""
+    """A real worker on the test database for one test module, stopped after it so later tests
+    that count queued messages see them. Tests using it need `transactional_db` (or
+    `live_server`) so that their writes are visible to it."""
     from tests.workers import CeleryWorker, purge_queue
 
     purge_queue()

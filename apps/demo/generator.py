@@ -541,7 +541,8 @@ def _reviewers(rng, n: int, domain_keys: list[str]) -> list[dict]:
     for i in range(n):
         while True:
             first, last = _pick(rng, V.FIRST_NAMES), _pick(rng, V.LAST_NAMES)
-            if (first, last) not in names:
+            # (Name pairs run out only for thousands of reviewers; usernames stay unique anyway.)
+            if (first, last) not in names or len(names) >= len(V.FIRST_NAMES) * len(V.LAST_NAMES):
                 names.add((first, last))
                 break
         username = (first[0] + last.replace(" ", "")).lower()
