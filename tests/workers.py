@@ -43,7 +43,7 @@ class CeleryWorker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "celery", "-A", "config", "worker", f"--pool={self.pool}",
              "--concurrency=1", "--loglevel=INFO", "--without-gossip", "--without-mingle",
-             "--without-heartbeat"],
+             "--without-heartbeat", "-Q", "celery,judges"],
             cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout

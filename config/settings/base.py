@@ -127,6 +127,9 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=60 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=55 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
+# Judge runs can keep a worker busy for minutes; their own queue keeps metric recomputes and
+# other short tasks from waiting behind them. Workers consume both (see bin/demo, compose).
+CELERY_TASK_ROUTES = {"judges.*": {"queue": "judges"}}
 
 # LLM endpoint used by judges configured with the "openai" backend.
 LLM_BASE_URL = env("LLM_BASE_URL", default="")
