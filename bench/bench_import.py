@@ -73,7 +73,10 @@ def generate(tmp: Path, n_ideas: int, n_ratings: int, n_reviewers: int) -> dict[
             "title": [
                 f"Adaptive method number {i} for processing signals" for i in range(n_patents)
             ],
-            "abstract": "A method that adapts a filter to the signal it receives, reducing noise in real time.",
+            "abstract": (
+                "A method that adapts a filter to the signal it receives, reducing noise in "
+                "real time."
+            ),
             "claims": "1. A method comprising receiving a signal and adapting a filter to it.",
         }
     )
@@ -82,7 +85,9 @@ def generate(tmp: Path, n_ideas: int, n_ratings: int, n_reviewers: int) -> dict[
             "external_id": [f"BI{i:07d}" for i in range(n_ideas)],
             "patent": [f"BP{i % n_patents:07d}" for i in range(n_ideas)],
             "title": [f"Product idea {i} built on an adaptive filter" for i in range(n_ideas)],
-            "description": "A handheld kit that lets inspectors hear faults in machinery through the noise.",
+            "description": (
+                "A handheld kit that lets inspectors hear faults in machinery through the noise."
+            ),
             "implementation": "An adaptive filter runs on a small board clipped to the machine.",
             "differentiation": "Works in loud halls where current kits fail.",
             "source": "bench",
@@ -172,7 +177,10 @@ def main() -> None:
     parser.add_argument(
         "--with-hooks",
         action="store_true",
-        help="also run the after-commit reactions of other apps (metrics, judges) to changed ratings",
+        help=(
+            "also run the after-commit reactions of other apps (metrics, judges) to changed "
+            "ratings"
+        ),
     )
     args = parser.parse_args()
 
@@ -183,7 +191,8 @@ def main() -> None:
 
     if not args.with_hooks:
         # Other apps react to changed ratings after commit (judges schedule work per reviewer,
-        # domain and dimension); that is their cost, not the import's, so it is left out unless asked.
+        # domain and dimension); that is their cost, not the import's, so it is left out unless
+        # asked.
         import apps.catalog.importers.ratings as ratings_importer
 
         ratings_importer.ratings_changed = lambda *, reviewer_ids: None

@@ -37,7 +37,9 @@ def _default_rubric(request):
         return
     pbig = Path(rubric_files.__file__).parent / "rubrics" / "pbig.yaml"
     spec = rubric_files.parse_rubric(rubric_files.load_rubric_text(pbig.read_text()))
-    rubric_files.save_rubric(spec, rubric_model=Rubric, dimension_model=Dimension, make_default=True)
+    rubric_files.save_rubric(
+        spec, rubric_model=Rubric, dimension_model=Dimension, make_default=True
+    )
 
 
 @pytest.fixture
@@ -77,7 +79,7 @@ def reviewer(domain, idea) -> User:
 
 @pytest.fixture
 def other_reviewer(domain, idea) -> User:
-    """Another NLP reviewer assigned the same idea: their scores must stay hidden from `reviewer`."""
+    """Another NLP reviewer assigned the same idea; their scores stay hidden from `reviewer`."""
     user = ReviewerFactory(username="otto", first_name="Otto", profile=[domain])
     AssignmentFactory(reviewer=user, idea=idea)
     return user

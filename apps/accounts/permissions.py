@@ -17,7 +17,9 @@ from django.http import HttpRequest, HttpResponse
 from rest_framework.permissions import SAFE_METHODS, BasePermission
 
 
-def role_required(*roles: str) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
+def role_required(
+    *roles: str,
+) -> Callable[[Callable[..., HttpResponse]], Callable[..., HttpResponse]]:
     """Allow only users with one of these roles ("admin" also admits superusers)."""
 
     def decorator(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:

@@ -17,9 +17,15 @@ from apps.screening.models import Rating, Rubric
 KIND_HELP = {
     "rubric": "YAML or JSON: the dimensions, their scales, level meanings and gates.",
     "patents": "CSV or JSON Lines: external_id, domain, title, abstract, claims.",
-    "ideas": "CSV or JSON Lines: external_id, patent, title, description, implementation, differentiation, source.",
+    "ideas": (
+        "CSV or JSON Lines: external_id, patent, title, description, implementation, "
+        "differentiation, source."
+    ),
     "reviewers": "CSV or JSON Lines: username, email, name, background, domains, years_experience.",
-    "ratings": "CSV or JSON Lines, one row per idea, reviewer and dimension: idea, reviewer, dimension, score.",
+    "ratings": (
+        "CSV or JSON Lines, one row per idea, reviewer and dimension: idea, reviewer, "
+        "dimension, score."
+    ),
 }
 
 

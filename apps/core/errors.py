@@ -52,9 +52,13 @@ class ErrorCollector:
 
     errors: list[FieldError] = field(default_factory=list)
 
-    def add(self, field: str, message: str, *, row: int | None = None, value: object = None) -> None:
+    def add(
+        self, field: str, message: str, *, row: int | None = None, value: object = None
+    ) -> None:
         self.errors.append(
-            FieldError(field=field, message=message, row=row, value=None if value is None else str(value))
+            FieldError(
+                field=field, message=message, row=row, value=None if value is None else str(value)
+            )
         )
 
     def raise_if_any(self, message: str) -> None:

@@ -67,6 +67,33 @@ def reviewer_history_counts(*, reviewer_id: int) -> list[dict[str, Any]]:
     )
 
 
+def reviewers_history_counts(*, reviewer_ids: Iterable[int]) -> list[dict[str, Any]]:
+    """Scored ratings per (reviewer, domain, dimension key) for many reviewers: one aggregate
+    query, rows {reviewer_id, domain_id, dimension, n}, ordered."""
+    rows = (
+        Rating.objects.filter(reviewer_id__in=list(reviewer_ids), status=Rating.Status.SCORED)
+        .values_list("reviewer_id", "idea__patent__domain_id", "dimension__key")
+        .annotate(n=Count("id"))
+        .order_by("reviewer_id", "idea__patent__domain_id", "dimension__key")
+    )
+    return [
+        {"reviewer_id": r, "domain_id": d, "dimension": k, "n": n} for r, d, k, n in rows
+    ]
+
+
+def reviewers_profile_domain_ids(*, reviewer_ids: Iterable[int]) -> dict[int, set[int]]:
+    """Reviewer id -> the domain ids of their profile (absent: no profile or no domains)."""
+    from apps.accounts.models import ReviewerProfile
+
+    out: dict[int, set[int]] = {}
+    rows = ReviewerProfile.domains.through.objects.filter(
+        reviewerprofile__user_id__in=list(reviewer_ids)
+    ).values_list("reviewerprofile__user_id", "domain_id")
+    for user_id, domain_id in rows:
+        out.setdefault(user_id, set()).add(domain_id)
+    return out
+
+
 def reviewer_unrated_idea_ids(*, reviewer_id: int, domain: Domain) -> list[int]:
     """Ideas of the domain the reviewer never rated (no rating row at all, on any dimension)."""
     rated = Rating.objects.filter(reviewer_id=reviewer_id).values("idea_id")

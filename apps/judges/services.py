@@ -4,8 +4,9 @@ Invariants
 - At most one queued/running run per scope (partial unique constraint on scope_key): re-triggers
   return the existing run; a re-trigger while it runs sets `rerun_requested`, and a fresh run
   follows when it finishes (the later run supersedes the earlier one on every page).
-- A run is executed under a PostgreSQL session advisory lock on its id, so two deliveries of the
-  same task never work on it at once, and a worker killed mid-run releases it with its connection.
+- A run is executed under a lock on its id (a PostgreSQL session advisory lock; a file lock on
+  other databases), so two deliveries of the same task never work on it at once, and a worker
+  killed mid-run releases it (with its connection, or its file descriptors).
 - Per-seed predictions are upserted under (run, reviewer, idea, dimension, kind, k, seed) and the
   executor skips targets that already have one: a retried task finishes the run, no duplicates.
 - Progress and cost are recomputed from the stored predictions, never incremented, so a resumed
@@ -14,18 +15,21 @@ Invariants
 
 from __future__ import annotations
 
+import hashlib
 import logging
+import tempfile
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
+from pathlib import Path
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Sum
+from django.db.models import Count, Sum
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -37,7 +41,13 @@ from apps.screening.models import Dimension
 
 log = logging.getLogger(__name__)
 
+# The paper's k sweep: what studies (admin form, API, judge_study) use by default.
 DEFAULT_SHOTS = [0, 1, 2, 5, 9]
+# The automatic configurations evaluate fewer k: every reviewer, domain and dimension is
+# re-evaluated after each burst of new ratings, and each k costs seeds x items judge calls.
+# k = 2 and k = 9 (with zero-shot at k = 0) still draw alpha-against-k lines; the full sweep is
+# a study's job (see docs/judges.md, "Automatic runs").
+AUTO_SHOTS = [2, 9]
 CONFIG_FIELDS = [
     "name",
     "kind",
@@ -170,8 +180,8 @@ def judge_configs_ensure_defaults() -> None:
     backend = default_backend()
     for kind, shots in (
         ("zero_shot", [0]),
-        ("aggregate", DEFAULT_SHOTS),
-        ("personalized", DEFAULT_SHOTS),
+        ("aggregate", AUTO_SHOTS),
+        ("personalized", AUTO_SHOTS),
     ):
         try:
             with transaction.atomic():
@@ -343,53 +353,242 @@ def judge_run_request(
 
 
 def judge_ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
-    """Called after commit whenever these reviewers' ratings change. Schedules judge work.
+    """These reviewers' ratings changed (called after their commit): schedule judge work.
 
-    For each (domain, dimension) where the reviewer has at least `min_history` scored ratings:
-    a leave-one-out evaluation with every active automatic configuration, and a prediction run
-    over the domain's ideas they have not rated (personalized configurations). Debounced by
-    settings.JUDGE_DEBOUNCE_SECONDS; an already queued run is reused (it reads the ratings when
-    it starts).
+    Only one small Celery task is sent, whatever the number of reviewers: deciding which runs
+    to queue reads every reviewer's history, which after a large import takes long enough that
+    it must not happen in the web request or the import. See `judge_runs_schedule`. The debounce
+    is decided here, by the process where the change happened, and travels with the task.
     """
-    judge_configs_ensure_defaults()
-    configs = selectors.active_auto_configs()
-    if not configs:
+    ids = sorted({int(i) for i in reviewer_ids})
+    if not ids:
         return
     countdown = float(getattr(settings, "JUDGE_DEBOUNCE_SECONDS", 30))
-    domains = {d.id: d for d in Domain.objects.all()}
-    reviewers = {u.id: u for u in User.objects.filter(id__in=list(reviewer_ids))}
-    for reviewer_id, reviewer in reviewers.items():
-        profile_domains = (
-            set(reviewer.reviewer_profile.domains.values_list("id", flat=True))
-            if hasattr(reviewer, "reviewer_profile")
-            else set()
+    transaction.on_commit(lambda: _enqueue_schedule(ids, countdown))
+
+
+def _enqueue_schedule(reviewer_ids: list[int], countdown: float) -> None:
+    from apps.judges.tasks import judge_runs_schedule_task
+
+    try:
+        # Scheduling takes seconds, not minutes: the default queue (an explicit queue wins over
+        # the "judges.*" route), so new runs are queued without waiting behind a long judge run.
+        judge_runs_schedule_task.apply_async(
+            kwargs={"reviewer_ids": reviewer_ids, "countdown": countdown},
+            queue=judge_runs_schedule_task.app.conf.task_default_queue,
         )
-        for row in selectors.reviewer_history_counts(reviewer_id=reviewer_id):
-            domain = domains.get(row["idea__patent__domain_id"])
-            if domain is None:
-                continue
+    except Exception:  # kombu raises several types for an unreachable broker
+        # The ratings are saved; the next change (or the next scheduling) picks them up.
+        log.exception("could not enqueue judge scheduling for %s reviewers", len(reviewer_ids))
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    purpose: str
+    reviewer_id: int
+    domain_id: int
+    dimension: str
+    config_ids: tuple[int, ...]
+
+    @property
+    def key(self) -> str:
+        return _scope_key(
+            purpose=self.purpose,
+            reviewer_id=self.reviewer_id,
+            domain_id=self.domain_id,
+            dimensions=[self.dimension],
+            config_ids=self.config_ids,
+            shots=(),
+            seeds=None,
+            backend="",
+        )
+
+
+SCHEDULE_BATCH = 200  # reviewers per transaction (keeps every IN list and transaction short)
+
+
+def judge_runs_schedule(
+    *, reviewer_ids: Iterable[int], countdown: float | None = None
+) -> dict[str, int]:
+    """Queue the automatic judge runs these reviewers' histories call for (runs in a worker).
+
+    For each (domain, dimension) where a reviewer has at least `min_history` scored ratings: a
+    leave-one-out evaluation with every eligible active automatic configuration, and a prediction
+    run over the domain's ideas they have not rated (personalized configurations, domains of
+    their profile). A queued run for the scope is reused (it reads the ratings when it starts);
+    a running one is marked for a rerun. Evaluations are sent before predictions so the
+    alignment dashboard fills first.
+
+    Cost: per batch of reviewers one aggregate query for the histories, one for their profiles,
+    one for their active runs, then bulk inserts; not one query per reviewer or scope.
+    Returns counts: created, reused, rerun_requested, requeued.
+    """
+    judge_configs_ensure_defaults()
+    summary = {"created": 0, "reused": 0, "rerun_requested": 0, "requeued": 0}
+    configs = selectors.active_auto_configs()
+    ids = sorted({int(i) for i in reviewer_ids})
+    if not configs or not ids:
+        return summary
+    if countdown is None:
+        countdown = float(getattr(settings, "JUDGE_DEBOUNCE_SECONDS", 30))
+    domains = {d.id: d for d in Domain.objects.select_related("rubric")}
+    known = {
+        d_id: {dim.key for dim in selectors.dimensions_for_domain(d)} for d_id, d in domains.items()
+    }
+    for start in range(0, len(ids), SCHEDULE_BATCH):
+        batch = ids[start : start + SCHEDULE_BATCH]
+        counts = selectors.reviewers_history_counts(reviewer_ids=batch)
+        profile_domains = selectors.reviewers_profile_domain_ids(reviewer_ids=batch)
+        evaluations: list[_Wanted] = []
+        predictions: list[_Wanted] = []
+        for row in counts:
+            reviewer_id, domain_id, dim = row["reviewer_id"], row["domain_id"], row["dimension"]
+            if domain_id not in domains or dim not in known[domain_id]:
+                continue  # a rating on a dimension outside the domain's rubric: nothing to judge
             eligible = [c for c in configs if row["n"] >= c.min_history]
             if not eligible:
                 continue
-            dims = [row["dimension__key"]]
-            judge_run_request(
-                purpose=JudgeRun.Purpose.LOO_EVALUATION,
-                domain=domain,
-                dimensions=dims,
-                configs=eligible,
-                reviewer=reviewer,
-                countdown=countdown,
+            evaluations.append(
+                _Wanted(
+                    JudgeRun.Purpose.LOO_EVALUATION,
+                    reviewer_id,
+                    domain_id,
+                    dim,
+                    tuple(c.id for c in eligible),
+                )
             )
-            personal = [c for c in eligible if c.kind == JudgeConfig.Kind.PERSONALIZED]
-            if personal and (not profile_domains or domain.id in profile_domains):
-                judge_run_request(
-                    purpose=JudgeRun.Purpose.PREDICTION,
-                    domain=domain,
-                    dimensions=dims,
-                    configs=personal,
-                    reviewer=reviewer,
+            personal = [c.id for c in eligible if c.kind == JudgeConfig.Kind.PERSONALIZED]
+            mine = profile_domains.get(reviewer_id, set())
+            if personal and (not mine or domain_id in mine):
+                predictions.append(
+                    _Wanted(JudgeRun.Purpose.PREDICTION, reviewer_id, domain_id, dim, tuple(personal))
+                )
+        for key, n in _runs_request_many(
+            evaluations + predictions, reviewer_ids=batch, countdown=countdown
+        ).items():
+            summary[key] += n
+    if any(summary.values()):
+        log.info("judge scheduling for %s reviewers: %s", len(ids), summary)
+    return summary
+
+
+@transaction.atomic
+def _runs_request_many(
+    wanted: list[_Wanted], *, reviewer_ids: list[int], countdown: float
+) -> dict[str, int]:
+    """`judge_run_request` for many automatic scopes at once, with the same invariants."""
+    out = {"created": 0, "reused": 0, "rerun_requested": 0, "requeued": 0}
+    if not wanted:
+        return out
+    active = {
+        r.scope_key: r
+        for r in JudgeRun.objects.select_for_update().filter(
+            reviewer_id__in=reviewer_ids,
+            purpose__in=[JudgeRun.Purpose.LOO_EVALUATION, JudgeRun.Purpose.PREDICTION],
+            status__in=JudgeRun.ACTIVE,
+        )
+    }
+    rerun: list[int] = []
+    resend: list[int] = []
+    fresh: list[_Wanted] = []
+    for w in wanted:
+        run = active.get(w.key)
+        if run is None:
+            fresh.append(w)
+        elif run.status == JudgeRun.Status.RUNNING:
+            if not run.rerun_requested:
+                rerun.append(run.id)
+        elif _looks_lost(run, countdown):
+            # Its message may have been lost (broker down at enqueue time): send it again. A
+            # duplicate delivery is harmless, the claim and the run lock see to that.
+            resend.append(run.id)
+        else:
+            out["reused"] += 1
+    now = timezone.now()
+    if rerun:
+        JudgeRun.objects.filter(id__in=rerun).update(rerun_requested=True, updated_at=now)
+    if resend:
+        JudgeRun.objects.filter(id__in=resend).update(updated_at=now)
+    out["rerun_requested"], out["requeued"] = len(rerun), len(resend)
+
+    created: list[JudgeRun] = []
+    if fresh:
+        rows = [
+            JudgeRun(
+                purpose=w.purpose,
+                reviewer_id=w.reviewer_id,
+                domain_id=w.domain_id,
+                dimensions=[w.dimension],
+                shots=[],
+                scope_key=w.key,
+            )
+            for w in fresh
+        ]
+        try:
+            with transaction.atomic():
+                created = JudgeRun.objects.bulk_create(rows, batch_size=500)
+        except IntegrityError:
+            # Another process queued one of these scopes meanwhile: fall back to one at a time,
+            # which resolves each conflict the way judge_run_request always has.
+            configs = {c.id: c for c in JudgeConfig.objects.filter(is_active=True)}
+            reviewers = {u.id: u for u in User.objects.filter(id__in=reviewer_ids)}
+            domains = {d.id: d for d in Domain.objects.filter(id__in={w.domain_id for w in fresh})}
+            for w in fresh:
+                _, made = judge_run_request(
+                    purpose=w.purpose,
+                    domain=domains[w.domain_id],
+                    dimensions=[w.dimension],
+                    configs=[configs[i] for i in w.config_ids if i in configs],
+                    reviewer=reviewers[w.reviewer_id],
                     countdown=countdown,
                 )
+                out["created" if made else "reused"] += 1
+            created = []
+        else:
+            if any(r.pk is None for r in created):  # no RETURNING on this database
+                by_key = dict(
+                    JudgeRun.objects.filter(
+                        scope_key__in=[w.key for w in fresh], status=JudgeRun.Status.QUEUED
+                    ).values_list("scope_key", "id")
+                )
+                for r in created:
+                    r.pk = r.id = by_key[r.scope_key]
+            through = JudgeRun.configs.through
+            through.objects.bulk_create(
+                [
+                    through(judgerun_id=run.id, judgeconfig_id=config_id)
+                    for run, w in zip(created, fresh, strict=True)
+                    for config_id in w.config_ids
+                ],
+                batch_size=500,
+            )
+            JudgeHistory.objects.bulk_create(
+                [
+                    JudgeHistory(
+                        event=JudgeHistory.Event.RUN_STATUS,
+                        run_id=run.id,
+                        new_value={"status": JudgeRun.Status.QUEUED},
+                    )
+                    for run in created
+                ],
+                batch_size=500,
+            )
+            out["created"] += len(created)
+    # Evaluations were listed first, so their messages are sent (and, FIFO, executed) first.
+    send = [r.id for r in created] + resend
+    if send:
+        transaction.on_commit(lambda: _enqueue_many(send, countdown))
+    return out
+
+
+def _enqueue_many(run_ids: list[int], countdown: float) -> None:
+    for run_id in run_ids:
+        try:
+            _enqueue(run_id, countdown)
+        except Exception:
+            # Left queued: the next trigger for the scope sees it as lost and sends it again.
+            log.exception("could not enqueue judge run %s", run_id)
+            return
 
 
 def judge_study_start(
@@ -403,6 +602,7 @@ def judge_study_start(
     backend: str = "",
     min_history: int = 2,
     enqueue: bool = True,
+    countdown: float = 0,
 ) -> tuple[JudgeRun, bool]:
     """An admin's study: every reviewer with enough history, leave-one-out, chosen k and seeds."""
     if by is not None and not by.is_admin:
@@ -429,7 +629,68 @@ def judge_study_start(
         min_history=min_history,
         requested_by=by,
         enqueue=enqueue,
+        countdown=countdown,
     )
+
+
+def judge_studies_ensure(
+    *,
+    dimension_keys: Sequence[str] = (),
+    shots: Sequence[int] = tuple(DEFAULT_SHOTS),
+    seeds: int = 3,
+    min_history: int = 10,
+    countdown: float = 0,
+) -> list[JudgeRun]:
+    """One study per domain with scored ratings and no study yet, with the default
+    configurations and the full k sweep: what fills the alignment dashboard's alpha-against-k
+    chart (paper 001, Figure 2) on a fresh installation such as the demo. Idempotent.
+
+    One dimension per domain keeps it to a few minutes on the local baseline: the one with the
+    most scored ratings among `dimension_keys` (any of the rubric when empty). Returns the runs
+    started now.
+    """
+    from apps.screening.models import Rating
+
+    judge_configs_ensure_defaults()
+    defaults = list(
+        JudgeConfig.objects.filter(is_active=True, name__endswith="(default)").order_by("kind")
+    ) or selectors.active_auto_configs()
+    if not defaults:
+        return []
+    started: list[JudgeRun] = []
+    studied = set(
+        JudgeRun.objects.filter(purpose=JudgeRun.Purpose.STUDY).values_list("domain_id", flat=True)
+    )
+    for domain in Domain.objects.order_by("key"):
+        if domain.id in studied:
+            continue
+        keys = [d.key for d in selectors.dimensions_for_domain(domain)]
+        if dimension_keys:
+            keys = [k for k in keys if k in set(dimension_keys)]
+        counts = dict(
+            Rating.objects.filter(
+                status=Rating.Status.SCORED, idea__patent__domain=domain, dimension__key__in=keys
+            )
+            .values_list("dimension__key")
+            .annotate(n=Count("id"))
+            .order_by()
+        )
+        if not counts:
+            continue
+        dimension = max(keys, key=lambda k: (counts.get(k, 0), -keys.index(k)))
+        run, created = judge_study_start(
+            by=None,
+            domain=domain,
+            dimensions=[dimension],
+            configs=defaults,
+            shots=shots,
+            seeds=seeds,
+            min_history=min_history,
+            countdown=countdown,
+        )
+        if created:
+            started.append(run)
+    return started
 
 
 @transaction.atomic
@@ -469,16 +730,54 @@ class WorkUnit:
 
 @contextmanager
 def _run_lock(run_id: int) -> Iterator[bool]:
-    """Session advisory lock: released explicitly, or by PostgreSQL when the worker dies."""
-    with connection.cursor() as cur:
-        cur.execute("SELECT pg_try_advisory_lock(%s, %s)", [ADVISORY_LOCK_CLASS, run_id])
-        got = bool(cur.fetchone()[0])
-    try:
+    """Exclusive hold on one run for this process; released on exit or when the process dies.
+
+    PostgreSQL: a session advisory lock (freed by the server when the worker's connection drops).
+    Other databases (the local SQLite demo, one machine): an flock on a file next to the
+    database, which the kernel frees when the holder dies, the same guarantee.
+    """
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cur:
+            cur.execute("SELECT pg_try_advisory_lock(%s, %s)", [ADVISORY_LOCK_CLASS, run_id])
+            got = bool(cur.fetchone()[0])
+        try:
+            yield got
+        finally:
+            if got:
+                with connection.cursor() as cur:
+                    cur.execute("SELECT pg_advisory_unlock(%s, %s)", [ADVISORY_LOCK_CLASS, run_id])
+        return
+    with _file_lock(_lock_path(run_id)) as got:
         yield got
-    finally:
-        if got:
-            with connection.cursor() as cur:
-                cur.execute("SELECT pg_advisory_unlock(%s, %s)", [ADVISORY_LOCK_CLASS, run_id])
+
+
+def _lock_path(run_id: int) -> Path:
+    """One lock file per run, in a directory named after the database so two databases on the
+    same machine (the demo, a test) never share locks."""
+    db = str(connection.settings_dict.get("NAME") or "default")
+    base = Path(getattr(settings, "VAR_DIR", "") or tempfile.gettempdir())
+    digest = hashlib.sha256(db.encode()).hexdigest()[:12]
+    return base / "locks" / f"judges-{digest}" / f"run-{run_id}.lock"
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[bool]:
+    try:
+        import fcntl
+    except ImportError:  # no flock (Windows): the status claim alone guards the run
+        yield True
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as fh:
+        try:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
 
 def _k_values(run: JudgeRun, config: JudgeConfig) -> list[int]:

@@ -4,7 +4,12 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from apps.judges.services import RunDeferred, judge_run_execute, judge_run_fail
+from apps.judges.services import (
+    RunDeferred,
+    judge_run_execute,
+    judge_run_fail,
+    judge_runs_schedule,
+)
 
 
 @shared_task(name="judges.judge_run_execute", bind=True, max_retries=20, default_retry_delay=30)
@@ -20,3 +25,11 @@ def judge_run_execute_task(self, run_id: int) -> str:  # type: ignore[no-untyped
             return "failed"
         countdown = 0 if "time limit" in str(exc) else None
         raise self.retry(exc=exc, countdown=countdown) from exc
+
+
+# Sent to the default queue, not "judges" (see services._enqueue_schedule).
+@shared_task(name="judges.judge_runs_schedule")
+def judge_runs_schedule_task(reviewer_ids: list[int], countdown: float | None = None) -> dict:
+    """Decide and queue the automatic runs for these reviewers. Safe to run twice: a queued run
+    for a scope is reused, never duplicated."""
+    return judge_runs_schedule(reviewer_ids=reviewer_ids, countdown=countdown)

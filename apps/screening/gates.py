@@ -22,6 +22,12 @@ class DimensionRule:
     requires: tuple[str, ...] = ()
     question_keys: tuple[str, ...] = ()
     question_scores: Mapping[str, int] = field(default_factory=dict)
+    # Display name for messages; last so positional construction elsewhere keeps working.
+    name: str = ""
+
+    @property
+    def label(self) -> str:
+        return self.name or self.key
 
     def passes(self, score: int | None) -> bool:
         if score is None:
@@ -53,15 +59,17 @@ def open_dimensions(rules: Sequence[DimensionRule], scores: Mapping[str, int | N
     return opened
 
 
-def closing_reason(rules: Sequence[DimensionRule], key: str, scores: Mapping[str, int | None]) -> str:
+def closing_reason(
+    rules: Sequence[DimensionRule], key: str, scores: Mapping[str, int | None]
+) -> str:
     """Plain words for why a dimension is closed, naming the first upstream gate that failed."""
     by_key = {r.key: r for r in rules}
     for req in by_key[key].requires:
         rule = by_key[req]
         if not rule.passes(scores.get(req)):
             if scores.get(req) is None:
-                return f"it opens only after {req} is scored"
-            return f"it opens only when {req} is above {rule.pass_above}"
+                return f"it opens only after {rule.label} is scored"
+            return f"it opens only when {rule.label} is above {rule.pass_above}"
     return "it is closed"
 
 
@@ -76,13 +84,17 @@ def validate_scores(
     known = {r.key for r in rules}
     for key in scores:
         if key not in known:
-            errors.append(FieldError(field=key, message="is not a dimension of this rubric", row=row))
+            errors.append(
+                FieldError(field=key, message="is not a dimension of this rubric", row=row)
+            )
     is_open = set(open_dimensions(rules, scores))
     for rule in rules:
         score = scores.get(rule.key)
         if rule.key in is_open:
             if score is None:
-                errors.append(FieldError(field=rule.key, message="is required at this stage", row=row))
+                errors.append(
+                    FieldError(field=rule.key, message="is required at this stage", row=row)
+                )
             elif not rule.on_scale(score):
                 errors.append(
                     FieldError(

@@ -69,6 +69,7 @@ class Dimension(models.Model):
             requires=tuple(self.requires),
             question_keys=tuple(q["key"] for q in self.questions),
             question_scores=dict(self.question_scores),
+            name=self.name,
         )
 
     @property
@@ -165,3 +166,6 @@ class RatingHistory(models.Model):
 
     class Meta:
         ordering = ["changed_at", "id"]
+
+    def __str__(self) -> str:
+        return f"rating {self.rating_id} {self.old_status or '-'} -> {self.new_status}"

@@ -45,7 +45,9 @@ def load_rubric_text(text: str | bytes, *, filename: str = "") -> dict[str, Any]
     except (ValueError, yaml.YAMLError) as exc:
         raise ApplicationError(f"The rubric file cannot be parsed: {exc}") from exc
     if not isinstance(data, dict):
-        raise ApplicationError("The rubric file must hold one mapping with key, name and dimensions.")
+        raise ApplicationError(
+            "The rubric file must hold one mapping with key, name and dimensions."
+        )
     return data
 
 
@@ -95,7 +97,9 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
             errs.add(f"{where}.pass_above", "must be an integer", value=pass_above)
         requires = raw.get("requires") or []
         if not isinstance(requires, list):
-            errs.add(f"{where}.requires", "must be a list of earlier dimension keys", value=requires)
+            errs.add(
+                f"{where}.requires", "must be a list of earlier dimension keys", value=requires
+            )
             requires = []
         for req in requires:
             if req not in seen:
@@ -123,7 +127,9 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
             for combo, score in (raw.get("question_scores") or {}).items():
                 s = _int(score)
                 if s is None or (lo is not None and hi is not None and not lo <= s <= hi):
-                    errs.add(f"{where}.question_scores", "maps to a score off the scale", value=combo)
+                    errs.add(
+                        f"{where}.question_scores", "maps to a score off the scale", value=combo
+                    )
                 else:
                     question_scores[str(combo)] = s
             expected = 2 ** len(questions)
@@ -150,11 +156,21 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
             )
         )
     errs.raise_if_any("The rubric file has errors; nothing was imported.")
-    return RubricSpec(key=key, name=name, description=str(data.get("description") or "").strip(), dimensions=dims)
+    return RubricSpec(
+        key=key,
+        name=name,
+        description=str(data.get("description") or "").strip(),
+        dimensions=dims,
+    )
 
 
-def save_rubric(spec: RubricSpec, *, rubric_model: Any, dimension_model: Any, make_default: bool) -> Any:
-    """Upsert a rubric and its dimensions by key. Takes the model classes so migrations can use it."""
+def save_rubric(
+    spec: RubricSpec, *, rubric_model: Any, dimension_model: Any, make_default: bool
+) -> Any:
+    """Upsert a rubric and its dimensions by key.
+
+    Takes the model classes so migrations can use it.
+    """
     rubric, _ = rubric_model.objects.update_or_create(
         key=spec.key, defaults={"name": spec.name, "description": spec.description}
     )

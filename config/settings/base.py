@@ -130,6 +130,9 @@ CELERY_TASK_IGNORE_RESULT = True
 # Judge runs can keep a worker busy for minutes; their own queue keeps metric recomputes and
 # other short tasks from waiting behind them. Workers consume both (see bin/demo, compose).
 CELERY_TASK_ROUTES = {"judges.*": {"queue": "judges"}}
+# Seconds automatic judge runs wait after a rating change, so a burst lands in one run
+# (bin/demo sets 0 for its initial import, where there is no burst to wait for).
+JUDGE_DEBOUNCE_SECONDS = env.int("JUDGE_DEBOUNCE_SECONDS", default=30)
 
 # LLM endpoint used by judges configured with the "openai" backend.
 LLM_BASE_URL = env("LLM_BASE_URL", default="")

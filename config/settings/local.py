@@ -1,8 +1,8 @@
 """Embedded default: SQLite and a filesystem Celery broker, so the demo needs no server."""
 
-from .base import *  # noqa: F403
 from pathlib import Path
 
+from .base import *  # noqa: F403
 from .base import BASE_DIR, env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)

@@ -71,7 +71,12 @@ def test_a_dry_run_upload_saves_nothing(client, admin):
 def test_a_bad_upload_shows_a_table_of_errors_and_changes_nothing(client, admin, reviewer_alice):
     client.force_login(admin)
     before = table_counts()
-    bad = b"idea,reviewer,dimension,score\nidea-002,alice,specificity,2\nidea-002,alice,technical_validity,3\nidea-404,alice,specificity,1\n"
+    bad = (
+        b"idea,reviewer,dimension,score\n"
+        b"idea-002,alice,specificity,2\n"
+        b"idea-002,alice,technical_validity,3\n"
+        b"idea-404,alice,specificity,1\n"
+    )
     response = client.post(
         reverse("catalog:import_upload", args=["ratings"]), {"file": upload("r.csv", bad)}
     )

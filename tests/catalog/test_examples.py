@@ -131,7 +131,12 @@ def test_the_gateless_rubric_example_has_no_gates(run_import):
 def test_ratings_on_a_gateless_rubric_need_every_dimension(run_import, catalog, reviewer_alice):
     run_import("rubric", example("rubric.yaml"), "rubric.yaml")
     Domain.objects.filter(key="nlp").update(rubric=Rubric.objects.get(key="quick-triage"))
-    ok = "idea,reviewer,dimension,score\nidea-001,alice,clarity,3\nidea-001,alice,feasibility,2\nidea-001,alice,appeal,5\n"
+    ok = (
+        "idea,reviewer,dimension,score\n"
+        "idea-001,alice,clarity,3\n"
+        "idea-001,alice,feasibility,2\n"
+        "idea-001,alice,appeal,5\n"
+    )
     assert run_import("ratings", ok, "r.csv").created == 3
     with pytest.raises(Exception) as info:
         run_import("ratings", "idea,reviewer,dimension,score\nidea-006,alice,clarity,3\n", "r.csv")

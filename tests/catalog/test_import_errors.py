@@ -69,7 +69,11 @@ def test_it_refuses_bad_json_lines_naming_each_line(run_import):
 
 
 def test_it_refuses_a_reviewer_with_a_bad_background_or_an_unknown_domain(run_import, catalog):
-    content = "username,background,domains,email\nzoe,artist,nlp,zoe@example.org\nyan,business,nlp;biology,not-an-email\n"
+    content = (
+        "username,background,domains,email\n"
+        "zoe,artist,nlp,zoe@example.org\n"
+        "yan,business,nlp;biology,not-an-email\n"
+    )
     errors = refused(run_import, "reviewers", content, "r.csv")
     fields = {(r, f, v) for r, f, _, v in errors}
     assert (2, "background", "artist") in fields
@@ -113,7 +117,7 @@ def test_it_refuses_a_score_for_a_closed_stage(run_import, reviewer_alice):
     row, field, message, value = errors[0]
     assert (row, field, value) == (3, "score", "3")
     assert message.startswith(
-        "technical_validity must be left empty: it opens only when specificity is above 2"
+        "technical_validity must be left empty: it opens only when Specificity is above 2"
     )
 
 

@@ -75,7 +75,7 @@ def test_a_manager_sees_the_alignment_charts_drawn_and_a_reviewer_only_their_own
     page.wait_for_selector(".jg-chart[data-ready] canvas")
     assert "My judge" in page.locator("h1").inner_text()
     assert "Otto" not in page.content()
-    assert page.get_by_text("Rita needs 10 more ratings in NLP / specificity").is_visible()
+    assert page.get_by_text("You need 10 more ratings in NLP / specificity").is_visible()
     _shot(page, "me-small")
     response = page.goto("/judges/")
     assert response.status == 403

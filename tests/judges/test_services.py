@@ -40,6 +40,14 @@ def test_it_schedules_evaluation_and_prediction_once_a_reviewer_reaches_min_hist
 ):
     enqueued = []
     monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: enqueued.append(run_id))
+    # The scheduling task, run here instead of on a worker (tests/judges/test_worker.py has both).
+    scheduled = []
+    monkeypatch.setattr(
+        services,
+        "_enqueue_schedule",
+        lambda ids, countdown: scheduled.append(ids)
+        or services.judge_runs_schedule(reviewer_ids=ids, countdown=countdown),
+    )
     small_configs(min_history=3)
     ideas = make_ideas(domain, 5)
     rita = reviewer_with_assignments(domain, "rita", ideas)
@@ -60,6 +68,7 @@ def test_it_schedules_evaluation_and_prediction_once_a_reviewer_reaches_min_hist
     pred = runs.get(purpose="prediction", dimensions=["innovativeness"])
     assert {c.kind for c in pred.configs.all()} == {"personalized"}
     assert sorted(enqueued) == sorted(runs.values_list("id", flat=True))
+    assert scheduled == [[rita.id]] * 3, "one scheduling task per rating change"
 
 
 def test_it_does_not_duplicate_a_queued_run_when_ratings_change_again(domain, monkeypatch):
@@ -70,8 +79,8 @@ def test_it_does_not_duplicate_a_queued_run_when_ratings_change_again(domain, mo
     ideas = make_ideas(domain, 4)
     rita = reviewer_with_assignments(domain, "rita", [])
     rate(rita, ideas[:3], "innovativeness", lambda i: 2)
-    services.judge_ratings_changed(reviewer_ids=[rita.id])
-    services.judge_ratings_changed(reviewer_ids=[rita.id])
+    services.judge_runs_schedule(reviewer_ids=[rita.id])
+    services.judge_runs_schedule(reviewer_ids=[rita.id])
     assert JudgeRun.objects.filter(purpose="loo_evaluation").count() == 1
     assert JudgeRun.objects.filter(purpose="prediction").count() == 1
 
@@ -98,7 +107,7 @@ def test_a_trigger_while_running_marks_the_run_for_a_rerun_that_follows(
     configs = small_configs(min_history=5)
     run = _loo(domain, rita, configs)
     JudgeRun.objects.filter(id=run.id).update(status="running")
-    services.judge_ratings_changed(reviewer_ids=[rita.id])
+    services.judge_runs_schedule(reviewer_ids=[rita.id])
     run.refresh_from_db()
     assert run.rerun_requested
     assert JudgeRun.objects.filter(purpose="loo_evaluation").count() == 1
@@ -376,10 +385,10 @@ def test_a_queued_run_whose_message_was_lost_is_enqueued_again_on_the_next_trigg
     rita, _, _ = two_reviewers_history
     small_configs(min_history=5)
     with django_capture_on_commit_callbacks(execute=True):
-        services.judge_ratings_changed(reviewer_ids=[rita.id])
+        services.judge_runs_schedule(reviewer_ids=[rita.id])
     assert len(enqueued) == 2
     with django_capture_on_commit_callbacks(execute=True):
-        services.judge_ratings_changed(reviewer_ids=[rita.id])
+        services.judge_runs_schedule(reviewer_ids=[rita.id])
     assert len(enqueued) == 2, "a fresh queued run is not sent twice"
     from datetime import timedelta
 
@@ -387,7 +396,7 @@ def test_a_queued_run_whose_message_was_lost_is_enqueued_again_on_the_next_trigg
 
     JudgeRun.objects.update(updated_at=timezone.now() - timedelta(minutes=5))
     with django_capture_on_commit_callbacks(execute=True):
-        services.judge_ratings_changed(reviewer_ids=[rita.id])
+        services.judge_runs_schedule(reviewer_ids=[rita.id])
     assert len(enqueued) == 4 and JudgeRun.objects.count() == 2
 
 

@@ -102,8 +102,8 @@ def test_a_reviewer_below_min_history_sees_how_many_ratings_are_missing(client, 
     rate(rita, make_ideas(domain, 6), "innovativeness", lambda i: 2)
     client.force_login(rita)
     page = client.get(reverse("judges:me")).content.decode()
-    assert "Rita needs 4 more ratings in NLP / innovativeness before their judge is built" in page
-    assert "needs 10 more ratings in NLP / specificity" in page
+    assert "You need 4 more ratings in NLP / innovativeness before your judge is built" in page
+    assert "need 10 more ratings in NLP / specificity" in page
 
 
 def test_the_dashboard_shows_alignment_charts_and_tables(client, manager, evaluated):

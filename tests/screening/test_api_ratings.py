@@ -111,7 +111,7 @@ def test_it_refuses_a_score_for_a_closed_stage(api, reviewer, idea):
     assert error["field"] == "market_size"
     assert error["value"] == "2"
     assert error["message"].startswith("must be left empty")
-    assert "specificity" in error["message"]
+    assert "Specificity is above 2" in error["message"]
 
 
 def test_it_refuses_a_score_off_the_scale_naming_the_value(api, reviewer, idea):

@@ -3,8 +3,11 @@ import pytest
 from apps.screening.gates import DimensionRule, open_dimensions, validate_scores
 
 PBIG = [
-    DimensionRule("specificity", 1, 4, pass_above=2),
-    DimensionRule("technical_validity", 1, 4, pass_above=1, requires=("specificity",)),
+    DimensionRule("specificity", 1, 4, pass_above=2, name="Specificity"),
+    DimensionRule(
+        "technical_validity", 1, 4, pass_above=1, requires=("specificity",),
+        name="Technical validity",
+    ),
     DimensionRule("innovativeness", 1, 5, requires=("specificity", "technical_validity")),
     DimensionRule("competitive_advantage", 1, 4, requires=("specificity", "technical_validity")),
     DimensionRule("need_validity", 0, 3, requires=("specificity",)),
@@ -36,7 +39,25 @@ def test_it_keeps_everything_but_the_first_stage_closed_before_any_score():
 def test_it_refuses_a_score_for_a_closed_stage():
     errors = validate_scores(PBIG, {"specificity": 2, "market_size": 3})
     assert [(e.field, e.value) for e in errors] == [("market_size", "3")]
-    assert "specificity is above 2" in errors[0].message
+    assert errors[0].message == "must be left empty: it opens only when Specificity is above 2"
+
+
+def test_it_names_an_unscored_gate_by_its_display_name():
+    errors = validate_scores(PBIG, {"specificity": 3, "innovativeness": 4})
+    messages = {e.field: e.message for e in errors}
+    assert messages["innovativeness"] == (
+        "must be left empty: it opens only after Technical validity is scored"
+    )
+
+
+def test_a_rule_without_a_display_name_is_named_by_its_key():
+    rules = [
+        DimensionRule("clarity", 1, 4, pass_above=2),
+        DimensionRule("depth", 1, 4, requires=("clarity",)),
+    ]
+    assert rules[0].label == "clarity"
+    errors = validate_scores(rules, {"clarity": 1, "depth": 2})
+    assert errors[0].message == "must be left empty: it opens only when clarity is above 2"
 
 
 def test_it_refuses_an_open_stage_left_empty():

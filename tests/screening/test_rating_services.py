@@ -10,8 +10,8 @@ ANSWERS = {"competitive_advantage": {"hard_to_imitate": True, "technology_essent
 
 
 def _state(reviewer, idea):
-    return {r.dimension.key: (r.status, r.score)
-            for r in Rating.objects.filter(reviewer=reviewer, idea=idea).select_related("dimension")}
+    ratings = Rating.objects.filter(reviewer=reviewer, idea=idea).select_related("dimension")
+    return {r.dimension.key: (r.status, r.score) for r in ratings}
 
 
 def test_it_stores_one_rating_per_dimension_with_the_derived_advantage(reviewer, idea):
@@ -22,7 +22,9 @@ def test_it_stores_one_rating_per_dimension_with_the_derived_advantage(reviewer,
     assert Assignment.objects.get(reviewer=reviewer, idea=idea).status == "completed"
 
 
-def test_lowering_specificity_closes_downstream_stages_and_keeps_old_scores_in_history(reviewer, idea):
+def test_lowering_specificity_closes_downstream_stages_and_keeps_old_scores_in_history(
+    reviewer, idea
+):
     rating_submit(reviewer=reviewer, idea=idea, scores=FULL, answers=ANSWERS)
     rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 2})
     state = _state(reviewer, idea)

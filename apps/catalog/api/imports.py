@@ -38,6 +38,10 @@ class ImportCreateApi(APIView):
             default=False, help_text="Rubric only: make it the default rubric."
         )
 
+        class Meta:
+            # Unique component names: other APIs nest serializers called InputSerializer too.
+            ref_name = "ImportUpload"
+
     class OutputSerializer(serializers.Serializer):
         kind = serializers.CharField()
         rows = serializers.IntegerField(help_text="Records read from the file.")
@@ -47,6 +51,9 @@ class ImportCreateApi(APIView):
         dry_run = serializers.BooleanField()
         notes = serializers.ListField(child=serializers.CharField())
         summary = serializers.CharField()
+
+        class Meta:
+            ref_name = "ImportResult"
 
     ErrorSerializer = inline_serializer(
         name="ImportErrors",
@@ -73,7 +80,8 @@ class ImportCreateApi(APIView):
         description=(
             "Validates the whole file and stores it all or nothing. Records are upserted by their "
             "natural key, so re-sending a file changes nothing. 201 after a real import, 200 after "
-            "a dry run, 400 with every problem (row, field, message, value) when the file is refused."
+            "a dry run, 400 with every problem (row, field, message, value) when the file is "
+            "refused."
         ),
         tags=["imports"],
         parameters=[
@@ -92,12 +100,18 @@ class ImportCreateApi(APIView):
                     OpenApiExample(
                         "Unknown idea",
                         value={
-                            "detail": "The ratings file has errors. 1 problem found; nothing was imported.",
+                            "detail": (
+                                "The ratings file has errors. 1 problem found; nothing was "
+                                "imported."
+                            ),
                             "errors": [
                                 {
                                     "row": 7,
                                     "field": "idea",
-                                    "message": "is not the external_id of a stored idea; import the ideas first",
+                                    "message": (
+                                        "is not the external_id of a stored idea; "
+                                        "import the ideas first"
+                                    ),
                                     "value": "idea-999",
                                 }
                             ],

@@ -1,4 +1,7 @@
-"""Ideas: one row per idea, upserted by external_id; `patent` names a stored patent's external_id."""
+"""Ideas: one row per idea, upserted by external_id.
+
+`patent` names a stored patent's external_id.
+"""
 
 from __future__ import annotations
 

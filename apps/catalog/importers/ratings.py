@@ -128,7 +128,8 @@ def import_ratings(
         ):
             problems.add(
                 "dimension",
-                f"is not a dimension of rubric {rubric_keys.get(int(rid), rid)} (expected one of: {keys_of.get(int(rid), '')})",
+                f"is not a dimension of rubric {rubric_keys.get(int(rid), rid)} "
+                f"(expected one of: {keys_of.get(int(rid), '')})",
                 row=int(row),
                 value=value,
             )
@@ -234,7 +235,8 @@ def import_ratings(
     result.unchanged = int(len(final)) - created - updated
     gated = int((final["status"] == GATED).sum())
     result.notes.append(
-        f"{final[['reviewer_id', 'idea_id']].drop_duplicates().shape[0]} screenings (reviewer, idea) "
+        f"{final[['reviewer_id', 'idea_id']].drop_duplicates().shape[0]} screenings "
+        "(reviewer, idea) "
         f"stored as {len(final)} ratings, {gated} of them not rated by design."
     )
     if assignments:

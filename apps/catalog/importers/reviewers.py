@@ -83,7 +83,8 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
         if user is not None and user.role != User.Role.REVIEWER:
             problems.add(
                 "username",
-                f"belongs to a {user.get_role_display().lower()} account; only reviewers are imported",
+                f"belongs to a {user.get_role_display().lower()} account; "
+                "only reviewers are imported",
                 row=int(row),
                 value=username,
             )

@@ -1,4 +1,7 @@
-"""Shared body of the import_<kind> commands: read a file, import it, print a summary or every error."""
+"""Shared body of the import_<kind> commands.
+
+Read a file, import it, print a summary or every error.
+"""
 
 from __future__ import annotations
 

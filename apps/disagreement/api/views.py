@@ -113,6 +113,10 @@ class MetricsRecomputeApi(_ManagerApi):
         since = serializers.DateField(required=False, allow_null=True)
         until = serializers.DateField(required=False, allow_null=True)
 
+        class Meta:
+            # Nested "InputSerializer"s elsewhere would otherwise share the component name.
+            ref_name = "MetricsRecompute"
+
     @extend_schema(
         request=InputSerializer,
         responses={202: dict, 400: dict, 503: dict},

@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
@@ -131,12 +132,24 @@ class JudgeConfigDetailApi(APIView):
 
     put = patch
 
+    @extend_schema(responses={204: None})
     def delete(self, request: Request, config_id: int) -> Response:
         try:
             services.judge_config_delete(config=self._get(config_id), by=request.user)
         except ApplicationError as exc:
             return _error(exc)
         return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _query(name: str, description: str, **kwargs: Any) -> OpenApiParameter:
+    return OpenApiParameter(
+        name,
+        OpenApiTypes.STR,
+        OpenApiParameter.QUERY,
+        required=False,
+        description=description,
+        **kwargs,
+    )
 
 
 class RunSerializer(serializers.ModelSerializer):
@@ -190,7 +203,13 @@ class RunSerializer(serializers.ModelSerializer):
 class JudgeRunListApi(APIView):
     permission_classes = [IsManagerOrAdmin]
 
-    @extend_schema(responses=RunSerializer(many=True))
+    @extend_schema(
+        parameters=[
+            _query("status", "Only runs in this status", enum=JudgeRun.Status.values),
+            _query("purpose", "Only runs of this purpose", enum=JudgeRun.Purpose.values),
+        ],
+        responses=RunSerializer(many=True),
+    )
     def get(self, request: Request) -> Response:
         qs: QuerySet[JudgeRun] = JudgeRun.objects.select_related(
             "reviewer", "domain"
@@ -316,9 +335,62 @@ class JudgeStudyStartApi(APIView):
         )
 
 
+class PredictionSerializer(serializers.Serializer):
+    """One final prediction (majority over seeds) for an idea the reviewer has not rated."""
+
+    reviewer = serializers.CharField()
+    idea = serializers.CharField(help_text="The idea's external id")
+    idea_id = serializers.IntegerField()
+    dimension = serializers.CharField()
+    kind = serializers.ChoiceField(choices=JudgeConfig.Kind.choices)
+    k = serializers.IntegerField()
+    score = serializers.IntegerField(allow_null=True)
+    confidence = serializers.IntegerField(allow_null=True)
+    kept = serializers.IntegerField()
+    discarded = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    reason = serializers.CharField(allow_blank=True)
+    run = serializers.IntegerField()
+
+
+class AlignmentReportSerializer(serializers.Serializer):
+    """Describes selectors.alignment_report() for the schema; rows are plain JSON objects."""
+
+    run_ids = serializers.ListField(child=serializers.IntegerField())
+    n_finals = serializers.IntegerField()
+    curve = serializers.ListField(
+        child=serializers.DictField(), help_text="Alpha per configuration, k and dimension."
+    )
+    coarse = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Above-median Jaccard and top-50% overlap per configuration and dimension.",
+    )
+    discard = serializers.ListField(child=serializers.DictField())
+    reasoning = serializers.ListField(child=serializers.DictField())
+    reasoning_note = serializers.CharField(allow_blank=True)
+
+
+class MyAlignmentSerializer(serializers.Serializer):
+    reviewer = serializers.CharField()
+    curve = serializers.ListField(child=serializers.DictField())
+    coarse = serializers.ListField(child=serializers.DictField())
+    history = serializers.ListField(
+        child=serializers.DictField(),
+        help_text="Per domain and dimension: ratings given (n), needed (min_history), missing.",
+    )
+
+
 class JudgePredictionListApi(APIView):
     permission_classes = [IsManagerOrAdmin]
 
+    @extend_schema(
+        parameters=[
+            _query("reviewer", "Reviewer username"),
+            _query("domain", "Domain key"),
+            _query("dimension", "Dimension key"),
+        ],
+        responses=PredictionSerializer(many=True),
+    )
     def get(self, request: Request) -> Response:
         reviewer = request.query_params.get("reviewer")
         domain = Domain.objects.filter(key=request.query_params.get("domain", "")).first()
@@ -374,6 +446,14 @@ class JudgePredictionListApi(APIView):
 class JudgeAlignmentApi(APIView):
     permission_classes = [IsManagerOrAdmin]
 
+    @extend_schema(
+        parameters=[
+            _query("domain", "Domain key"),
+            _query("source", "'auto' (latest evaluation runs) or 'run-<id>'"),
+            _query("reasoning", "'0' or 'false' skips the reasoning-structure analysis"),
+        ],
+        responses=AlignmentReportSerializer,
+    )
     def get(self, request: Request) -> Response:
         domain = Domain.objects.filter(key=request.query_params.get("domain", "")).first()
         run_ids = selectors.report_run_ids(
@@ -388,6 +468,7 @@ class MyJudgeAlignmentApi(APIView):
 
     permission_classes = [IsAuthenticated, IsReviewer]
 
+    @extend_schema(responses=MyAlignmentSerializer)
     def get(self, request: Request) -> Response:
         run_ids = selectors.latest_done_runs(
             purpose=JudgeRun.Purpose.LOO_EVALUATION, reviewer_id=request.user.id

@@ -269,7 +269,12 @@ class IdeaDeclineApi(APIView):
     def post(self, request: Request, pk: int) -> Response:
         idea = _idea_for_reviewer(request, pk)
         data = _valid(DeclineInputSerializer, request)
-        assignment = rating_decline(reviewer=request.user, idea=idea, reason=data.get("reason", ""))
+        assignment = rating_decline(
+            reviewer=request.user,
+            idea=idea,
+            reason=data.get("reason", ""),
+            source=Rating.Source.API,
+        )
         assignment = assignment_list().get(pk=assignment.pk)
         return Response(AssignmentOutputSerializer(assignment).data)
 

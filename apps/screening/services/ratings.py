@@ -157,7 +157,9 @@ def rating_submit(
 
 
 @transaction.atomic
-def rating_decline(*, reviewer: User, idea: Idea, reason: str = "") -> Assignment:
+def rating_decline(
+    *, reviewer: User, idea: Idea, reason: str = "", source: str = Rating.Source.FORM
+) -> Assignment:
     """Recuse the reviewer from an idea: every dimension is stored as declined, with history."""
     assignment = _lock_assignment(reviewer=reviewer, idea=idea)
     existing = {r.dimension_id: r for r in Rating.objects.filter(reviewer=reviewer, idea=idea)}
@@ -165,7 +167,7 @@ def rating_decline(*, reviewer: User, idea: Idea, reason: str = "") -> Assignmen
         _write_rating(
             existing=existing.get(dim.id), reviewer=reviewer, idea=idea, dimension=dim,
             status=Rating.Status.DECLINED, score=None, answers=None, rationale="",
-            source=Rating.Source.FORM, changed_by=reviewer,
+            source=source, changed_by=reviewer,
         )
     assignment.status = Assignment.Status.DECLINED
     assignment.decline_reason = reason.strip()

@@ -1,0 +1,106 @@
+"""Scheduling of the automatic judge runs: one small task per rating change, bulk work in it."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from apps.judges import services
+from apps.judges.models import JudgeHistory, JudgeRun
+from apps.judges.tasks import judge_runs_schedule_task
+from apps.screening.services.ratings import ratings_changed
+from tests.factories import ReviewerFactory
+from tests.judges.helpers import make_ideas, rate, small_configs
+
+pytestmark = pytest.mark.django_db
+
+
+def _reviewers_with_history(domain, ideas, n: int, *, start: int = 0) -> list:
+    reviewers = []
+    for i in range(start, start + n):
+        reviewer = ReviewerFactory(username=f"sched{i}", profile=[domain])
+        rate(reviewer, ideas, "innovativeness", lambda j, i=i: 1 + (i + j) % 4)
+        rate(reviewer, ideas, "specificity", lambda j, i=i: 1 + (i + 2 * j) % 4)
+        reviewers.append(reviewer)
+    return reviewers
+
+
+def test_a_rating_change_sends_one_scheduling_task_and_queues_no_run_in_the_request(
+    domain, monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    monkeypatch.setattr(
+        judge_runs_schedule_task, "apply_async", lambda **kw: sent.append(kw), raising=False
+    )
+    small_configs(min_history=3)
+    ideas = make_ideas(domain, 4)
+    reviewers = _reviewers_with_history(domain, ideas, 5)
+    with django_capture_on_commit_callbacks(execute=True):
+        ratings_changed(reviewer_ids=[r.id for r in reversed(reviewers)] + [reviewers[0].id])
+    assert JudgeRun.objects.count() == 0, "the request itself queues no run"
+    assert len(sent) == 1
+    assert sent[0]["kwargs"]["reviewer_ids"] == sorted(r.id for r in reviewers)
+    # The scheduling is short work: the default queue, not behind long runs on "judges".
+    assert sent[0]["queue"] == "celery"
+
+
+def test_scheduling_many_reviewers_costs_no_more_queries_than_scheduling_a_few(
+    domain, monkeypatch, django_capture_on_commit_callbacks
+):
+    sent = []
+    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: sent.append(run_id))
+    small_configs(min_history=3)
+    ideas = make_ideas(domain, 4)
+    few = _reviewers_with_history(domain, ideas, 2)
+    many = _reviewers_with_history(domain, ideas, 12, start=2)
+
+    with CaptureQueriesContext(connection) as q_few:
+        with django_capture_on_commit_callbacks(execute=True):
+            summary_few = services.judge_runs_schedule(reviewer_ids=[r.id for r in few])
+    with CaptureQueriesContext(connection) as q_many:
+        with django_capture_on_commit_callbacks(execute=True):
+            summary_many = services.judge_runs_schedule(reviewer_ids=[r.id for r in many])
+
+    # 2 dimensions x (evaluation + prediction) per reviewer
+    assert summary_few["created"] == 2 * 4 and summary_many["created"] == 12 * 4
+    assert len(q_many) <= len(q_few), [q["sql"][:120] for q in q_many.captured_queries]
+    assert len(sent) == JudgeRun.objects.count() == 14 * 4
+    # Every run has its configurations and its "queued" history entry, as one by one.
+    run = JudgeRun.objects.get(reviewer=many[0], purpose="loo_evaluation", dimensions=["specificity"])
+    assert {c.kind for c in run.configs.all()} == {"zero_shot", "aggregate", "personalized"}
+    pred = JudgeRun.objects.get(reviewer=many[0], purpose="prediction", dimensions=["specificity"])
+    assert {c.kind for c in pred.configs.all()} == {"personalized"}
+    assert JudgeHistory.objects.filter(run=run, new_value={"status": "queued"}).count() == 1
+    # Evaluations are sent before predictions, so the alignment dashboard fills first.
+    purposes = dict(JudgeRun.objects.values_list("id", "purpose"))
+    order = [purposes[rid] for rid in sent[2 * 4 :]]
+    assert order == ["loo_evaluation"] * 24 + ["prediction"] * 24
+
+    again = services.judge_runs_schedule(reviewer_ids=[r.id for r in few + many])
+    assert again == {"created": 0, "reused": 14 * 4, "rerun_requested": 0, "requeued": 0}
+    assert JudgeRun.objects.count() == 14 * 4
+
+
+def test_scheduling_skips_predictions_outside_the_reviewers_profile_domains(
+    domain, other_domain, monkeypatch
+):
+    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: None)
+    small_configs(min_history=3)
+    ideas = make_ideas(other_domain, 4)
+    reviewer = ReviewerFactory(username="elsewhere", profile=[domain])
+    rate(reviewer, ideas, "innovativeness", lambda j: 1 + j % 4)
+    services.judge_runs_schedule(reviewer_ids=[reviewer.id])
+    assert list(JudgeRun.objects.values_list("purpose", "domain_id")) == [
+        ("loo_evaluation", other_domain.id)
+    ]
+
+
+def test_the_file_lock_used_without_postgresql_admits_one_holder_at_a_time(tmp_path):
+    path = tmp_path / "locks" / "run-1.lock"
+    with services._file_lock(path) as first:
+        assert first
+        with services._file_lock(path) as second:
+            assert not second, "a second holder (another delivery of the task) is refused"
+    with services._file_lock(path) as after:
+        assert after, "released on exit"
