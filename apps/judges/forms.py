@@ -17,7 +17,9 @@ def _dimension_choices() -> list[tuple[str, str]]:
 class StudyForm(forms.Form):
     """An admin's hand-started study (SPEC "Judges": k in {0, 1, 2, 5, 9}, three seeds)."""
 
-    domain = forms.ModelChoiceField(queryset=Domain.objects.order_by("name"))
+    domain = forms.ModelChoiceField(
+        queryset=Domain.objects.order_by("name"), empty_label="Choose a domain…"
+    )
     dimensions = forms.MultipleChoiceField(choices=(), widget=forms.CheckboxSelectMultiple)
     configs = forms.ModelMultipleChoiceField(
         queryset=JudgeConfig.objects.filter(is_active=True).order_by("kind", "name"),

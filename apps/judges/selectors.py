@@ -76,9 +76,7 @@ def reviewers_history_counts(*, reviewer_ids: Iterable[int]) -> list[dict[str, A
         .annotate(n=Count("id"))
         .order_by("reviewer_id", "idea__patent__domain_id", "dimension__key")
     )
-    return [
-        {"reviewer_id": r, "domain_id": d, "dimension": k, "n": n} for r, d, k, n in rows
-    ]
+    return [{"reviewer_id": r, "domain_id": d, "dimension": k, "n": n} for r, d, k, n in rows]
 
 
 def reviewers_profile_domain_ids(*, reviewer_ids: Iterable[int]) -> dict[int, set[int]]:

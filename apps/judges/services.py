@@ -22,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Count, Sum
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -358,7 +360,8 @@ def judge_ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
     Only one small Celery task is sent, whatever the number of reviewers: deciding which runs
     to queue reads every reviewer's history, which after a large import takes long enough that
     it must not happen in the web request or the import. See `judge_runs_schedule`. The debounce
-    is decided here, by the process where the change happened, and travels with the task.
+    is decided here, by the process where the change happened, and travels with the task, as
+    does the moment of the change (a run that started after it has read it already).
     """
     ids = sorted({int(i) for i in reviewer_ids})
     if not ids:
@@ -374,7 +377,12 @@ def _enqueue_schedule(reviewer_ids: list[int], countdown: float) -> None:
         # Scheduling takes seconds, not minutes: the default queue (an explicit queue wins over
         # the "judges.*" route), so new runs are queued without waiting behind a long judge run.
         judge_runs_schedule_task.apply_async(
-            kwargs={"reviewer_ids": reviewer_ids, "countdown": countdown},
+            kwargs={
+                "reviewer_ids": reviewer_ids,
+                "countdown": countdown,
+                # Called after the commit: every change this task is about happened before now.
+                "changed_at": _db_now().isoformat(),
+            },
             queue=judge_runs_schedule_task.app.conf.task_default_queue,
         )
     except Exception:  # kombu raises several types for an unreachable broker
@@ -407,8 +415,28 @@ class _Wanted:
 SCHEDULE_BATCH = 200  # reviewers per transaction (keeps every IN list and transaction short)
 
 
+def _db_now() -> datetime:
+    """The database server's clock: run start times are taken from it too (judge_run_execute),
+    so comparing the two never depends on two machines' clocks agreeing."""
+    if connection.vendor == "postgresql":
+        sql = "SELECT clock_timestamp()"
+    elif connection.vendor == "sqlite":
+        sql = "SELECT STRFTIME('%Y-%m-%d %H:%M:%f', 'NOW')"
+    else:
+        return timezone.now()
+    with connection.cursor() as cur:
+        cur.execute(sql)
+        value = cur.fetchone()[0]
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value).replace(tzinfo=UTC)
+    return value
+
+
 def judge_runs_schedule(
-    *, reviewer_ids: Iterable[int], countdown: float | None = None
+    *,
+    reviewer_ids: Iterable[int],
+    countdown: float | None = None,
+    changed_at: datetime | None = None,
 ) -> dict[str, int]:
     """Queue the automatic judge runs these reviewers' histories call for (runs in a worker).
 
@@ -418,6 +446,10 @@ def judge_runs_schedule(
     their profile). A queued run for the scope is reused (it reads the ratings when it starts);
     a running one is marked for a rerun. Evaluations are sent before predictions so the
     alignment dashboard fills first.
+
+    `changed_at` (when the ratings changed): a run of the scope that started after it has read
+    those ratings already, so it needs neither a successor nor a rerun. Without this, a trigger
+    that waited in the queue while its scope was judged would judge it again for nothing.
 
     Cost: per batch of reviewers one aggregate query for the histories, one for their profiles,
     one for their active runs, then bulk inserts; not one query per reviewer or scope.
@@ -461,10 +493,15 @@ def judge_runs_schedule(
             mine = profile_domains.get(reviewer_id, set())
             if personal and (not mine or domain_id in mine):
                 predictions.append(
-                    _Wanted(JudgeRun.Purpose.PREDICTION, reviewer_id, domain_id, dim, tuple(personal))
+                    _Wanted(
+                        JudgeRun.Purpose.PREDICTION, reviewer_id, domain_id, dim, tuple(personal)
+                    )
                 )
         for key, n in _runs_request_many(
-            evaluations + predictions, reviewer_ids=batch, countdown=countdown
+            evaluations + predictions,
+            reviewer_ids=batch,
+            countdown=countdown,
+            changed_at=changed_at,
         ).items():
             summary[key] += n
     if any(summary.values()):
@@ -474,12 +511,26 @@ def judge_runs_schedule(
 
 @transaction.atomic
 def _runs_request_many(
-    wanted: list[_Wanted], *, reviewer_ids: list[int], countdown: float
+    wanted: list[_Wanted],
+    *,
+    reviewer_ids: list[int],
+    countdown: float,
+    changed_at: datetime | None = None,
 ) -> dict[str, int]:
     """`judge_run_request` for many automatic scopes at once, with the same invariants."""
     out = {"created": 0, "reused": 0, "rerun_requested": 0, "requeued": 0}
     if not wanted:
         return out
+    read_already: set[str] = set()
+    if changed_at is not None:
+        read_already = set(
+            JudgeRun.objects.filter(
+                reviewer_id__in=reviewer_ids,
+                purpose__in=[JudgeRun.Purpose.LOO_EVALUATION, JudgeRun.Purpose.PREDICTION],
+                status__in=[JudgeRun.Status.RUNNING, JudgeRun.Status.DONE],
+                started_at__gt=changed_at,
+            ).values_list("scope_key", flat=True)
+        )
     active = {
         r.scope_key: r
         for r in JudgeRun.objects.select_for_update().filter(
@@ -493,7 +544,9 @@ def _runs_request_many(
     fresh: list[_Wanted] = []
     for w in wanted:
         run = active.get(w.key)
-        if run is None:
+        if w.key in read_already and (run is None or run.status == JudgeRun.Status.RUNNING):
+            out["reused"] += 1
+        elif run is None:
             fresh.append(w)
         elif run.status == JudgeRun.Status.RUNNING:
             if not run.rerun_requested:
@@ -652,9 +705,12 @@ def judge_studies_ensure(
     from apps.screening.models import Rating
 
     judge_configs_ensure_defaults()
-    defaults = list(
-        JudgeConfig.objects.filter(is_active=True, name__endswith="(default)").order_by("kind")
-    ) or selectors.active_auto_configs()
+    defaults = (
+        list(
+            JudgeConfig.objects.filter(is_active=True, name__endswith="(default)").order_by("kind")
+        )
+        or selectors.active_auto_configs()
+    )
     if not defaults:
         return []
     started: list[JudgeRun] = []
@@ -1143,7 +1199,10 @@ def judge_run_execute(*, run_id: int, chunk_size: int = CHUNK_SIZE) -> str:
         if not got:
             return "locked"
         claimed = JudgeRun.objects.filter(id=run_id, status=JudgeRun.Status.QUEUED).update(
-            status=JudgeRun.Status.RUNNING, started_at=timezone.now(), updated_at=timezone.now()
+            # The database's clock, like changed_at in scheduling: one clock, no skew.
+            status=JudgeRun.Status.RUNNING,
+            started_at=Now(),
+            updated_at=timezone.now(),
         )
         run = JudgeRun.objects.select_related("domain", "reviewer").filter(id=run_id).first()
         if run is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 from celery import shared_task
 
 from apps.judges.services import (
@@ -29,7 +31,13 @@ def judge_run_execute_task(self, run_id: int) -> str:  # type: ignore[no-untyped
 
 # Sent to the default queue, not "judges" (see services._enqueue_schedule).
 @shared_task(name="judges.judge_runs_schedule")
-def judge_runs_schedule_task(reviewer_ids: list[int], countdown: float | None = None) -> dict:
+def judge_runs_schedule_task(
+    reviewer_ids: list[int], countdown: float | None = None, changed_at: str | None = None
+) -> dict:
     """Decide and queue the automatic runs for these reviewers. Safe to run twice: a queued run
     for a scope is reused, never duplicated."""
-    return judge_runs_schedule(reviewer_ids=reviewer_ids, countdown=countdown)
+    return judge_runs_schedule(
+        reviewer_ids=reviewer_ids,
+        countdown=countdown,
+        changed_at=datetime.fromisoformat(changed_at) if changed_at else None,
+    )

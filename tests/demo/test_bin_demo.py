@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import socket
 import sqlite3
@@ -112,10 +113,19 @@ def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
             "the worker to run core.ping",
         )
 
-        # Web and worker share the SQLite file in write-ahead-log mode.
+        # A second worker serves the "judges" queue only, so judge runs never hold up ping or
+        # a metrics recompute.
+        judges_log = var / "log" / "worker-judges.log"
+        _wait(lambda: "ready." in judges_log.read_text(), 60, "the judges worker")
+        assert "core.ping[" not in judges_log.read_text()
+        queues = re.findall(r"\.> (\S+)\s+exchange=", judges_log.read_text())
+        assert queues == ["judges"], queues
+
+        # Web and workers share the SQLite file in write-ahead-log mode.
         with sqlite3.connect(var / "pluralist.sqlite3") as db:
             assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
         assert "database is locked" not in worker_log.read_text()
+        assert "database is locked" not in judges_log.read_text()
     finally:
         if proc.poll() is None:
             os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C does

@@ -67,7 +67,9 @@ def test_scheduling_many_reviewers_costs_no_more_queries_than_scheduling_a_few(
     assert len(q_many) <= len(q_few), [q["sql"][:120] for q in q_many.captured_queries]
     assert len(sent) == JudgeRun.objects.count() == 14 * 4
     # Every run has its configurations and its "queued" history entry, as one by one.
-    run = JudgeRun.objects.get(reviewer=many[0], purpose="loo_evaluation", dimensions=["specificity"])
+    run = JudgeRun.objects.get(
+        reviewer=many[0], purpose="loo_evaluation", dimensions=["specificity"]
+    )
     assert {c.kind for c in run.configs.all()} == {"zero_shot", "aggregate", "personalized"}
     pred = JudgeRun.objects.get(reviewer=many[0], purpose="prediction", dimensions=["specificity"])
     assert {c.kind for c in pred.configs.all()} == {"personalized"}
@@ -104,3 +106,23 @@ def test_the_file_lock_used_without_postgresql_admits_one_holder_at_a_time(tmp_p
             assert not second, "a second holder (another delivery of the task) is refused"
     with services._file_lock(path) as after:
         assert after, "released on exit"
+
+
+def test_a_trigger_that_waited_while_its_scope_was_judged_queues_nothing_more(
+    domain, two_reviewers_history, monkeypatch
+):
+    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: None)
+    rita, _, _ = two_reviewers_history
+    small_configs(min_history=5)
+    changed_at = services._db_now()
+    services.judge_runs_schedule(reviewer_ids=[rita.id], changed_at=changed_at)
+    assert JudgeRun.objects.filter(reviewer=rita).count() == 2
+    for run in JudgeRun.objects.filter(reviewer=rita):
+        assert services.judge_run_execute(run_id=run.id) == "done"
+
+    # A second trigger for the same change, handled after both runs started: they read it.
+    late = services.judge_runs_schedule(reviewer_ids=[rita.id], changed_at=changed_at)
+    assert late["created"] == 0 and JudgeRun.objects.filter(reviewer=rita).count() == 2
+    # A change made after the runs started needs fresh runs.
+    fresh = services.judge_runs_schedule(reviewer_ids=[rita.id], changed_at=services._db_now())
+    assert fresh["created"] == 2 and JudgeRun.objects.filter(reviewer=rita).count() == 4

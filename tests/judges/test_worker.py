@@ -206,5 +206,9 @@ def test_a_worker_killed_mid_run_leaves_a_run_that_a_retried_task_completes_with
     # the resumed worker asked only for what was missing (plus the ones lost in flight)
     assert len(fake_llm.chat_requests) <= 24 + 16
     with connection.cursor() as cur:  # the advisory lock was released
-        cur.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 8808")
+        # pg_locks spans the cluster: count only this database's locks (not a parallel run's).
+        cur.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 8808 "
+            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        )
         assert cur.fetchone()[0] == 0
