@@ -263,6 +263,7 @@ class JudgeHistory(models.Model):
 
     class Meta:
         ordering = ["changed_at", "id"]
+        verbose_name_plural = "judge history"
 
     def __str__(self) -> str:
         return f"{self.get_event_display()} at {self.changed_at:%Y-%m-%d %H:%M}"

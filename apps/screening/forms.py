@@ -137,8 +137,9 @@ class ScreeningForm(forms.Form):
             if rating is None or rating.status != Rating.Status.SCORED:
                 continue
             if dim.questions:
+                saved = rating.answers or dim.rule().answers_for_score(rating.score) or {}
                 for q in dim.questions:
-                    answer = (rating.answers or {}).get(q["key"])
+                    answer = saved.get(q["key"])
                     if answer is not None:
                         initial[answer_name(dim, q["key"])] = bool(answer)
             else:

@@ -44,6 +44,17 @@ class DimensionRule:
         combo = ",".join("yes" if answers[q] else "no" for q in self.question_keys)
         return self.question_scores.get(combo)
 
+    def answers_for_score(self, score: int) -> dict[str, bool] | None:
+        """The yes/no answers behind a score, when exactly one combination gives it.
+
+        Imported ratings carry only the score; this lets the form show them as answers.
+        """
+        combos = [combo for combo, value in self.question_scores.items() if value == score]
+        if len(combos) != 1:
+            return None
+        parts = combos[0].split(",")
+        return {q: part == "yes" for q, part in zip(self.question_keys, parts, strict=True)}
+
 
 def open_dimensions(rules: Sequence[DimensionRule], scores: Mapping[str, int | None]) -> list[str]:
     """Keys of the dimensions that are open given the (possibly partial) scores, in rubric order."""

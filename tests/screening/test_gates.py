@@ -87,3 +87,14 @@ def test_competitive_advantage_is_derived_from_the_two_answers():
     assert rule.score_from_answers({"hard_to_imitate": True, "technology_essential": False}) == 3
     assert rule.score_from_answers({"hard_to_imitate": True, "technology_essential": True}) == 4
     assert rule.score_from_answers({"hard_to_imitate": True}) is None
+
+
+def test_an_imported_advantage_score_maps_back_to_its_two_answers():
+    rule = DimensionRule(
+        "competitive_advantage", 1, 4, question_keys=("hard_to_imitate", "technology_essential"),
+        question_scores={"no,no": 1, "no,yes": 2, "yes,no": 3, "yes,yes": 4},
+    )
+    assert rule.answers_for_score(2) == {"hard_to_imitate": False, "technology_essential": True}
+    assert rule.answers_for_score(3) == {"hard_to_imitate": True, "technology_essential": False}
+    ambiguous = DimensionRule("x", 1, 2, question_keys=("a",), question_scores={"no": 1, "yes": 1})
+    assert ambiguous.answers_for_score(1) is None
