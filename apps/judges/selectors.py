@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import pandas as pd
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet
 
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
@@ -240,8 +240,13 @@ def unrated_predictions(
     )
     if dimension:
         qs = qs.filter(dimension__key=dimension)
+    # Targets where no seed kept a prediction have no score; they go last, not first.
     return qs.order_by(
-        "reviewer__username", "dimension__position", "-score", "-confidence", "idea__external_id"
+        "reviewer__username",
+        "dimension__position",
+        F("score").desc(nulls_last=True),
+        F("confidence").desc(nulls_last=True),
+        "idea__external_id",
     )
 
 
