@@ -10,7 +10,9 @@ from collections.abc import Iterator
 
 import pytest
 
+from apps.judges import services
 from tests.fake_llm import FakeLLM
+from tests.judges.helpers import small_configs
 
 
 @pytest.fixture
@@ -38,4 +40,31 @@ def two_reviewers_history(domain):
     otto = ReviewerFactory(username="otto", first_name="Otto", profile=[domain])
     rate(rita, ideas[:12], "innovativeness", lambda i: 1 + (i % 4) // 2)
     rate(otto, ideas[:12], "innovativeness", lambda i: 4 + (i % 4) // 2)
+    return rita, otto, ideas
+
+
+@pytest.fixture
+def evaluated(domain, two_reviewers_history):
+    """Rita's and Otto's judges evaluated leave-one-out, and Rita's unrated ideas predicted."""
+    rita, otto, ideas = two_reviewers_history
+    configs = small_configs(seeds=1)
+    for reviewer in (rita, otto):
+        run, _ = services.judge_run_request(
+            purpose="loo_evaluation",
+            domain=domain,
+            dimensions=["innovativeness"],
+            configs=configs,
+            reviewer=reviewer,
+            enqueue=False,
+        )
+        services.judge_run_execute(run_id=run.id)
+    run, _ = services.judge_run_request(
+        purpose="prediction",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=[configs[2]],
+        reviewer=rita,
+        enqueue=False,
+    )
+    services.judge_run_execute(run_id=run.id)
     return rita, otto, ideas

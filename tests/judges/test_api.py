@@ -123,29 +123,9 @@ def test_an_admin_starts_a_study_by_api_and_the_same_study_is_not_duplicated(
 
 
 def test_predictions_and_alignment_are_for_managers_and_a_reviewer_reads_only_their_own(
-    api, manager, domain, two_reviewers_history
+    api, manager, evaluated
 ):
-    rita, otto, _ = two_reviewers_history
-    configs = small_configs()
-    for reviewer in (rita, otto):
-        run, _ = services.judge_run_request(
-            purpose="loo_evaluation",
-            domain=domain,
-            dimensions=["innovativeness"],
-            configs=configs,
-            reviewer=reviewer,
-            enqueue=False,
-        )
-        services.judge_run_execute(run_id=run.id)
-    run, _ = services.judge_run_request(
-        purpose="prediction",
-        domain=domain,
-        dimensions=["innovativeness"],
-        configs=[configs[2]],
-        reviewer=rita,
-        enqueue=False,
-    )
-    services.judge_run_execute(run_id=run.id)
+    rita, otto, _ = evaluated
 
     api.force_authenticate(rita)
     assert api.get(reverse("judges-api-predictions")).status_code == 403

@@ -22,33 +22,6 @@ MANAGER_PAGES = [
 ]
 
 
-@pytest.fixture
-def evaluated(domain, two_reviewers_history):
-    """Rita's and Otto's judges evaluated leave-one-out, and Rita's unrated ideas predicted."""
-    rita, otto, ideas = two_reviewers_history
-    configs = small_configs(seeds=1)
-    for reviewer in (rita, otto):
-        run, _ = services.judge_run_request(
-            purpose="loo_evaluation",
-            domain=domain,
-            dimensions=["innovativeness"],
-            configs=configs,
-            reviewer=reviewer,
-            enqueue=False,
-        )
-        services.judge_run_execute(run_id=run.id)
-    run, _ = services.judge_run_request(
-        purpose="prediction",
-        domain=domain,
-        dimensions=["innovativeness"],
-        configs=[configs[2]],
-        reviewer=rita,
-        enqueue=False,
-    )
-    services.judge_run_execute(run_id=run.id)
-    return rita, otto, ideas
-
-
 @pytest.mark.parametrize("name,kwargs", MANAGER_PAGES)
 def test_managers_and_admins_open_the_judge_pages_and_reviewers_get_403(
     client, manager, admin, name, kwargs, domain
