@@ -5,23 +5,18 @@ from __future__ import annotations
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
-import time
 import urllib.request
 from pathlib import Path
 
 import pytest
 
+from tests.demo.processes import free_port, wait_until
+
 ROOT = Path(__file__).resolve().parents[2]
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _get(url: str) -> int:
@@ -32,18 +27,10 @@ def _get(url: str) -> int:
         return 0
 
 
-def _wait(cond, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}")
-
 
 @pytest.mark.worker
 def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
-    port = _free_port()
+    port = free_port()
     var = tmp_path / "var"
     env = {
         k: v
@@ -68,7 +55,7 @@ def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
     )
     base = f"http://127.0.0.1:{port}"
     try:
-        _wait(
+        wait_until(
             lambda: _get(f"{base}/accounts/login/") == 200 or proc.poll() is not None,
             240,
             "the web server",
@@ -107,7 +94,7 @@ def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
             check=True,
         ).stdout.strip()
         worker_log = var / "log" / "worker.log"
-        _wait(
+        wait_until(
             lambda: f"core.ping[{task_id}] succeeded" in worker_log.read_text(),
             90,
             "the worker to run core.ping",
@@ -116,7 +103,7 @@ def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
         # A second worker serves the "judges" queue only, so judge runs never hold up ping or
         # a metrics recompute.
         judges_log = var / "log" / "worker-judges.log"
-        _wait(lambda: "ready." in judges_log.read_text(), 60, "the judges worker")
+        wait_until(lambda: "ready." in judges_log.read_text(), 60, "the judges worker")
         assert "core.ping[" not in judges_log.read_text()
         queues = re.findall(r"\.> (\S+)\s+exchange=", judges_log.read_text())
         assert queues == ["judges"], queues

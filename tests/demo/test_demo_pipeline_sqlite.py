@@ -7,7 +7,6 @@ import json
 import os
 import re
 import signal
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -16,6 +15,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
+from tests.demo.processes import free_port, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 # Signs that a worker broke: any traceback, and SQLite's "database is locked" in particular.
@@ -94,11 +95,6 @@ def test_the_judge_executor_and_the_metrics_run_on_sqlite(tmp_path):
     assert any(isinstance(a, float) for a in alphas), metrics["cells"][:3]
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def _get_json(url: str, token: str) -> tuple[int, dict]:
     request = urllib.request.Request(url, headers={"Authorization": f"Token {token}"})
@@ -111,18 +107,10 @@ def _get_json(url: str, token: str) -> tuple[int, dict]:
         return 0, {}
 
 
-def _wait(cond, timeout: float, what: str, log: Path) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return
-        time.sleep(0.5)
-    raise AssertionError(f"timed out waiting for {what}\n{log.read_text()[-3000:]}")
-
 
 @pytest.mark.worker
 def test_bin_demo_on_sqlite_computes_the_dashboards_and_judges_with_clean_worker_logs(tmp_path):
-    port = _free_port()
+    port = free_port()
     var = tmp_path / "var"
     env = _local_env(var, PORT=str(port), PLURALIST_SKIP_INSTALL="1", PLURALIST_DEMO_SCALE="0.3")
     log = tmp_path / "demo.log"
@@ -139,7 +127,7 @@ def test_bin_demo_on_sqlite_computes_the_dashboards_and_judges_with_clean_worker
     base = f"http://127.0.0.1:{port}"
     logs = [var / "log" / "worker.log", var / "log" / "worker-judges.log"]
     try:
-        _wait(
+        wait_until(
             lambda: "Pluralist is running" in log.read_text() or proc.poll() is not None,
             90,
             "bin/demo to start",
@@ -151,7 +139,7 @@ def test_bin_demo_on_sqlite_computes_the_dashboards_and_judges_with_clean_worker
         token = _manage(_local_env(var), "drf_create_token", "manager").split()[2]
 
         # The disagreement overview's snapshot, computed by the default worker.
-        _wait(
+        wait_until(
             lambda: _get_json(f"{base}/api/metrics/", token)[0] == 200,
             60,
             "a metrics snapshot",
@@ -174,7 +162,7 @@ def test_bin_demo_on_sqlite_computes_the_dashboards_and_judges_with_clean_worker
                 )
             )
 
-        _wait(evaluated, 60, "a finished judge evaluation with predictions", logs[1])
+        wait_until(evaluated, 60, "a finished judge evaluation with predictions", logs[1])
         status, report = _get_json(f"{base}/api/judges/alignment/?reasoning=0", token)
         assert status == 200 and report["n_finals"] > 0
         assert any(isinstance(r["alpha"], float) for r in report["curve"]), report["curve"][:3]
