@@ -182,6 +182,8 @@ class JudgePrediction(models.Model):
     confidence = models.SmallIntegerField(null=True, blank=True)
     model = models.CharField(max_length=200, blank=True)
     backend = models.CharField(max_length=16, choices=JudgeConfig.Backend.choices)
+    # How the reply was constrained: json_schema, json_object or text (LLM); empty for local.
+    response_mode = models.CharField(max_length=16, blank=True)
     prompt_fingerprint = models.CharField(max_length=64, blank=True)
     example_rating_ids = models.JSONField(default=list, blank=True)
     raw_reply = models.TextField(blank=True)

@@ -47,6 +47,9 @@ class Dimension(models.Model):
     # Yes/no questions whose answers determine the score, e.g. competitive advantage.
     questions = models.JSONField(default=list, blank=True)
     question_scores = models.JSONField(default=dict, blank=True)
+    # An optional dimension may be left unanswered even when its gates are open (real rating
+    # sets have gaps); that is stored as Rating.Status.NOT_ANSWERED.
+    optional = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["rubric", "position"]
@@ -111,6 +114,8 @@ class Rating(TimestampedModel):
         SCORED = "scored", "Scored"
         NOT_RATED_BY_DESIGN = "gated", "Not rated by design"
         DECLINED = "declined", "Declined"
+        # An optional dimension left blank: missing in analyses, named in the UI and exports.
+        NOT_ANSWERED = "unanswered", "Not answered"
 
     class Source(models.TextChoices):
         FORM = "form", "Form"

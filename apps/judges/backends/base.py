@@ -37,6 +37,8 @@ class Example:
     patent_text: str
     idea_text: str
     score: int
+    # The example's idea: lets a backend look up stored item vectors instead of re-reading text.
+    idea_id: int | None = None
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,7 @@ class JudgeRequest:
     seed: int = 0
     model: str = ""
     temperature: float = 0.0
+    idea_id: int | None = None  # the target idea (see Example.idea_id)
 
 
 @dataclass
@@ -65,6 +68,7 @@ class JudgeReply:
     prompt_fingerprint: str = ""  # sha256 of the rendered prompt (messages), hex
     model: str = ""
     retries: int = 0  # transient failures (429, 5xx, timeouts) retried along the way
+    response_mode: str = ""  # json_schema | json_object | text for LLMs; "" for the local judge
 
     @property
     def ok(self) -> bool:
