@@ -4,8 +4,9 @@ One MetricSnapshot is one run of `compute_metrics` over the ratings of a scope (
 level and an optional date range; domain, dimension and background are views inside every
 snapshot). The light parts of the result (cells, spreads, panel sizes, contested ideas) sit in
 `result`, so dashboard pages read one small row; the parts that grow with the square of the
-number of reviewers (pairwise agreement) and with reviewers x dimensions (strictness) are split
-into MetricSlice rows per (domain, dimension), loaded only by the page that draws them.
+number of reviewers (pairwise agreement), with reviewers x dimensions (strictness) and with the
+catalogue (the decision board: every idea with its scores and predictions) are split into
+MetricSlice rows per (domain, dimension), loaded only by the page that draws them.
 """
 
 from __future__ import annotations
@@ -24,11 +25,19 @@ class Level(models.TextChoices):
     RATIO = "ratio", "Ratio"
 
 
-def scope_key(*, level: str, since: dt.date | None = None, until: dt.date | None = None) -> str:
-    """The identity of what a snapshot measured: 'ordinal' or 'ordinal|2025-01-01|2025-03-31'."""
-    if since is None and until is None:
-        return level
-    return f"{level}|{since.isoformat() if since else ''}|{until.isoformat() if until else ''}"
+def scope_key(
+    *,
+    level: str,
+    since: dt.date | None = None,
+    until: dt.date | None = None,
+    include_categories: bool = False,
+) -> str:
+    """The identity of what a snapshot measured: 'ordinal', 'ordinal|2025-01-01|2025-03-31',
+    and '+categories' appended when category levels were counted as the lowest grade."""
+    key = level
+    if since is not None or until is not None:
+        key = f"{level}|{since.isoformat() if since else ''}|{until.isoformat() if until else ''}"
+    return key + ("+categories" if include_categories else "")
 
 
 class MetricSnapshot(models.Model):
@@ -42,6 +51,9 @@ class MetricSnapshot(models.Model):
     level = models.CharField(max_length=16, choices=Level.choices, default=Level.ORDINAL)
     since = models.DateField(null=True, blank=True)
     until = models.DateField(null=True, blank=True)
+    # False (the default): category levels such as PBIG's "not B2B" are left out of the ordinal
+    # figures and reported apart; True: counted as the lowest grade (the manager's switch).
+    include_categories = models.BooleanField(default=False)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0)
     # The contract's dict without "strictness" and "pairwise" (those live in MetricSlice rows).
@@ -85,6 +97,7 @@ class MetricSlice(models.Model):
     class Kind(models.TextChoices):
         STRICTNESS = "strictness", "Strictness"
         PAIRWISE = "pairwise", "Pairwise agreement"
+        BOARD = "board", "Decision board"
 
     snapshot = models.ForeignKey(MetricSnapshot, on_delete=models.CASCADE, related_name="slices")
     kind = models.CharField(max_length=16, choices=Kind.choices)

@@ -17,11 +17,28 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.catalog.models import Idea
 from apps.disagreement.models import MetricSlice, MetricSnapshot
+from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
+from apps.judges.selectors import latest_done_runs
 from apps.screening.models import Dimension, Rating
+
+# Characters of the description shown for an idea that has no title.
+EXCERPT_CHARS = 90
+
+
+def idea_label(title: str | None, description: str | None, external_id: str) -> str:
+    """What the dashboards call an idea: its title, else the start of its description, else
+    its external id (ideas imported without a natural title)."""
+    if title and title.strip():
+        return title.strip()
+    text = " ".join((description or "").split())
+    if text:
+        return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1].rstrip() + "…"
+    return external_id
 
 FRAME_COLUMNS = [
     "idea_id",
     "idea",
+    "title",
     "patent_id",
     "domain",
     "reviewer_id",
@@ -102,11 +119,17 @@ def rating_frame(
     ideas = pd.DataFrame.from_records(
         list(
             Idea.objects.filter(id__in=np.unique(idea_ids_arr).tolist())
-            .values_list("id", "external_id", "patent_id", "patent__domain__key")
+            .values_list(
+                "id", "external_id", "patent_id", "patent__domain__key", "title", "description"
+            )
             .order_by()
         ),
-        columns=["id", "idea", "patent_id", "domain"],
+        columns=["id", "idea", "patent_id", "domain", "title", "description"],
     ).set_index("id")
+    ideas["title"] = [
+        idea_label(t, d, e)
+        for t, d, e in zip(ideas["title"], ideas["description"], ideas["idea"], strict=True)
+    ]
     users = pd.DataFrame.from_records(
         list(
             User.objects.filter(id__in=np.unique(reviewer_ids_arr).tolist())
@@ -124,6 +147,7 @@ def rating_frame(
         {
             "idea_id": idea_ids_arr,
             "idea": ideas["idea"].to_numpy(dtype=object)[idea_pos],
+            "title": ideas["title"].to_numpy(dtype=object)[idea_pos],
             "patent_id": ideas["patent_id"].to_numpy(dtype=np.int64)[idea_pos],
             "domain": ideas["domain"].to_numpy(dtype=object)[idea_pos],
             "reviewer_id": reviewer_ids_arr,
@@ -216,6 +240,60 @@ def rubric_scales() -> dict[str, tuple[int, int]]:
             lo, hi = min(lo, scales[key][0]), max(hi, scales[key][1])
         scales[key] = (lo, hi)
     return scales
+
+
+def rubric_categories() -> dict[str, list[int]]:
+    """Dimension key -> its category levels (PBIG: need_validity and market_size -> [0])."""
+    out: dict[str, set[int]] = {}
+    for key, levels in Dimension.objects.values_list("key", "categories"):
+        if levels:
+            out.setdefault(key, set()).update(int(v) for v in levels)
+    return {k: sorted(v) for k, v in out.items()}
+
+
+def idea_catalog() -> pd.DataFrame:
+    """Every idea (id, external id, display title, domain key): what the decision board lists."""
+    rows = Idea.objects.values_list(
+        "id", "external_id", "title", "description", "patent__domain__key"
+    ).order_by("patent__domain__key", "external_id")
+    return pd.DataFrame(
+        [(i, e, idea_label(t, d, e), dom) for i, e, t, d, dom in rows],
+        columns=["idea_id", "idea", "title", "domain"],
+    )
+
+
+def prediction_frame() -> pd.DataFrame:
+    """The judges' predictions for reviewers on ideas they have not rated, one per target.
+
+    From the JudgeFinal rows of the latest done PREDICTION run of every scope (as
+    apps.judges.selectors.unrated_predictions); where several finals exist for the same
+    (reviewer, idea, dimension), a personalized one beats the others, then the larger k, then
+    the newer run.
+    """
+    run_ids = latest_done_runs(purpose=JudgeRun.Purpose.PREDICTION)
+    rows = list(
+        JudgeFinal.objects.filter(run_id__in=run_ids, score__isnull=False)
+        .values_list(
+            "reviewer_id",
+            "reviewer__username",
+            "idea_id",
+            "dimension__key",
+            "score",
+            "confidence",
+            "kind",
+            "k",
+            "run_id",
+        )
+        .order_by()
+    )
+    columns = ["reviewer_id", "reviewer", "idea_id", "dimension", "score", "confidence"]
+    frame = pd.DataFrame(rows, columns=[*columns, "kind", "k", "run_id"])
+    if frame.empty:
+        return frame[columns]
+    frame["personal"] = frame["kind"] == JudgeConfig.Kind.PERSONALIZED
+    frame = frame.sort_values(["personal", "k", "run_id"], ascending=False, kind="stable")
+    frame = frame.drop_duplicates(["reviewer_id", "idea_id", "dimension"])
+    return frame[columns].reset_index(drop=True)
 
 
 def dimension_labels() -> dict[str, str]:

@@ -37,7 +37,7 @@ QUEUED_TIMEOUT = dt.timedelta(minutes=15)
 # Finished snapshots kept per scope (older ones are deleted after each recompute).
 KEEP_SNAPSHOTS = 20
 # Sections split out of `result` into MetricSlice rows, and the keys they are split by.
-SLICED_SECTIONS = (MetricSlice.Kind.STRICTNESS, MetricSlice.Kind.PAIRWISE)
+SLICED_SECTIONS = (MetricSlice.Kind.STRICTNESS, MetricSlice.Kind.PAIRWISE, MetricSlice.Kind.BOARD)
 
 AUTO_SCOPE = scope_key(level=Level.ORDINAL)
 
@@ -73,10 +73,17 @@ def _expire_lost(scope: str) -> None:
 
 
 def _queue(
-    *, level: str, since: dt.date | None, until: dt.date | None, requested_by: User | None
+    *,
+    level: str,
+    since: dt.date | None,
+    until: dt.date | None,
+    requested_by: User | None,
+    include_categories: bool = False,
 ) -> tuple[MetricSnapshot, bool]:
     """The scope's QUEUED snapshot, created if missing; returns (snapshot, created)."""
-    scope = scope_key(level=level, since=since, until=until)
+    scope = scope_key(
+        level=level, since=since, until=until, include_categories=include_categories
+    )
     existing = MetricSnapshot.objects.filter(
         scope=scope, status=MetricSnapshot.Status.QUEUED
     ).first()
@@ -85,7 +92,12 @@ def _queue(
     try:
         with transaction.atomic():
             snapshot = MetricSnapshot.objects.create(
-                scope=scope, level=level, since=since, until=until, requested_by=requested_by
+                scope=scope,
+                level=level,
+                since=since,
+                until=until,
+                include_categories=include_categories,
+                requested_by=requested_by,
             )
         return snapshot, True
     except IntegrityError:
@@ -124,6 +136,7 @@ def metrics_request_recompute(
     level: str = Level.ORDINAL,
     since: dt.date | None = None,
     until: dt.date | None = None,
+    include_categories: bool = False,
 ) -> MetricSnapshot:
     """A manager's "Recompute now": queue (or join) the scope's recompute and send it at once.
 
@@ -145,9 +158,17 @@ def metrics_request_recompute(
         )
     if errors:
         raise ApplicationError("The recompute was not started.", errors=errors)
-    scope = scope_key(level=level, since=since, until=until)
+    scope = scope_key(
+        level=level, since=since, until=until, include_categories=include_categories
+    )
     _expire_lost(scope)
-    snapshot, _ = _queue(level=level, since=since, until=until, requested_by=actor)
+    snapshot, _ = _queue(
+        level=level,
+        since=since,
+        until=until,
+        requested_by=actor,
+        include_categories=include_categories,
+    )
     # Sent after commit of the caller's transaction (immediately when there is none).
     transaction.on_commit(lambda: _enqueue(snapshot.id, countdown=0))
     return snapshot
@@ -182,7 +203,15 @@ def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
     The ratings are read after the claim, so every change committed before it is included.
     """
     from apps.disagreement.analysis import compute_metrics
-    from apps.disagreement.selectors import rating_frame, rubric_scales
+    from apps.disagreement.analysis.board import idea_board
+    from apps.disagreement.analysis.categories import analysis_scores
+    from apps.disagreement.selectors import (
+        idea_catalog,
+        prediction_frame,
+        rating_frame,
+        rubric_categories,
+        rubric_scales,
+    )
 
     claimed = MetricSnapshot.objects.filter(
         id=snapshot_id, status=MetricSnapshot.Status.QUEUED
@@ -198,7 +227,31 @@ def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
     try:
         frame = rating_frame(since=snapshot.since, until=snapshot.until)
         _set_progress(snapshot_id, 30)
-        result = compute_metrics(frame, scales=rubric_scales(), level=snapshot.level)
+        categories = rubric_categories()
+        include = snapshot.include_categories
+        scales = rubric_scales()
+        result = compute_metrics(
+            frame,
+            scales=scales,
+            level=snapshot.level,
+            categories=categories,
+            include_categories=include,
+        )
+        _set_progress(snapshot_id, 70)
+        given, analysed = analysis_scores(
+            frame, categories=categories, include_categories=include
+        )
+        present = set(frame["dimension"].astype(str))
+        result["board"] = idea_board(
+            frame,
+            given=given,
+            score=analysed,
+            predictions=prediction_frame(),
+            catalog=idea_catalog(),
+            dims=[d for d in scales if d in present],
+            categories=categories,
+            include_categories=include,
+        )
         _set_progress(snapshot_id, 85)
         summary, slices = _split(result)
         latest = frame["rated_at"].max() if len(frame) else None

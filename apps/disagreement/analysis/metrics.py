@@ -17,11 +17,11 @@ import pandas as pd
 
 from .alpha import alpha_batch, alpha_from_counts, check_level, count_matrix
 from .bootstrap import _BLOCK, UnitContributions, percentile_interval, resample_weights
+from .categories import analysis_scores, category_report
 from .contested import contested_ideas
 from .panel import icc1_from_counts, k_needed, reliability_curve
 
 ALL = "__all__"
-BACKGROUNDS = (ALL, "technical", "business")
 REQUIRED_COLUMNS = (
     "idea_id", "idea", "domain", "reviewer_id", "reviewer", "background", "dimension", "score",
 )
@@ -29,21 +29,28 @@ REQUIRED_COLUMNS = (
 ALPHA_AGREE = 0.667
 # Random above-median picks overlap at a Jaccard near 0.3; 0.5 is clearly beyond chance.
 JACCARD_AGREE = 0.5
+# A mean Jaccard over fewer reviewer pairs than this is not read as a verdict: with 4 pairs one
+# odd pair moves the mean by a quarter of its own deviation.
+MIN_PAIRS_FOR_VERDICT = 10
 
 READ_AGREE = "Reviewers agree."
 READ_SCALES = "Reviewers use different scales but pick similar strong ideas."
 READ_DISAGREE = "Reviewers disagree on which ideas are strong."
 READ_SAME_SCORES_DIFFERENT_PICKS = "Reviewers give similar scores but pick different top ideas."
-READ_TOO_LITTLE = "Not enough co-rated ideas to judge."
-READ_SCORES_AGREE_ONLY = "Reviewers give similar scores; too few shared ideas to compare top picks."
-READ_SCORES_DIFFER_ONLY = "Reviewers score differently; too few shared ideas to compare top picks."
+READ_TOO_LITTLE = "Too few pairs to judge."
+READ_SCORES_AGREE_ONLY = "Reviewers give similar scores; too few pairs to compare top picks."
+READ_SCORES_DIFFER_ONLY = "Reviewers score differently; too few pairs to compare top picks."
 
 
 def reading(alpha: float | None, jaccard: float | None, n_items: int, n_pairs: int,
-            min_co_rated: int = 10) -> str:
-    """One plain-language sentence for a cell, from its alpha and Jaccard."""
+            min_co_rated: int = 10, min_pairs: int = MIN_PAIRS_FOR_VERDICT) -> str:
+    """One plain-language sentence for a cell, from its alpha and Jaccard.
+
+    Alpha speaks only with at least ``min_co_rated`` pairable ideas, Jaccard only with at least
+    ``min_pairs`` reviewer pairs; below both the cell says "Too few pairs to judge."
+    """
     has_alpha = alpha is not None and n_items >= min_co_rated
-    has_jaccard = jaccard is not None and n_pairs > 0
+    has_jaccard = jaccard is not None and n_pairs >= min_pairs
     if not has_alpha and not has_jaccard:
         return READ_TOO_LITTLE
     if not has_jaccard:
@@ -128,13 +135,16 @@ def compute_metrics(
     min_co_rated: int = 10,
     top_contested: int = 200,
     categories: Mapping[str, Sequence[float]] | None = None,
+    include_categories: bool = False,
 ) -> dict:
     """All disagreement metrics for a rating frame (see METRICS_SCHEMA / docs).
 
     ``categories`` ({dimension: [values]}, optional) lists score values that are categories
-    rather than grades (PBIG: 0 = "not a B2B product" on need_validity and market_size); those
-    scores are then left out of every figure like gated ones. By default they are kept as the
-    lowest point of the scale, as in the paper's Table 3.
+    rather than grades (PBIG: 0 = "not a B2B product" on need_validity and market_size). By
+    default those scores are left out of every ordinal figure like gated ones, and the
+    ``categories`` section reports how many there were and how often reviewers split between
+    the category and a grade on the same idea. ``include_categories=True`` keeps them as the
+    lowest point of the scale (the paper's Table 3); the section is reported either way.
     """
     check_level(level)
     missing = [c for c in REQUIRED_COLUMNS if c not in frame.columns]
@@ -142,15 +152,9 @@ def compute_metrics(
         raise ValueError(f"rating frame is missing column(s): {', '.join(missing)}")
     scales = dict(scales or {})
 
-    score = pd.to_numeric(frame["score"], errors="raise").to_numpy(dtype=float, na_value=np.nan)
-    if "status" in frame.columns:
-        # Gated and declined ratings are missing by design, whatever their score field says.
-        score = np.where(frame["status"].to_numpy() == "scored", score, np.nan)
-    if categories:
-        dim_text = frame["dimension"].astype(str).to_numpy()
-        for dim, excluded in categories.items():
-            drop = (dim_text == str(dim)) & np.isin(score, np.asarray(list(excluded), float))
-            score = np.where(drop, np.nan, score)
+    given, score = analysis_scores(
+        frame, categories=categories, include_categories=include_categories
+    )
     scored = np.isfinite(score)
 
     # --- codes -------------------------------------------------------------------------
@@ -167,10 +171,13 @@ def compute_metrics(
     rev_name = reviewers["reviewer"].tolist()
     rev_id = [int(v) for v in reviewers["reviewer_id"].tolist()]
     rev_bg_arr = reviewers["background"].to_numpy()
-    rev_in_bg = {b: (np.ones(n_rev, bool) if b == ALL else rev_bg_arr == b) for b in BACKGROUNDS}
+    # Background is a free label: every non-empty one found is a group, after "everyone".
+    groups = [ALL] + sorted({str(b) for b in rev_bg_arr.tolist() if str(b)})
+    rev_in_bg = {b: (np.ones(n_rev, bool) if b == ALL else rev_bg_arr == b) for b in groups}
 
+    idea_cols = ["idea_id", "idea", "domain"] + (["title"] if "title" in frame.columns else [])
     ideas = (
-        frame[["idea_id", "idea", "domain"]]
+        frame[idea_cols]
         .drop_duplicates("idea_id")
         .assign(domain=lambda d: d["domain"].astype(str))
         .sort_values(["domain", "idea_id"], kind="stable")  # each domain a contiguous block
@@ -303,7 +310,7 @@ def compute_metrics(
                     })
 
             panel_entry = None
-            for bg in BACKGROUNDS:
+            for bg in groups:
                 in_bg = rev_in_bg[bg][rs]
                 counts_mat = count_matrix(local[in_bg], vis[in_bg], col1 - col0, n_v)
                 m = counts_mat.sum(axis=1)
@@ -345,9 +352,15 @@ def compute_metrics(
 
     _bootstrap_cells(boot_jobs, n_idea, n_boot, seed)
     contested = contested_ideas(ideas, dims, ic, rc, dc, score, scored, n_rev, top_contested)
+    category_section = category_report(
+        given, ideas=ideas, dims=dims, ic=ic, dc=dc, idea_dom=idea_dom, domains=domains,
+        categories=categories or {}, top=top_contested,
+    )
 
     return {
         "level": level,
+        "categories_included": bool(include_categories),
+        "backgrounds": groups[1:],
         "n_ratings": int(len(frame)),
         "n_scored": int(scored.sum()),
         "n_ideas": int(n_idea),
@@ -358,6 +371,7 @@ def compute_metrics(
         "pairwise": pairwise,
         "contested": contested,
         "panel": panel,
+        "categories": category_section,
     }
 
 

@@ -7,9 +7,11 @@ import pytest
 
 from apps.disagreement.analysis import compute_metrics, krippendorff_alpha, reading
 from apps.disagreement.analysis.metrics import (
+    MIN_PAIRS_FOR_VERDICT,
     READ_AGREE,
     READ_DISAGREE,
     READ_SCALES,
+    READ_SCORES_DIFFER_ONLY,
     READ_TOO_LITTLE,
 )
 from apps.disagreement.analysis.synthetic import synthetic_frame, synthetic_scales
@@ -17,7 +19,8 @@ from apps.disagreement.analysis.synthetic import synthetic_frame, synthetic_scal
 from .helpers import cell, frame_from
 
 TOP_KEYS = {"level", "n_ratings", "n_scored", "n_ideas", "n_reviewers", "cells", "strictness",
-            "strictness_spread", "pairwise", "contested", "panel"}
+            "strictness_spread", "pairwise", "contested", "panel", "categories",
+            "categories_included", "backgrounds"}
 
 
 @pytest.fixture(scope="module")
@@ -44,8 +47,8 @@ def test_the_output_has_the_contract_keys_and_is_strict_json(synthetic):
             "n_reviewers"} == set(metrics["strictness_spread"][0])
     assert {"domain", "dimension", "reviewer_a", "reviewer_b", "alpha", "n_items",
             "jaccard"} == set(metrics["pairwise"][0])
-    assert {"idea_id", "idea", "domain", "dimension", "n_scores", "raw_spread", "raw_sd",
-            "z_spread"} == set(metrics["contested"][0])
+    assert {"idea_id", "idea", "title", "domain", "dimension", "n_scores", "raw_spread",
+            "raw_sd", "z_spread"} == set(metrics["contested"][0])
     assert {"domain", "dimension", "single_reliability", "k_for_075", "k_for_090",
             "curve"} <= set(metrics["panel"][0])
 
@@ -169,6 +172,13 @@ def test_readings_follow_the_numbers():
     assert reading(0.9, None, 3, 0) == READ_TOO_LITTLE
 
 
+def test_a_jaccard_over_fewer_than_ten_pairs_gives_no_verdict():
+    assert reading(None, 0.9, 3, 4) == READ_TOO_LITTLE == "Too few pairs to judge."
+    assert reading(0.1, 0.9, 50, 4) == READ_SCORES_DIFFER_ONLY
+    assert "too few pairs" in READ_SCORES_DIFFER_ONLY
+    assert reading(0.1, 0.9, 50, MIN_PAIRS_FOR_VERDICT) == READ_SCALES
+
+
 def test_panel_figures_follow_spearman_brown(synthetic):
     _, metrics = synthetic
     entry = next(p for p in metrics["panel"] if p["domain"] == "__all__")
@@ -207,12 +217,13 @@ def test_the_analysis_package_imports_without_django():
     assert result.returncode == 0, result.stderr
 
 
-def test_category_scores_can_be_left_out_like_gated_ones():
+def test_category_scores_are_left_out_like_gated_ones_by_default():
     rows = []
     for i in range(1, 13):
         rows += [("ann", i, "need", i % 4), ("bob", i, "need", (i + 1) % 4)]
     frame = frame_from(rows)
-    kept = compute_metrics(frame, n_boot=0)
+    kept = compute_metrics(frame, n_boot=0, categories={"need": [0]}, include_categories=True)
+    assert kept["cells"] == compute_metrics(frame, n_boot=0)["cells"]
     left_out = compute_metrics(frame, n_boot=0, categories={"need": [0]})
     no_zeros = compute_metrics(frame[frame["score"] != 0], n_boot=0)
     assert left_out["cells"] == no_zeros["cells"]

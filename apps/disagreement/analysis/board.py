@@ -1,0 +1,283 @@
+"""The decision board: every idea of the catalogue with its reviewers' scores and the judges'
+predictions for the reviewers who have not read it, per dimension and overall.
+
+Calibrated (z) scores use the same rule as the contested list: z = (score - the reviewer's mean
+on that dimension) / their sample standard deviation, over all their analysed scores (every
+domain); a reviewer with one score or a single value everywhere gets z = 0. A prediction is
+calibrated against the *target reviewer's* own mean and deviation, so "predicted +1" means "one
+of their standard deviations above their norm", comparable with a calibrated score they gave.
+
+Per (idea, dimension): ``z_mean`` (calibrated mean over the reviewers who scored it),
+``z_spread`` (max - min of their z-scores: the agreement figure, lower = more agreement; None
+with fewer than two scores), ``raw_mean``, ``raw_spread``, ``n_scores`` (analysed scores),
+``n_category`` (category answers such as "not B2B", outside the ordinal figures unless included),
+``pred_mean`` / ``pred_z_mean`` (mean predicted raw / calibrated score), ``pred_confidence``
+(mean confidence), ``n_pred``, and the per-reviewer lists ``scores`` [[reviewer, raw, z]] and
+``preds`` [[reviewer, predicted, confidence, z]]. The overall row (dimension "__all__") averages
+the per-dimension z figures over the dimensions that have them (raw figures do not mix across
+scales and are None); its lists hold each reviewer's mean z over the dimensions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+
+from .categories import category_mask
+
+ALL = "__all__"
+PREDICTION_COLUMNS = ["reviewer_id", "reviewer", "idea_id", "dimension", "score", "confidence"]
+CATALOG_COLUMNS = ["idea_id", "idea", "title", "domain"]
+
+
+def _num(x) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return x if math.isfinite(x) else None
+
+
+def _r(x, digits: int = 3) -> float | None:
+    x = _num(x)
+    return None if x is None else round(x, digits)
+
+
+def reviewer_stats(frame: pd.DataFrame, score: np.ndarray) -> pd.DataFrame:
+    """Per (reviewer_id, dimension): mean, sd (ddof=1) and n of the analysed scores."""
+    s = pd.DataFrame(
+        {
+            "reviewer_id": frame["reviewer_id"].to_numpy(),
+            "dimension": frame["dimension"].astype(str).to_numpy(),
+            "x": score,
+        }
+    )
+    s = s[np.isfinite(s["x"])]
+    return s.groupby(["reviewer_id", "dimension"])["x"].agg(mean="mean", sd="std", n="count")
+
+
+def calibrate(values: pd.Series, stats: pd.DataFrame) -> np.ndarray:
+    """z of each value against its (reviewer_id, dimension) stats (index of ``values``)."""
+    st = stats.reindex(values.index)
+    sd = st["sd"].to_numpy(dtype=float)
+    flat = (st["n"].to_numpy(dtype=float) <= 1) | ~(sd > 0)
+    z = (values.to_numpy(dtype=float) - st["mean"].to_numpy(dtype=float)) / np.where(flat, 1, sd)
+    z = np.where(flat, 0.0, z)
+    # No analysed score at all: nothing to calibrate against.
+    return np.where(st["n"].isna().to_numpy() | np.isnan(values.to_numpy(dtype=float)), np.nan, z)
+
+
+def idea_board(
+    frame: pd.DataFrame,
+    *,
+    given: np.ndarray,
+    score: np.ndarray,
+    predictions: pd.DataFrame,
+    catalog: pd.DataFrame,
+    dims: Sequence[str],
+    categories: Mapping[str, Sequence[float]] | None = None,
+    include_categories: bool = False,
+) -> list[dict]:
+    """Board rows for every catalogue idea, every dimension in ``dims`` and "__all__".
+
+    ``given``/``score`` are analysis_scores(frame) (all given scores / the analysed ones).
+    ``predictions`` has PREDICTION_COLUMNS, one row per (reviewer, idea, dimension); rows for a
+    reviewer who has any rating of that idea are dropped (they have read it).
+    """
+    categories = categories or {}
+    stats = reviewer_stats(frame, score)
+    rated = frame[["reviewer_id", "idea_id", "reviewer", "dimension"]].assign(
+        raw=given,
+        analysed=score,
+        dimension=frame["dimension"].astype(str),
+        is_cat=category_mask(frame, given, categories) if categories else False,
+    )
+    n_cat = rated[rated["is_cat"]].groupby(["idea_id", "dimension"]).size()
+    # Category answers stay in the per-reviewer lists (named on the page) with no z.
+    s = rated[np.isfinite(rated["raw"])].copy()
+    s["z"] = calibrate(s.set_index(["reviewer_id", "dimension"])["analysed"], stats)
+    s = s.sort_values(["idea_id", "dimension", "reviewer"], kind="stable")
+
+    p = (
+        predictions[PREDICTION_COLUMNS].copy()
+        if len(predictions)
+        else pd.DataFrame(columns=PREDICTION_COLUMNS)
+    )
+    p["dimension"] = p["dimension"].astype(str)
+    read = set(zip(frame["reviewer_id"].tolist(), frame["idea_id"].tolist(), strict=True))
+    if len(p):
+        p = p[[(r, i) not in read for r, i in zip(p["reviewer_id"], p["idea_id"], strict=True)]]
+        p = p[p["score"].notna()]
+    p = p.copy()
+    p["score"] = p["score"].astype(float)
+    p["confidence"] = pd.to_numeric(p["confidence"], errors="coerce").astype(float)
+    analysed = p["score"].to_numpy(dtype=float)
+    if categories and not include_categories and len(p):
+        analysed = np.where(category_mask(p, analysed, categories), np.nan, analysed)
+    p["analysed"] = analysed
+    p["z"] = (
+        calibrate(p.set_index(["reviewer_id", "dimension"])["analysed"], stats) if len(p) else []
+    )
+    p = p.sort_values(["idea_id", "dimension", "reviewer"], kind="stable")
+
+    per_dim: dict[tuple[int, str], dict] = {}
+    for (idea_id, dim), entry in _grouped_scores(s).items():
+        per_dim[(idea_id, dim)] = entry
+    for (idea_id, dim), entry in _grouped_predictions(p).items():
+        per_dim.setdefault((idea_id, dim), {}).update(entry)
+
+    empty = {
+        "n_scores": 0,
+        "n_category": 0,
+        "raw_mean": None,
+        "raw_spread": None,
+        "z_mean": None,
+        "z_spread": None,
+        "scores": [],
+        "n_pred": 0,
+        "pred_mean": None,
+        "pred_z_mean": None,
+        "pred_confidence": None,
+        "preds": [],
+    }
+    rows: list[dict] = []
+    z_by_idea: dict[int, list] = {}
+    for (idea_id, rv), z in s[s["z"].notna()].groupby(["idea_id", "reviewer"])["z"].mean().items():
+        z_by_idea.setdefault(int(idea_id), []).append([str(rv), None, _r(z)])
+    pz_by_idea: dict[int, list] = {}
+    if len(p):
+        agg = p.groupby(["idea_id", "reviewer"]).agg(z=("z", "mean"), c=("confidence", "mean"))
+        for (idea_id, rv), z, c in zip(agg.index, agg["z"], agg["c"], strict=True):
+            pz_by_idea.setdefault(int(idea_id), []).append([str(rv), None, _r(c, 0), _r(z)])
+    for idea in catalog[CATALOG_COLUMNS].itertuples(index=False):
+        base = {
+            "domain": str(idea.domain),
+            "idea_id": int(idea.idea_id),
+            "idea": str(idea.idea),
+            "title": str(idea.title),
+        }
+        found = []
+        for dim in dims:
+            entry = {**empty, **per_dim.get((int(idea.idea_id), dim), {})}
+            entry["n_category"] = int(n_cat.get((idea.idea_id, dim), 0))
+            rows.append({**base, "dimension": dim, **entry})
+            found.append(entry)
+
+        def mean_of(key: str, found: list[dict] = found) -> float | None:
+            vals = [e[key] for e in found if e[key] is not None]
+            return _num(np.mean(vals)) if vals else None
+
+        scores = z_by_idea.get(int(idea.idea_id), [])
+        preds = pz_by_idea.get(int(idea.idea_id), [])
+        rows.append(
+            {
+                **base,
+                "dimension": ALL,
+                "n_scores": len(scores),
+                "n_category": sum(e["n_category"] for e in found),
+                "raw_mean": None,
+                "raw_spread": None,
+                "z_mean": mean_of("z_mean"),
+                "z_spread": mean_of("z_spread"),
+                "scores": scores,
+                "n_pred": len(preds),
+                "pred_mean": None,
+                "pred_z_mean": mean_of("pred_z_mean"),
+                "pred_confidence": mean_of("pred_confidence"),
+                "preds": preds,
+            }
+        )
+    return rows
+
+
+def _boundaries(frame: pd.DataFrame) -> tuple[list[tuple[int, str]], np.ndarray]:
+    """Group keys and start offsets of a frame sorted by (idea_id, dimension)."""
+    ideas = frame["idea_id"].to_numpy()
+    dims = frame["dimension"].to_numpy()
+    if len(frame) == 0:
+        return [], np.zeros(0, dtype=np.int64)
+    change = np.r_[True, (ideas[1:] != ideas[:-1]) | (dims[1:] != dims[:-1])]
+    starts = np.flatnonzero(change)
+    keys = [(int(ideas[i]), str(dims[i])) for i in starts.tolist()]
+    return keys, starts
+
+
+def _grouped_scores(s: pd.DataFrame) -> dict[tuple[int, str], dict]:
+    """Per (idea, dimension) figures of the given scores, with vectorised reductions."""
+    keys, starts = _boundaries(s)
+    if not keys:
+        return {}
+    raw = s["raw"].to_numpy(float)
+    an = s["analysed"].to_numpy(float)
+    z = s["z"].to_numpy(float)
+    af = np.isfinite(an)
+    n = np.diff(np.r_[starts, len(s)])
+    n_an = np.add.reduceat(af.astype(np.int64), starts)
+    raw_sum = np.add.reduceat(np.where(af, an, 0.0), starts)
+    raw_max = np.maximum.reduceat(np.where(af, an, -np.inf), starts)
+    raw_min = np.minimum.reduceat(np.where(af, an, np.inf), starts)
+    zf = np.isfinite(z)
+    z_n = np.add.reduceat(zf.astype(np.int64), starts)
+    z_sum = np.add.reduceat(np.where(zf, z, 0.0), starts)
+    z_max = np.maximum.reduceat(np.where(zf, z, -np.inf), starts)
+    z_min = np.minimum.reduceat(np.where(zf, z, np.inf), starts)
+    cells = [
+        [rv, _r(x, 0), _r(zz)]
+        for rv, x, zz in zip(
+            s["reviewer"].astype(str).tolist(), raw.tolist(), z.tolist(), strict=True
+        )
+    ]
+    out = {}
+    for j, key in enumerate(keys):
+        a, b = int(starts[j]), int(starts[j] + n[j])
+        out[key] = {
+            "n_scores": int(n_an[j]),
+            "raw_mean": _num(raw_sum[j] / n_an[j]) if n_an[j] else None,
+            "raw_spread": _num(raw_max[j] - raw_min[j]) if n_an[j] >= 2 else None,
+            "z_mean": _num(z_sum[j] / z_n[j]) if z_n[j] else None,
+            "z_spread": _num(z_max[j] - z_min[j]) if z_n[j] >= 2 else None,
+            "scores": cells[a:b],
+        }
+    return out
+
+
+def _grouped_predictions(p: pd.DataFrame) -> dict[tuple[int, str], dict]:
+    keys, starts = _boundaries(p)
+    if not keys:
+        return {}
+    a_ = p["analysed"].to_numpy(float)
+    z = p["z"].to_numpy(float)
+    conf = p["confidence"].to_numpy(float)
+    n = np.diff(np.r_[starts, len(p)])
+
+    def fmean(v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        f = np.isfinite(v)
+        return (
+            np.add.reduceat(np.where(f, v, 0.0), starts),
+            np.add.reduceat(f.astype(np.int64), starts),
+        )
+
+    (a_sum, a_n), (z_sum, z_n), (c_sum, c_n) = fmean(a_), fmean(z), fmean(conf)
+    cells = [
+        [rv, _r(x, 0), _r(c, 0), _r(zz)]
+        for rv, x, c, zz in zip(
+            p["reviewer"].astype(str).tolist(),
+            p["score"].tolist(),
+            conf.tolist(),
+            z.tolist(),
+            strict=True,
+        )
+    ]
+    out = {}
+    for j, key in enumerate(keys):
+        a, b = int(starts[j]), int(starts[j] + n[j])
+        out[key] = {
+            "n_pred": int(n[j]),
+            "pred_mean": _num(a_sum[j] / a_n[j]) if a_n[j] else None,
+            "pred_z_mean": _num(z_sum[j] / z_n[j]) if z_n[j] else None,
+            "pred_confidence": _num(c_sum[j] / c_n[j]) if c_n[j] else None,
+            "preds": cells[a:b],
+        }
+    return out
