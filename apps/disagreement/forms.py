@@ -5,7 +5,15 @@ from django import forms
 from apps.catalog.models import Domain
 from apps.disagreement.models import Level
 
-BACKGROUND_CHOICES = [("", "All reviewers"), ("technical", "Technical"), ("business", "Business")]
+CATEGORY_CHOICES = [
+    ("", "Left out, reported apart"),
+    ("include", "Counted as the lowest grade"),
+]
+SORT_CHOICES = [
+    ("calibrated", "Calibrated mean"),
+    ("agreement", "Agreement"),
+    ("predicted", "Predicted score"),
+]
 
 
 class DashboardFilterForm(forms.Form):
@@ -13,8 +21,11 @@ class DashboardFilterForm(forms.Form):
 
     domain = forms.ChoiceField(required=False)
     dimension = forms.ChoiceField(required=False)
-    background = forms.ChoiceField(required=False, choices=BACKGROUND_CHOICES)
+    background = forms.ChoiceField(required=False)
     level = forms.ChoiceField(required=False, choices=Level.choices)
+    categories = forms.ChoiceField(
+        required=False, choices=CATEGORY_CHOICES, label="Category levels"
+    )
     since = forms.DateField(
         required=False, label="From", widget=forms.DateInput(attrs={"type": "date"})
     )
@@ -22,12 +33,18 @@ class DashboardFilterForm(forms.Form):
         required=False, label="To", widget=forms.DateInput(attrs={"type": "date"})
     )
 
-    def __init__(self, *args, dimension_labels: dict[str, str], **kwargs) -> None:
+    def __init__(
+        self, *args, dimension_labels: dict[str, str], backgrounds: list[str], **kwargs
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.fields["domain"].choices = [("", "All domains")] + list(
             Domain.objects.order_by("name").values_list("key", "name")
         )
         self.fields["dimension"].choices = [("", "All dimensions")] + list(dimension_labels.items())
+        # Background is a free label: offer every group the reviewers have.
+        self.fields["background"].choices = [("", "All reviewers")] + [
+            (b, b[:1].upper() + b[1:]) for b in backgrounds
+        ]
 
     def clean(self):
         data = super().clean()
@@ -42,7 +59,16 @@ class DashboardFilterForm(forms.Form):
         return self.cleaned_data.get(name) or None
 
 
+class BoardForm(forms.Form):
+    """The decision board's own controls (GET): search, order, page."""
+
+    q = forms.CharField(required=False, max_length=200, label="Search")
+    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES)
+    page = forms.IntegerField(required=False, min_value=1)
+
+
 class RecomputeForm(forms.Form):
     level = forms.ChoiceField(required=False, choices=Level.choices)
     since = forms.DateField(required=False)
     until = forms.DateField(required=False)
+    categories = forms.ChoiceField(required=False, choices=CATEGORY_CHOICES)

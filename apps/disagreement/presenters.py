@@ -10,7 +10,19 @@ from collections.abc import Iterable
 from typing import Any
 
 ALL = "__all__"
-BACKGROUNDS = ("technical", "business")
+# PBIG's two groups, used when a snapshot predates free background labels.
+DEMO_BACKGROUNDS = ("technical", "business")
+# Colours of background groups, in the order the groups are listed (charts and labels).
+GROUP_PALETTE = ("#2f5fd0", "#d97706", "#16a34a", "#9333ea", "#0891b2", "#be185d", "#4b5563")
+# Rows of the decision board shown per page (the CSV has every row).
+BOARD_PAGE = 100
+BOARD_SORTS = {
+    "calibrated": "calibrated mean (z), highest first",
+    "agreement": "agreement: calibrated spread, smallest first",
+    "predicted": "predicted score, highest first",
+}
+# Reviewer pairs listed as most and least agreeing.
+PAIRS_LISTED = 10
 
 
 def label_domain(key: str, names: dict[str, str]) -> str:
@@ -18,12 +30,28 @@ def label_domain(key: str, names: dict[str, str]) -> str:
 
 
 def label_background(key: str) -> str:
-    return {
-        "__all__": "All reviewers",
-        "technical": "Technical",
-        "business": "Business",
-        "": "Unknown",
-    }.get(key, key)
+    if key == ALL:
+        return "All reviewers"
+    if not key:
+        return "No background"
+    return key[:1].upper() + key[1:]
+
+
+def csv_key(key: Any) -> Any:
+    """CSV cells say "all" where the document says "__all__"."""
+    return "all" if key == ALL else key
+
+
+def groups_in(result: dict[str, Any]) -> list[str]:
+    """Background groups of a snapshot: every label found, or PBIG's two for old snapshots."""
+    if "backgrounds" in result:
+        return list(result["backgrounds"])
+    present = {c.get("background") for c in result.get("cells", [])} - {ALL, None}
+    return [b for b in DEMO_BACKGROUNDS if b in present] + sorted(present - set(DEMO_BACKGROUNDS))
+
+
+def group_colors(groups: list[str]) -> dict[str, str]:
+    return {g: GROUP_PALETTE[i % len(GROUP_PALETTE)] for i, g in enumerate(groups)}
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -133,10 +161,16 @@ def grid(
 
 
 def grid_chart(
-    result: dict[str, Any], *, labels: dict[str, str], domain: str, background: str
+    result: dict[str, Any],
+    *,
+    labels: dict[str, str],
+    domain: str,
+    background: str,
+    dimension: str | None = None,
 ) -> dict[str, Any]:
-    """Bars of fine alpha next to coarse Jaccard per dimension, for one domain."""
-    dims = dimensions_in(result, labels)
+    """Bars of fine alpha next to coarse Jaccard per dimension, for one domain (and the
+    dimension filter, when one is set)."""
+    dims = [d for d in dimensions_in(result, labels) if not dimension or d == dimension]
     cells = {
         c["dimension"]: c
         for c in result.get("cells", [])
@@ -169,9 +203,9 @@ def grid_csv(result: dict[str, Any], **filters: str | None) -> tuple[list[str], 
         f, k = c.get("fine", {}), c.get("coarse", {})
         rows.append(
             [
-                c["domain"],
+                csv_key(c["domain"]),
                 c["dimension"],
-                c.get("background", ALL),
+                csv_key(c.get("background", ALL)),
                 f.get("alpha"),
                 f.get("ci_low"),
                 f.get("ci_high"),
@@ -193,10 +227,13 @@ def strictness_chart(
     labels: dict[str, str],
     scales: dict[str, tuple[int, int]],
     normalise: bool,
+    groups: list[str],
 ) -> dict[str, Any]:
-    """Per-reviewer means as a strip per dimension; x = dimension index + a stable jitter."""
+    """Per-reviewer means as a strip per dimension; x = dimension index + a stable jitter.
+
+    One dataset per background group (any label), plus reviewers without one."""
     index = {d: i for i, d in enumerate(dims)}
-    points: dict[str, list[dict[str, Any]]] = {"technical": [], "business": [], "other": []}
+    points: dict[str, list[dict[str, Any]]] = {g: [] for g in [*groups, ""]}
     for row in rows:
         if row["dimension"] not in index or row.get("mean") is None:
             continue
@@ -204,7 +241,7 @@ def strictness_chart(
         y = (row["mean"] - lo) / (hi - lo) if normalise and hi > lo else row["mean"]
         # Deterministic jitter from the reviewer id keeps a reviewer at the same x on every load.
         jitter = ((row["reviewer_id"] * 7919) % 61) / 61 * 0.5 - 0.25
-        group = row.get("background") if row.get("background") in BACKGROUNDS else "other"
+        group = row.get("background") if row.get("background") in points else ""
         points[group].append(
             {
                 "x": round(index[row["dimension"]] + jitter, 3),
@@ -213,11 +250,17 @@ def strictness_chart(
                 "n": row.get("n", 0),
             }
         )
+    colors = group_colors(groups)
+    datasets = [
+        {"label": f"{label_background(g)} reviewers", "color": colors[g], "points": points[g]}
+        for g in groups
+        if points[g]
+    ]
+    if points[""]:
+        datasets.append({"label": "No background", "color": "#8a94a6", "points": points[""]})
     return {
         "labels": [labels.get(d, d) for d in dims],
-        "technical": points["technical"],
-        "business": points["business"],
-        "other": points["other"],
+        "datasets": datasets,
         "normalised": normalise,
     }
 
@@ -236,7 +279,7 @@ def strictness_csv(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any
     ]
     out = [
         [
-            r["domain"],
+            csv_key(r["domain"]),
             r["dimension"],
             r["reviewer"],
             r["reviewer_id"],
@@ -252,23 +295,29 @@ def strictness_csv(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any
 
 
 def heatmap(
-    rows: list[dict[str, Any]], *, metric: str, backgrounds: dict[str, str], limit: int = 40
+    rows: list[dict[str, Any]],
+    *,
+    metric: str,
+    backgrounds: dict[str, str],
+    groups: list[str],
+    limit: int = 80,
 ) -> dict[str, Any]:
     """Reviewer x reviewer matrix of pairwise alpha (or Jaccard) for one domain and dimension.
 
-    Reviewers are ordered technical first, then business, then by name, so blocks of agreement
-    between backgrounds show up as squares. Beyond `limit` reviewers the matrix keeps those with
-    the most co-rated items (a 200 x 200 grid is unreadable) and says so.
+    Every reviewer with a pair is shown up to ``limit`` (80 labels still read on a page-wide
+    square); beyond it the matrix keeps those with the most co-rated items and says so.
+    Reviewers are ordered by background group, then by name, so blocks of agreement between
+    backgrounds show up as squares.
     """
     weight: dict[str, int] = {}
     for r in rows:
         for who in (r["reviewer_a"], r["reviewer_b"]):
             weight[who] = weight.get(who, 0) + r.get("n_items", 0)
-    names = sorted(weight, key=lambda n: -weight[n])
+    names = sorted(weight, key=lambda n: (-weight[n], n))
     truncated = len(names) > limit
     keep = set(names[:limit])
-    order = {"technical": 0, "business": 1}
-    reviewers = sorted(keep, key=lambda n: (order.get(backgrounds.get(n, ""), 2), n))
+    order = {g: i for i, g in enumerate(groups)}
+    reviewers = sorted(keep, key=lambda n: (order.get(backgrounds.get(n, ""), len(groups)), n))
     pos = {n: i for i, n in enumerate(reviewers)}
     cells = []
     for r in rows:
@@ -278,9 +327,12 @@ def heatmap(
         value = r.get(metric)
         for x, y in ((pos[a], pos[b]), (pos[b], pos[a])):
             cells.append({"x": x, "y": y, "v": value, "n": r.get("n_items", 0)})
+    colors = group_colors(groups)
     return {
         "reviewers": reviewers,
         "backgrounds": [backgrounds.get(n, "") for n in reviewers],
+        "colors": [colors.get(backgrounds.get(n, ""), "#8a94a6") for n in reviewers],
+        "legend": [{"label": label_background(g), "color": colors[g]} for g in groups],
         "cells": cells,
         "metric": metric,
         "truncated": truncated,
@@ -288,11 +340,33 @@ def heatmap(
     }
 
 
+def pair_extremes(
+    rows: list[dict[str, Any]], *, metric: str, min_items: int, n: int = PAIRS_LISTED
+) -> dict[str, Any]:
+    """The most and the least agreeing reviewer pairs on ``metric``, among pairs with at least
+    ``min_items`` shared ideas (fewer make a pair's figure mostly noise)."""
+    ranked = [r for r in rows if r.get(metric) is not None and r.get("n_items", 0) >= min_items]
+    ranked.sort(key=lambda r: (-r[metric], -r["n_items"], r["reviewer_a"], r["reviewer_b"]))
+    most = ranked[:n]
+    least = list(reversed(ranked[-n:])) if len(ranked) > n else list(reversed(ranked))
+    shown = {id(r) for r in most}
+    # With few pairs the two lists would repeat each other: the least list keeps the rest.
+    if len(ranked) <= 2 * n:
+        least = [r for r in reversed(ranked) if id(r) not in shown]
+    return {
+        "most": most,
+        "least": least,
+        "n_ranked": len(ranked),
+        "n_too_few": sum(1 for r in rows if r.get("n_items", 0) < min_items),
+        "min_items": min_items,
+    }
+
+
 def pairwise_csv(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
     header = ["domain", "dimension", "reviewer_a", "reviewer_b", "alpha", "n_items", "jaccard"]
     return header, [
         [
-            r["domain"],
+            csv_key(r["domain"]),
             r["dimension"],
             r["reviewer_a"],
             r["reviewer_b"],
@@ -304,33 +378,60 @@ def pairwise_csv(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]
     ]
 
 
-def panel_chart(result: dict[str, Any], *, labels: dict[str, str], domain: str) -> dict[str, Any]:
-    dims = dimensions_in(result, labels)
+# Dash patterns for the panel-size curves, so curves that coincide stay visible.
+PANEL_DASHES = ([], [8, 4], [2, 3], [12, 3, 2, 3], [4, 4], [1, 5])
+
+
+def panel_chart(
+    result: dict[str, Any], *, labels: dict[str, str], domain: str, dimension: str | None = None
+) -> dict[str, Any]:
+    """Spearman-Brown curves per dimension; identical curves are named in ``overlaps`` and
+    drawn with different dashes and point styles so none hides another."""
+    dims = [d for d in dimensions_in(result, labels) if not dimension or d == dimension]
     panel = {p["dimension"]: p for p in result.get("panel", []) if p["domain"] == domain}
-    series = []
+    series: list[dict[str, Any]] = []
+    seen: dict[float, str] = {}
+    overlaps: list[str] = []
     for d in dims:
         p = panel.get(d)
         if p is None or not p.get("curve"):
             continue
+        label = labels.get(d, d)
+        rel = round(p["single_reliability"], 3)
+        same_as = seen.get(rel)
+        if same_as is None:
+            seen[rel] = label
+        else:
+            overlaps.append(f"{label} has the same curve as {same_as}")
+        i = len(series)
         series.append(
             {
-                "label": labels.get(d, d),
+                "label": label if same_as is None else f"{label} (= {same_as})",
+                "dash": PANEL_DASHES[i % len(PANEL_DASHES)],
                 "points": [{"x": c["k"], "y": c["reliability"]} for c in p["curve"]],
             }
         )
-    return {"series": series}
+    return {"series": series, "overlaps": overlaps}
 
 
 def panel_rows(
     result: dict[str, Any], *, labels: dict[str, str], domain: str
 ) -> list[dict[str, Any]]:
+    """Per dimension: ICC(1), the panels it needs, and the Overview's fine alpha next to it."""
     dims = dimensions_in(result, labels)
     panel = {p["dimension"]: p for p in result.get("panel", []) if p["domain"] == domain}
+    alphas = {
+        c["dimension"]: c.get("fine", {}).get("alpha")
+        for c in result.get("cells", [])
+        if c["domain"] == domain and c.get("background", ALL) == ALL
+    }
     return [
         {
             "key": d,
             "name": labels.get(d, d),
             "single": panel[d].get("single_reliability"),
+            "alpha": alphas.get(d),
+            "n_items": panel[d].get("n_items"),
             "k75": panel[d].get("k_for_075"),
             "k90": panel[d].get("k_for_090"),
         }
@@ -343,7 +444,7 @@ def panel_csv(result: dict[str, Any], **filters: str | None) -> tuple[list[str],
     header = [
         "domain",
         "dimension",
-        "single_reliability",
+        "single_reliability_icc1",
         "k_for_075",
         "k_for_090",
         "k",
@@ -354,7 +455,7 @@ def panel_csv(result: dict[str, Any], **filters: str | None) -> tuple[list[str],
         for c in p.get("curve", []) or [{"k": None, "reliability": None}]:
             out.append(
                 [
-                    p["domain"],
+                    csv_key(p["domain"]),
                     p["dimension"],
                     p.get("single_reliability"),
                     p.get("k_for_075"),
@@ -366,36 +467,53 @@ def panel_csv(result: dict[str, Any], **filters: str | None) -> tuple[list[str],
     return header, out
 
 
-def contested_csv(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]]:
+CONTESTED_ORDER = "calibrated spread (z), highest first; ties by raw spread"
+
+
+def contested_sorted(rows: list[dict[str, Any]], *, by_raw: bool = False) -> list[dict[str, Any]]:
+    """The contested list in the stated order: calibrated spread (or raw spread) first, the
+    other spread next, then idea id; identical scores never appear (analysis/contested.py)."""
+    first, second = ("raw_spread", "z_spread") if by_raw else ("z_spread", "raw_spread")
+    return sorted(rows, key=lambda r: (-(r.get(first) or 0), -(r.get(second) or 0), r["idea_id"]))
+
+
+def contested_csv(
+    rows: list[dict[str, Any]], *, by_raw: bool = False
+) -> tuple[list[str], list[list[Any]]]:
     header = [
-        "idea_id",
+        "rank",
         "idea",
+        "title",
         "domain",
         "dimension",
         "n_scores",
         "raw_spread",
         "raw_sd",
         "z_spread",
+        "ordered_by",
     ]
+    order = "raw_spread desc, z_spread desc" if by_raw else "z_spread desc, raw_spread desc"
     return header, [
         [
-            r["idea_id"],
+            i,
             r["idea"],
+            r.get("title", r["idea"]),
             r["domain"],
             r["dimension"],
             r["n_scores"],
             r.get("raw_spread"),
             r.get("raw_sd"),
             r.get("z_spread"),
+            order,
         ]
-        for r in rows
+        for i, r in enumerate(contested_sorted(rows, by_raw=by_raw), start=1)
     ]
 
 
 def split_rows(
-    result: dict[str, Any], *, labels: dict[str, str], domain: str
+    result: dict[str, Any], *, labels: dict[str, str], domain: str, groups: list[str]
 ) -> list[dict[str, Any]]:
-    """Per dimension: fine alpha and coarse Jaccard within technical, within business, and all."""
+    """Per dimension: fine alpha and coarse Jaccard within each background group, and all."""
     dims = dimensions_in(result, labels)
     cells = {
         (c["dimension"], c.get("background", ALL)): c
@@ -404,31 +522,206 @@ def split_rows(
     }
     out = []
     for d in dims:
-        row: dict[str, Any] = {"key": d, "name": labels.get(d, d)}
-        for bg in ("technical", "business", ALL):
+        row: dict[str, Any] = {"key": d, "name": labels.get(d, d), "groups": []}
+        for bg in [*groups, ALL]:
             c = cells.get((d, bg), {})
-            row[bg] = {
-                "alpha": c.get("fine", {}).get("alpha"),
-                "jaccard": c.get("coarse", {}).get("jaccard"),
-                "n_pairs": c.get("coarse", {}).get("n_pairs", 0),
-                "alpha_tone": tone_alpha(c.get("fine", {}).get("alpha")),
-                "jaccard_tone": tone_jaccard(c.get("coarse", {}).get("jaccard")),
-            }
-        row["all"] = row[ALL]
+            fine, coarse = c.get("fine", {}), c.get("coarse", {})
+            row["groups"].append(
+                {
+                    "key": bg,
+                    "label": "Everyone" if bg == ALL else label_background(bg),
+                    "alpha": fine.get("alpha"),
+                    "n_items": fine.get("n_items", 0),
+                    "jaccard": coarse.get("jaccard"),
+                    "n_pairs": coarse.get("n_pairs", 0),
+                    "alpha_tone": tone_alpha(fine.get("alpha")),
+                    "jaccard_tone": tone_jaccard(coarse.get("jaccard")),
+                }
+            )
         out.append(row)
     return out
 
 
-def split_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def split_chart(rows: list[dict[str, Any]], *, groups: list[str]) -> dict[str, Any]:
+    colors = {**group_colors(groups), ALL: "#1d2330"}
+    keys = [*groups, ALL]
     return {
         "labels": [r["name"] for r in rows],
-        "technical_alpha": [r["technical"]["alpha"] for r in rows],
-        "business_alpha": [r["business"]["alpha"] for r in rows],
-        "all_alpha": [r[ALL]["alpha"] for r in rows],
-        "technical_jaccard": [r["technical"]["jaccard"] for r in rows],
-        "business_jaccard": [r["business"]["jaccard"] for r in rows],
-        "all_jaccard": [r[ALL]["jaccard"] for r in rows],
+        "datasets": [
+            {
+                "label": "Everyone" if g == ALL else label_background(g),
+                "color": colors[g],
+                "alpha": [r["groups"][i]["alpha"] for r in rows],
+                "jaccard": [r["groups"][i]["jaccard"] for r in rows],
+            }
+            for i, g in enumerate(keys)
+        ],
     }
+
+
+def split_csv(rows: list[dict[str, Any]], *, domain: str) -> tuple[list[str], list[list[Any]]]:
+    """The by-background table as shown: one row per dimension and group (everyone last)."""
+    header = [
+        "domain",
+        "dimension",
+        "group",
+        "fine_alpha",
+        "n_items",
+        "coarse_jaccard",
+        "n_pairs",
+    ]
+    return header, [
+        [
+            csv_key(domain),
+            r["key"],
+            csv_key(g["key"]),
+            g["alpha"],
+            g["n_items"],
+            g["jaccard"],
+            g["n_pairs"],
+        ]
+        for r in rows
+        for g in r["groups"]
+    ]
+
+
+def category_rows(
+    result: dict[str, Any], *, labels: dict[str, str], domain: str, dimension: str | None
+) -> list[dict[str, Any]]:
+    """The category report of one scope, named for the page."""
+    return [
+        {**s, "name": labels.get(s["dimension"], s["dimension"])}
+        for s in result.get("categories", {}).get("scopes", [])
+        if s["domain"] == domain and (not dimension or s["dimension"] == dimension)
+    ]
+
+
+def board_rows(
+    rows: list[dict[str, Any]], *, sort: str, query: str = "", predicted_key: str = "pred_mean"
+) -> list[dict[str, Any]]:
+    """Board rows matching ``query`` (title or id, any case), in the chosen order.
+
+    calibrated: z_mean highest first; agreement: z_spread smallest first (ties: higher z_mean);
+    predicted: ``predicted_key`` highest first (ties: higher confidence). Rows without the
+    figure go last, by title.
+    """
+    q = query.strip().lower()
+    if q:
+        rows = [r for r in rows if q in r["title"].lower() or q in r["idea"].lower()]
+
+    def key(r: dict[str, Any]) -> tuple:
+        z = r.get("z_mean")
+        if sort == "agreement":
+            v = r.get("z_spread")
+            return (v is None, v if v is not None else 0, -(z or 0), r["title"])
+        if sort == "predicted":
+            v = r.get(predicted_key)
+            c = r.get("pred_confidence") or 0
+            return (v is None, -(v if v is not None else 0), -c, r["title"])
+        return (z is None, -(z if z is not None else 0), r["title"])
+
+    return sorted(rows, key=key)
+
+
+def _signed(v: float | None) -> str:
+    return "" if v is None else f"{v:+.2f}"
+
+
+def board_display(
+    rows: list[dict[str, Any]], *, overall: bool, category_levels: dict[str, list[int]]
+) -> list[dict[str, Any]]:
+    """Board rows with the per-reviewer lists as short texts for the page."""
+    out = []
+    for r in rows:
+        cats = set(category_levels.get(r["dimension"], []))
+        scores = []
+        for name, raw, z in r.get("scores", []):
+            if overall:
+                scores.append({"who": name, "text": _signed(z), "category": False})
+            elif z is None and raw is not None and int(raw) in cats:
+                scores.append({"who": name, "text": f"{int(raw)} (category)", "category": True})
+            else:
+                raw_text = "" if raw is None else str(int(raw))
+                scores.append(
+                    {"who": name, "text": f"{raw_text} ({_signed(z)})", "category": False}
+                )
+        preds = []
+        for name, raw, conf, z in r.get("preds", []):
+            conf_text = "" if conf is None else f" @{int(conf)}%"
+            if overall:
+                preds.append({"who": name, "text": f"{_signed(z)}{conf_text}", "category": False})
+            elif z is None and raw is not None and int(raw) in cats:
+                preds.append(
+                    {"who": name, "text": f"{int(raw)} (category){conf_text}", "category": True}
+                )
+            else:
+                raw_text = "" if raw is None else str(int(raw))
+                z_text = f" ({_signed(z)})" if z is not None else ""
+                preds.append(
+                    {"who": name, "text": f"{raw_text}{z_text}{conf_text}", "category": False}
+                )
+        out.append({**r, "score_items": scores, "pred_items": preds})
+    return out
+
+
+def board_csv(rows: list[dict[str, Any]], *, sort: str) -> tuple[list[str], list[list[Any]]]:
+    header = [
+        "rank",
+        "idea",
+        "title",
+        "domain",
+        "dimension",
+        "n_scores",
+        "raw_mean",
+        "calibrated_mean_z",
+        "calibrated_spread_z",
+        "category_answers",
+        "scores",
+        "n_predicted",
+        "predicted_mean",
+        "predicted_calibrated_mean_z",
+        "predicted_confidence",
+        "predictions",
+        "ordered_by",
+    ]
+
+    def scores(items: list[list[Any]]) -> str:
+        return "; ".join(
+            f"{s[0]}={'' if s[1] is None else int(s[1])}"
+            f"{'' if s[2] is None else f' (z {s[2]:+.2f})'}"
+            for s in items
+        )
+
+    def preds(items: list[list[Any]]) -> str:
+        return "; ".join(
+            f"{p[0]}={'' if p[1] is None else int(p[1])}"
+            f"{'' if p[3] is None else f' (z {p[3]:+.2f})'}"
+            f"{'' if p[2] is None else f' @{int(p[2])}%'}"
+            for p in items
+        )
+
+    return header, [
+        [
+            i,
+            r["idea"],
+            r["title"],
+            r["domain"],
+            csv_key(r["dimension"]),
+            r["n_scores"],
+            r.get("raw_mean"),
+            r.get("z_mean"),
+            r.get("z_spread"),
+            r.get("n_category", 0),
+            scores(r.get("scores", [])),
+            r.get("n_pred", 0),
+            r.get("pred_mean"),
+            r.get("pred_z_mean"),
+            r.get("pred_confidence"),
+            preds(r.get("preds", [])),
+            BOARD_SORTS[sort],
+        ]
+        for i, r in enumerate(rows, start=1)
+    ]
 
 
 def metrics_payload(
@@ -442,6 +735,7 @@ def metrics_payload(
 ) -> dict[str, Any]:
     """Reassemble the contract's dict (docs/metrics.md), restricted to the filters given."""
     payload = {k: v for k, v in summary.items() if not isinstance(v, list)}
+    payload["backgrounds"] = summary.get("backgrounds", [])
     for key in ("cells", "strictness_spread", "contested", "panel"):
         payload[key] = filter_rows(
             summary.get(key, []),

@@ -14,7 +14,7 @@ from django.db.models import Avg, Count, F, FloatField, Func, StdDev
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from apps.accounts.models import User
+from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.models import Idea
 from apps.disagreement.models import MetricSlice, MetricSnapshot
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
@@ -240,6 +240,17 @@ def rubric_scales() -> dict[str, tuple[int, int]]:
             lo, hi = min(lo, scales[key][0]), max(hi, scales[key][1])
         scales[key] = (lo, hi)
     return scales
+
+
+def background_groups() -> list[str]:
+    """Every background label reviewers have (a free label), alphabetically."""
+    return sorted(
+        set(
+            ReviewerProfile.objects.exclude(background="")
+            .values_list("background", flat=True)
+            .distinct()
+        )
+    )
 
 
 def rubric_categories() -> dict[str, list[int]]:

@@ -10,6 +10,7 @@ urlpatterns = [
     path("panel/", views.panel, name="panel"),
     path("contested/", views.contested, name="contested"),
     path("split/", views.split, name="split"),
+    path("decide/", views.decide, name="decide"),
     path("ideas/<int:idea_id>/", views.idea_detail, name="idea"),
     path("export/<slug:kind>.csv", views.export_csv, name="export"),
     path("recompute/", views.recompute, name="recompute"),

@@ -2,29 +2,33 @@
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
 from apps.catalog.models import Domain, Idea
+from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
-from apps.disagreement.forms import DashboardFilterForm, RecomputeForm
+from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
+from apps.disagreement.forms import BoardForm, DashboardFilterForm, RecomputeForm
 from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_key
 from apps.disagreement.services import metrics_request_recompute
 
 managers_only = role_required("manager", "admin")
 # Rows of the contested table shown before "show all" (the CSV always has every row).
 CONTESTED_SHOWN = 50
+# Shared ideas a reviewer pair needs before it is ranked among the most or least agreeing
+# (the same bar as a pair's coarse Jaccard).
+PAIR_MIN_ITEMS = 10
 
 
 @dataclass
@@ -36,6 +40,7 @@ class Dashboard:
     dimension: str | None
     background: str | None
     level: str
+    include_categories: bool
     since: Any
     until: Any
     scope: str
@@ -55,16 +60,35 @@ class Dashboard:
     def focus_domain(self) -> str:
         return self.domain or P.ALL
 
+    @property
+    def focus_domain_name(self) -> str:
+        return P.label_domain(self.focus_domain, self.domain_names)
+
+    @property
+    def dimension_name(self) -> str:
+        return self.labels.get(self.dimension, self.dimension) if self.dimension else ""
+
+    @property
+    def groups(self) -> list[str]:
+        return P.groups_in(self.result)
+
+    @property
+    def category_levels(self) -> dict[str, list[int]]:
+        return self.result.get("categories", {}).get("levels", {})
+
     def context(self, **extra: Any) -> dict[str, Any]:
         return {"dash": self, **extra}
 
 
 def _dashboard(request: HttpRequest) -> Dashboard:
     labels = selectors.dimension_labels()
-    form = DashboardFilterForm(request.GET, dimension_labels=labels)
+    form = DashboardFilterForm(
+        request.GET, dimension_labels=labels, backgrounds=selectors.background_groups()
+    )
     level = form.value("level") or Level.ORDINAL
+    include_categories = form.value("categories") == "include"
     since, until = form.value("since"), form.value("until")
-    scope = scope_key(level=level, since=since, until=until)
+    scope = scope_key(level=level, since=since, until=until, include_categories=include_categories)
     snapshot = selectors.snapshot_latest(scope=scope)
     in_progress = selectors.snapshot_in_progress(scope=scope)
     failure = selectors.snapshot_last_failure(
@@ -77,6 +101,7 @@ def _dashboard(request: HttpRequest) -> Dashboard:
         dimension=form.value("dimension"),
         background=form.value("background"),
         level=level,
+        include_categories=include_categories,
         since=since,
         until=until,
         scope=scope,
@@ -106,12 +131,28 @@ def overview(request: HttpRequest) -> HttpResponse:
             background=bg,
         )
         chart = P.grid_chart(
-            dash.result, labels=dash.labels, domain=dash.focus_domain, background=bg
+            dash.result,
+            labels=dash.labels,
+            domain=dash.focus_domain,
+            background=bg,
+            dimension=dash.dimension,
         )
+        categories = P.category_rows(
+            dash.result, labels=dash.labels, domain=dash.focus_domain, dimension=dash.dimension
+        )
+    else:
+        categories = []
     return render(
         request,
         "disagreement/overview.html",
-        dash.context(grid=grid, chart=chart, tab="overview", has_ratings=selectors.ratings_exist()),
+        dash.context(
+            grid=grid,
+            chart=chart,
+            categories=categories,
+            min_pairs=MIN_PAIRS_FOR_VERDICT,
+            tab="overview",
+            has_ratings=selectors.ratings_exist(),
+        ),
     )
 
 
@@ -142,6 +183,7 @@ def strictness(request: HttpRequest) -> HttpResponse:
             labels=dash.labels,
             scales=selectors.rubric_scales(),
             normalise=normalise,
+            groups=dash.groups,
         )
         spread = [
             {**s, "name": dash.labels.get(s["dimension"], s["dimension"])}
@@ -165,7 +207,7 @@ def agreement(request: HttpRequest) -> HttpResponse:
     metric = "jaccard" if request.GET.get("metric") == "jaccard" else "alpha"
     dims = P.dimensions_in(dash.result, dash.labels) if dash.snapshot else []
     dimension = dash.dimension or (dims[0] if dims else None)
-    matrix = None
+    matrix = pairs = None
     if dash.snapshot and dimension:
         rows = selectors.snapshot_slices(
             dash.snapshot,
@@ -189,12 +231,14 @@ def agreement(request: HttpRequest) -> HttpResponse:
                 if backgrounds.get(r["reviewer_a"]) == dash.background
                 and backgrounds.get(r["reviewer_b"]) == dash.background
             ]
-        matrix = P.heatmap(rows, metric=metric, backgrounds=backgrounds)
+        matrix = P.heatmap(rows, metric=metric, backgrounds=backgrounds, groups=dash.groups)
+        pairs = P.pair_extremes(rows, metric=metric, min_items=PAIR_MIN_ITEMS)
     return render(
         request,
         "disagreement/agreement.html",
         dash.context(
             matrix=matrix,
+            pairs=pairs,
             metric=metric,
             dimension=dimension,
             dimension_name=dash.labels.get(dimension or "", dimension),
@@ -209,11 +253,11 @@ def panel(request: HttpRequest) -> HttpResponse:
     dash = _dashboard(request)
     chart = rows = None
     if dash.snapshot:
-        chart = P.panel_chart(dash.result, labels=dash.labels, domain=dash.focus_domain)
+        chart = P.panel_chart(
+            dash.result, labels=dash.labels, domain=dash.focus_domain, dimension=dash.dimension
+        )
         rows = P.panel_rows(dash.result, labels=dash.labels, domain=dash.focus_domain)
         if dash.dimension:
-            keep = dash.labels.get(dash.dimension, dash.dimension)
-            chart["series"] = [s for s in chart["series"] if s["label"] == keep]
             rows = [r for r in rows if r["key"] == dash.dimension]
     return render(
         request, "disagreement/panel.html", dash.context(chart=chart, rows=rows, tab="panel")
@@ -226,11 +270,20 @@ def contested(request: HttpRequest) -> HttpResponse:
     dash = _dashboard(request)
     sort = "raw_spread" if request.GET.get("sort") == "raw" else "z_spread"
     rows = None
+    split: list[dict[str, Any]] = []
     if dash.snapshot:
         rows = P.filter_rows(
             dash.result.get("contested", []), domain=dash.domain, dimension=dash.dimension
         )
-        rows = sorted(rows, key=lambda r: -(r.get(sort) or 0))
+        rows = P.contested_sorted(rows, by_raw=sort == "raw_spread")
+        split = [
+            {**r, "dimension_name": dash.labels.get(r["dimension"], r["dimension"])}
+            for r in P.filter_rows(
+                dash.result.get("categories", {}).get("split_ideas", []),
+                domain=dash.domain,
+                dimension=dash.dimension,
+            )
+        ]
         rows = [
             {
                 **r,
@@ -244,7 +297,7 @@ def contested(request: HttpRequest) -> HttpResponse:
             {
                 "x": r["raw_spread"],
                 "y": r["z_spread"],
-                "idea": r["idea"],
+                "idea": r.get("title", r["idea"]),
                 "dimension": r["dimension_name"],
             }
             for r in rows or []
@@ -258,7 +311,14 @@ def contested(request: HttpRequest) -> HttpResponse:
         request,
         "disagreement/contested.html",
         dash.context(
-            rows=shown, total=total, show_all=show_all, chart=chart, sort=sort, tab="contested"
+            rows=shown,
+            total=total,
+            show_all=show_all,
+            chart=chart,
+            sort=sort,
+            split=split[:CONTESTED_SHOWN],
+            split_total=len(split),
+            tab="contested",
         ),
     )
 
@@ -269,12 +329,104 @@ def split(request: HttpRequest) -> HttpResponse:
     dash = _dashboard(request)
     rows = chart = None
     if dash.snapshot:
-        rows = P.split_rows(dash.result, labels=dash.labels, domain=dash.focus_domain)
+        rows = P.split_rows(
+            dash.result, labels=dash.labels, domain=dash.focus_domain, groups=dash.groups
+        )
         if dash.dimension:
             rows = [r for r in rows if r["key"] == dash.dimension]
-        chart = P.split_chart(rows)
+        chart = P.split_chart(rows, groups=dash.groups)
+    group_labels = [P.label_background(g) for g in dash.groups] + ["Everyone"]
     return render(
-        request, "disagreement/split.html", dash.context(rows=rows, chart=chart, tab="split")
+        request,
+        "disagreement/split.html",
+        dash.context(rows=rows, chart=chart, group_labels=group_labels, tab="split"),
+    )
+
+
+def _board(dash: Dashboard, request: HttpRequest) -> dict[str, Any]:
+    """The decision board of one domain (and dimension, or all), searched and ordered."""
+    form = BoardForm(request.GET)
+    form.is_valid()
+    data = form.cleaned_data if hasattr(form, "cleaned_data") else {}
+    sort = data.get("sort") or "calibrated"
+    query = data.get("q") or ""
+    domains = [d for d in P.domains_in(dash.result) if d != P.ALL]
+    domain = dash.domain if dash.domain in domains else (domains[0] if domains else None)
+    dimension = dash.dimension or P.ALL
+    rows: list[dict[str, Any]] = []
+    if dash.snapshot and domain:
+        rows = selectors.snapshot_slices(
+            dash.snapshot, kind=MetricSlice.Kind.BOARD, domain=domain, dimension=dimension
+        )
+    total = len(rows)
+    rows = P.board_rows(
+        rows,
+        sort=sort,
+        query=query,
+        predicted_key="pred_z_mean" if dimension == P.ALL else "pred_mean",
+    )
+    return {
+        "board_form": form,
+        "sort": sort,
+        "query": query,
+        "domain": domain,
+        "dimension": dimension,
+        "rows": rows,
+        "total": total,
+    }
+
+
+@managers_only
+@require_GET
+def decide(request: HttpRequest) -> HttpResponse:
+    """The shortlist a manager acts on: one domain's ideas with scores and predictions."""
+    dash = _dashboard(request)
+    board = _board(dash, request)
+    page = board["board_form"].cleaned_data.get("page") or 1
+    n_pages = max(1, -(-len(board["rows"]) // P.BOARD_PAGE))
+    page = min(page, n_pages)
+    start = (page - 1) * P.BOARD_PAGE
+    shown = P.board_display(
+        board["rows"][start : start + P.BOARD_PAGE],
+        overall=board["dimension"] == P.ALL,
+        category_levels=dash.category_levels,
+    )
+    params = {k: v for k, v in request.GET.items() if k in ("q", "sort") and v}
+    board_query = "&".join(part for part in (dash.query, urlencode(params)) if part)
+    return render(
+        request,
+        "disagreement/decide.html",
+        dash.context(
+            **board,
+            shown=shown,
+            first=start + 1,
+            page=page,
+            n_pages=n_pages,
+            board_query=board_query,
+            sort_label=P.BOARD_SORTS[board["sort"]],
+            sorts=[
+                ("calibrated", "Calibrated mean"),
+                ("agreement", "Agreement"),
+                ("predicted", "Predicted score"),
+            ],
+            domain_name=P.label_domain(board["domain"] or "", dash.domain_names),
+            board_domains=[
+                (d, P.label_domain(d, dash.domain_names))
+                for d in P.domains_in(dash.result)
+                if d != P.ALL
+            ],
+            domain_query=urlencode(
+                {
+                    k: v
+                    for k, v in request.GET.items()
+                    if k in dash.form.fields and k != "domain" and v
+                }
+            ),
+            dimension_name=dash.labels.get(board["dimension"], "all dimensions"),
+            overall=board["dimension"] == P.ALL,
+            hidden_filters=("background",),
+            tab="decide",
+        ),
     )
 
 
@@ -290,17 +442,22 @@ def idea_detail(request: HttpRequest, idea_id: int) -> HttpResponse:
             "idea": idea,
             "dimensions": dimensions,
             "tab": "contested",
-            "back": reverse("disagreement:contested"),
+            "back": reverse(
+                "disagreement:decide"
+                if request.GET.get("from") == "decide"
+                else "disagreement:contested"
+            ),
+            "back_label": "Decide" if request.GET.get("from") == "decide" else "Contested ideas",
         },
     )
 
 
-EXPORTS = ("grid", "strictness", "pairwise", "panel", "contested", "split")
+EXPORTS = ("grid", "strictness", "pairwise", "panel", "contested", "split", "decide")
 
 
 @managers_only
 @require_GET
-def export_csv(request: HttpRequest, kind: str) -> HttpResponse:
+def export_csv(request: HttpRequest, kind: str) -> StreamingHttpResponse:
     """The numbers behind each chart, with the page's filters applied."""
     if kind not in EXPORTS:
         raise Http404("Unknown export.")
@@ -309,7 +466,8 @@ def export_csv(request: HttpRequest, kind: str) -> HttpResponse:
         raise Http404("No metrics have been computed for this scope yet.")
     result, filters = dash.result, {"domain": dash.domain, "dimension": dash.dimension}
     if kind == "grid":
-        header, rows = P.grid_csv(result, background=dash.background, **filters)
+        # The Overview's grid: one background (everyone unless filtered), every group in split.
+        header, rows = P.grid_csv(result, background=dash.background or P.ALL, **filters)
     elif kind == "strictness":
         header, rows = P.strictness_csv(
             P.filter_rows(
@@ -326,18 +484,21 @@ def export_csv(request: HttpRequest, kind: str) -> HttpResponse:
     elif kind == "panel":
         header, rows = P.panel_csv(result, **filters)
     elif kind == "contested":
-        header, rows = P.contested_csv(P.filter_rows(result.get("contested", []), **filters))
+        header, rows = P.contested_csv(
+            P.filter_rows(result.get("contested", []), **filters),
+            by_raw=request.GET.get("sort") == "raw",
+        )
+    elif kind == "split":
+        split = P.split_rows(
+            result, labels=dash.labels, domain=dash.focus_domain, groups=dash.groups
+        )
+        if dash.dimension:
+            split = [r for r in split if r["key"] == dash.dimension]
+        header, rows = P.split_csv(split, domain=dash.focus_domain)
     else:
-        header, rows = P.grid_csv(result, **filters)
-        rows = [r for r in rows if r[2] in ("technical", "business", P.ALL)]
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = (
-        f'attachment; filename="pluralist-{kind}-{dash.snapshot.id}.csv"'
-    )
-    writer = csv.writer(response)
-    writer.writerow(header)
-    writer.writerows(["" if v is None else v for v in row] for row in rows)
-    return response
+        board = _board(dash, request)
+        header, rows = P.board_csv(board["rows"], sort=board["sort"])
+    return csv_response(f"pluralist-{kind}-{dash.snapshot.id}.csv", header, rows)
 
 
 @managers_only
@@ -355,6 +516,7 @@ def recompute(request: HttpRequest) -> HttpResponse:
             level=data.get("level") or Level.ORDINAL,
             since=data.get("since"),
             until=data.get("until"),
+            include_categories=data.get("categories") == "include",
         )
     except ApplicationError as exc:
         if request.htmx:

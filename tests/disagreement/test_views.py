@@ -91,7 +91,9 @@ def test_the_overview_stays_within_its_query_budget(
 ):
     client.force_login(manager)
     client.get(reverse("disagreement:overview"))
-    with django_assert_max_num_queries(10):
+    # 11: session, user, labels, domains, background groups, snapshot, in progress, failure,
+    # freshness, ratings exist, and one spare.
+    with django_assert_max_num_queries(11):
         response = client.get(reverse("disagreement:overview") + "?domain=nlp&background=technical")
     assert response.status_code == 200
 
@@ -120,9 +122,48 @@ def test_the_csv_export_holds_the_numbers_behind_the_chart(client, manager, snap
     client.force_login(manager)
     response = client.get(reverse("disagreement:export", args=["grid"]) + "?domain=nlp")
     assert response["Content-Type"].startswith("text/csv")
-    lines = response.content.decode().splitlines()
+    lines = csv_text(response).splitlines()
     assert lines[0].startswith("domain,dimension,background,fine_alpha")
-    assert all(line.startswith("nlp,") for line in lines[1:]) and len(lines) == 1 + 6 * 3
+    # The Overview's grid: everyone's cells (the by-background groups are split.csv's).
+    assert all(line.startswith("nlp,") for line in lines[1:]) and len(lines) == 1 + 6
+    assert all(line.split(",")[2] == "all" for line in lines[1:])
+
+
+def csv_text(response) -> str:
+    return b"".join(response.streaming_content).decode()
+
+
+def test_csvs_say_all_instead_of_the_internal_key(client, manager, snapshot):
+    client.force_login(manager)
+    for kind in ("grid", "strictness", "pairwise", "panel", "contested", "split", "decide"):
+        text = csv_text(client.get(reverse("disagreement:export", args=[kind])))
+        assert "__all__" not in text, kind
+
+
+def test_split_csv_is_the_by_background_table_not_the_grid(client, manager, snapshot):
+    client.force_login(manager)
+    grid = csv_text(client.get(reverse("disagreement:export", args=["grid"])))
+    split = csv_text(client.get(reverse("disagreement:export", args=["split"])))
+    assert grid != split
+    header, *rows = split.splitlines()
+    assert header == "domain,dimension,group,fine_alpha,n_items,coarse_jaccard,n_pairs"
+    assert {r.split(",")[2] for r in rows} == {"business", "technical", "all"}
+    assert len(rows) == 6 * 3
+
+
+def test_the_contested_page_names_ideas_by_title_and_states_its_order(
+    client, manager, snapshot
+):
+    client.force_login(manager)
+    html = client.get(reverse("disagreement:contested")).content.decode()
+    first = snapshot.result["contested"][0]
+    assert first["title"].startswith("Idea ") and first["title"] in html
+    assert "Ordered by <strong>calibrated spread (z), highest first" in html
+    text = csv_text(client.get(reverse("disagreement:export", args=["contested"])))
+    header, row1, *_ = text.splitlines()
+    assert header.startswith("rank,idea,title,")
+    assert row1.startswith(f"1,{first['idea']},{first['title']},")
+    assert all(r["raw_spread"] > 0 for r in snapshot.result["contested"])
 
 
 def test_the_idea_page_names_gated_ratings_and_shows_raw_and_calibrated_scores(

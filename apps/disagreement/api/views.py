@@ -48,18 +48,23 @@ class MetricsApi(_ManagerApi):
     class FilterSerializer(serializers.Serializer):
         domain = serializers.CharField(required=False, allow_blank=True)
         dimension = serializers.CharField(required=False, allow_blank=True)
-        background = serializers.ChoiceField(
-            choices=["", "__all__", "technical", "business"], required=False
-        )
+        # A free label (any group found among the reviewers), "__all__" or empty for everyone.
+        background = serializers.CharField(required=False, allow_blank=True, max_length=100)
         level = serializers.ChoiceField(choices=Level.values, required=False, default=Level.ORDINAL)
         since = serializers.DateField(required=False)
         until = serializers.DateField(required=False)
+        include_categories = serializers.BooleanField(
+            required=False,
+            default=False,
+            help_text="Count category levels (PBIG's 'not B2B' 0) as the lowest grade.",
+        )
 
     @extend_schema(
         parameters=[
             OpenApiParameter(n, str, required=False)
             for n in ("domain", "dimension", "background", "level", "since", "until")
-        ],
+        ]
+        + [OpenApiParameter("include_categories", bool, required=False)],
         responses={200: dict, 404: dict},
         summary="Latest disagreement metrics (docs/metrics.md) with their freshness",
     )
@@ -67,7 +72,12 @@ class MetricsApi(_ManagerApi):
         f = self.FilterSerializer(data=request.query_params)
         f.is_valid(raise_exception=True)
         q = f.validated_data
-        scope = scope_key(level=q["level"], since=q.get("since"), until=q.get("until"))
+        scope = scope_key(
+            level=q["level"],
+            since=q.get("since"),
+            until=q.get("until"),
+            include_categories=q["include_categories"],
+        )
         snapshot = selectors.snapshot_latest(scope=scope)
         if snapshot is None:
             pending = selectors.snapshot_in_progress(scope=scope)
@@ -112,6 +122,7 @@ class MetricsRecomputeApi(_ManagerApi):
         level = serializers.ChoiceField(choices=Level.values, required=False, default=Level.ORDINAL)
         since = serializers.DateField(required=False, allow_null=True)
         until = serializers.DateField(required=False, allow_null=True)
+        include_categories = serializers.BooleanField(required=False, default=False)
 
         class Meta:
             # Nested "InputSerializer"s elsewhere would otherwise share the component name.

@@ -1,7 +1,7 @@
 /* Disagreement dashboards: every chart is drawn from the JSON the page embeds with json_script. */
 (function () {
   "use strict";
-  const TECH = "#2f5fd0", BUS = "#d97706", OTHER = "#8a94a6", ALL = "#1d2330";
+  const TECH = "#2f5fd0", OTHER = "#8a94a6";
   const INK = "#1d2330", GRID = "#e6e9ee";
 
   function data(id) {
@@ -51,13 +51,11 @@
       label, data: pts, backgroundColor: color + "cc", borderColor: color, pointRadius: 5,
       pointHoverRadius: 7, pointStyle: style,
     });
+    const styles = ["circle", "rectRot", "triangle", "rect", "star", "crossRot", "rectRounded"];
     new Chart(el, {
       type: "scatter",
       data: {
-        datasets: [
-          ds("Technical reviewers", d.technical, TECH, "circle"),
-          ds("Business reviewers", d.business, BUS, "rectRot"),
-        ].concat(d.other.length ? [ds("Background unknown", d.other, OTHER, "triangle")] : []),
+        datasets: d.datasets.map((g, i) => ds(g.label, g.points, g.color, styles[i % styles.length])),
       },
       options: base({
         scales: {
@@ -90,8 +88,24 @@
     const d = data(id), el = canvas(id);
     if (!d || !el || !d.reviewers.length) return;
     const n = d.reviewers.length;
-    const bgColor = (i) => (d.backgrounds[i] === "technical" ? TECH : d.backgrounds[i] === "business" ? BUS : OTHER);
-    const diag = d.reviewers.map((_, i) => ({ x: i, y: i, v: 1, n: null }));
+    const bgColor = (i) => (d.colors && d.colors[i]) || OTHER;
+    const diag = d.reviewers.map((_, i) => ({ x: i, y: i, v: null, n: null }));
+    // Every reviewer gets a readable row: the square grows with the number of reviewers.
+    const box = el.parentElement;
+    if (box && n > 40) {
+      box.style.height = (n * 12 + 170) + "px";
+      box.style.maxWidth = (n * 12 + 260) + "px";
+    }
+    // The diagonal is the reviewer themself: a dark hatch, never a colour of the scale.
+    const hatch = (() => {
+      const c = document.createElement("canvas");
+      c.width = c.height = 6;
+      const g = c.getContext("2d");
+      g.fillStyle = "#ffffff"; g.fillRect(0, 0, 6, 6);
+      g.strokeStyle = "#1d2330"; g.lineWidth = 2;
+      g.beginPath(); g.moveTo(0, 6); g.lineTo(6, 0); g.stroke();
+      return g.createPattern(c, "repeat");
+    })();
     const cellSize = (ctx) => {
       const area = ctx.chart.chartArea;
       if (!area) return 4;
@@ -101,7 +115,7 @@
       type: "linear", min: -0.5, max: n - 0.5, reverse, grid: { display: false },
       afterBuildTicks: (a) => { a.ticks = d.reviewers.map((_, i) => ({ value: i })); },
       ticks: {
-        autoSkip: n > 40, font: { size: n > 25 ? 9 : 11 },
+        autoSkip: false, font: { size: n > 25 ? 9 : 11 },
         color: (c) => bgColor(c.tick ? c.tick.value : c.index),
         callback: (v) => d.reviewers[v] || "",
       },
@@ -113,7 +127,7 @@
           { label: "pairs", data: d.cells, pointStyle: "rect", pointRadius: cellSize, pointHoverRadius: cellSize,
             backgroundColor: (c) => heatColor(c.raw && c.raw.v, d.metric), borderWidth: 0 },
           { label: "self", data: diag, pointStyle: "rect", pointRadius: cellSize, pointHoverRadius: cellSize,
-            backgroundColor: "#d5d9e0", borderWidth: 0 },
+            backgroundColor: hatch, borderColor: "#1d2330", borderWidth: 1 },
         ],
       },
       options: base({
@@ -123,7 +137,7 @@
           tooltip: {
             filter: (c) => c.datasetIndex === 0,
             callbacks: {
-              label: (c) => `${d.reviewers[c.raw.y]} × ${d.reviewers[c.raw.x]}: ${d.metric === "alpha" ? "α" : "J"} = ${fmt(c.raw.v)} over ${c.raw.n} shared ideas`,
+              label: (c) => `${d.reviewers[c.raw.y]} × ${d.reviewers[c.raw.x]}: ${d.metric === "alpha" ? "α" : "J"} = ${c.raw.v === null ? "no figure (too few shared ideas)" : fmt(c.raw.v)} over ${c.raw.n} shared ideas`,
             },
           },
         },
@@ -142,9 +156,12 @@
     new Chart(el, {
       type: "line",
       data: {
+        // Own colour, dash and point style per curve: identical curves stay distinguishable.
         datasets: d.series.map((s, i) => ({
           label: s.label, data: s.points, borderColor: palette[i % palette.length],
-          backgroundColor: palette[i % palette.length], pointRadius: 2, tension: 0.2,
+          backgroundColor: palette[i % palette.length], borderDash: s.dash || [], borderWidth: 2,
+          pointRadius: 3, pointStyle: ["circle", "rect", "triangle", "rectRot", "star", "crossRot"][i % 6],
+          tension: 0.2,
         })).concat([line(0.75, "0.75 (good)", "#6b7280"), line(0.9, "0.90 (excellent)", "#111827")]),
       },
       options: base({
@@ -190,11 +207,7 @@
         type: "bar",
         data: {
           labels: d.labels,
-          datasets: [
-            { label: "Technical", data: d["technical_" + key], backgroundColor: TECH },
-            { label: "Business", data: d["business_" + key], backgroundColor: BUS },
-            { label: "Everyone", data: d["all_" + key], backgroundColor: ALL },
-          ],
+          datasets: d.datasets.map((g) => ({ label: g.label, data: g[key], backgroundColor: g.color })),
         },
         options: base({
           scales: { y: { suggestedMin: min, max: 1, title: { display: true, text: title }, grid: { color: GRID } }, x: { grid: { display: false } } },
