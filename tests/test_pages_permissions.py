@@ -111,10 +111,11 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     ("disagreement:panel", {}, "get", None, MANAGERS_READ),
     ("disagreement:contested", {}, "get", None, MANAGERS_READ),
     ("disagreement:split", {}, "get", None, MANAGERS_READ),
+    ("disagreement:decide", {}, "get", None, MANAGERS_READ),
     ("disagreement:idea", {"idea_id": "idea"}, "get", None, MANAGERS_READ),
     *[
         ("disagreement:export", {"kind": f"={kind}"}, "get", None, MANAGERS_READ)
-        for kind in ("grid", "strictness", "pairwise", "panel", "contested", "split")
+        for kind in ("grid", "strictness", "pairwise", "panel", "contested", "split", "decide")
     ],
     ("disagreement:recompute", {}, "get", None, (302, 403, 403, 403, 405, 405)),
     ("disagreement:recompute", {}, "post", {}, (302, 403, 403, 403, 302, 302)),
