@@ -38,8 +38,15 @@ def predicted(planted, domain):
     )
     for idea, score in ((unread, 5), (rated, 1)):
         JudgeFinal.objects.create(
-            run=run, kind=JudgeConfig.Kind.PERSONALIZED, k=9, reviewer=rev0, idea=idea,
-            dimension=innov, score=score, confidence=88, kept=3,
+            run=run,
+            kind=JudgeConfig.Kind.PERSONALIZED,
+            k=9,
+            reviewer=rev0,
+            idea=idea,
+            dimension=innov,
+            score=score,
+            confidence=88,
+            kept=3,
         )
     return {"unread": unread, "rated": rated, "snapshot": compute_snapshot()}
 
@@ -92,8 +99,9 @@ def test_the_board_sorts_by_calibrated_mean_agreement_or_prediction(client, mana
     spreads = [r["calibrated_spread_z"] for r in by_agreement]
     defined = [float(v) for v in spreads if v]
     assert defined == sorted(defined) and len(defined) >= 20
-    assert spreads[: len(defined)] == [r["calibrated_spread_z"] for r in by_agreement if
-                                       r["calibrated_spread_z"]]  # undefined spreads last
+    assert spreads[: len(defined)] == [
+        r["calibrated_spread_z"] for r in by_agreement if r["calibrated_spread_z"]
+    ]  # undefined spreads last
     by_prediction = exported("predicted")
     assert by_prediction[0]["idea"] == "nlp-UNREAD"
     assert by_prediction[0]["predictions"] == "nlp-rev0=5 (z +{:.2f}) @88%".format(

@@ -12,10 +12,14 @@ from .helpers import frame_from
 # ann: 1 1 3 on d (z -0.577 -0.577 1.155); bob: 1 3 2 (z -1 1 0);
 # cat: 2 4 on I4, I5 (z -0.707 0.707).
 ROWS = [
-    ("ann", 1, "d", 1), ("bob", 1, "d", 1),
-    ("ann", 2, "d", 1), ("bob", 2, "d", 3),
-    ("ann", 3, "d", 3), ("bob", 3, "d", 2),
-    ("cat", 4, "d", 2), ("cat", 5, "d", 4),
+    ("ann", 1, "d", 1),
+    ("bob", 1, "d", 1),
+    ("ann", 2, "d", 1),
+    ("bob", 2, "d", 3),
+    ("ann", 3, "d", 3),
+    ("bob", 3, "d", 2),
+    ("cat", 4, "d", 2),
+    ("cat", 5, "d", 4),
 ]
 
 
@@ -24,16 +28,34 @@ def board(predictions=(), categories=None, rows=ROWS):
     given, score = analysis_scores(frame, categories=categories)
     ids = {"ann": 1, "bob": 2, "cat": 3}
     preds = pd.DataFrame(
-        [{"reviewer_id": ids[r], "reviewer": r, "idea_id": i, "dimension": "d", "score": s,
-          "confidence": c} for r, i, s, c in predictions],
+        [
+            {
+                "reviewer_id": ids[r],
+                "reviewer": r,
+                "idea_id": i,
+                "dimension": "d",
+                "score": s,
+                "confidence": c,
+            }
+            for r, i, s, c in predictions
+        ],
         columns=["reviewer_id", "reviewer", "idea_id", "dimension", "score", "confidence"],
     )
     catalog = pd.DataFrame(
-        [{"idea_id": i, "idea": f"I{i}", "title": f"Idea {i}", "domain": "nlp"}
-         for i in range(1, 7)]
+        [
+            {"idea_id": i, "idea": f"I{i}", "title": f"Idea {i}", "domain": "nlp"}
+            for i in range(1, 7)
+        ]
     )
-    out = idea_board(frame, given=given, score=score, predictions=preds, catalog=catalog,
-                     dims=["d"], categories=categories)
+    out = idea_board(
+        frame,
+        given=given,
+        score=score,
+        predictions=preds,
+        catalog=catalog,
+        dims=["d"],
+        categories=categories,
+    )
     return {(r["idea_id"], r["dimension"]): r for r in out}
 
 
@@ -67,8 +89,13 @@ def test_a_prediction_for_a_reviewer_who_read_the_idea_is_dropped():
 
 
 def test_category_answers_are_named_but_not_calibrated():
-    rows = [("ann", 1, "d", 0), ("bob", 1, "d", 3), ("ann", 2, "d", 2), ("bob", 2, "d", 1),
-            ("ann", 3, "d", 3)]
+    rows = [
+        ("ann", 1, "d", 0),
+        ("bob", 1, "d", 3),
+        ("ann", 2, "d", 2),
+        ("bob", 2, "d", 1),
+        ("ann", 3, "d", 3),
+    ]
     row = board(categories={"d": [0]}, rows=rows)[(1, "d")]
     assert row["n_scores"] == 1 and row["n_category"] == 1
     assert row["scores"][0] == ["ann", 0.0, None]

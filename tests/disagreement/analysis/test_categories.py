@@ -13,9 +13,13 @@ from .helpers import cell, frame_from
 # I1: two reviewers say "not B2B", one gives a 3 (the demo's most contested idea, 0 3 0).
 # I2: both say "not B2B". I3: two grades. I4: one grade only.
 ROWS = [
-    ("ann", 1, "need", 0), ("bob", 1, "need", 3), ("cat", 1, "need", 0),
-    ("ann", 2, "need", 0), ("bob", 2, "need", 0),
-    ("ann", 3, "need", 2), ("bob", 3, "need", 3),
+    ("ann", 1, "need", 0),
+    ("bob", 1, "need", 3),
+    ("cat", 1, "need", 0),
+    ("ann", 2, "need", 0),
+    ("bob", 2, "need", 0),
+    ("ann", 3, "need", 2),
+    ("bob", 3, "need", 3),
     ("ann", 4, "need", 1),
 ]
 LEVELS = {"need": [0]}
@@ -50,7 +54,10 @@ def test_it_lists_the_ideas_split_between_category_and_grade():
     metrics = compute_metrics(frame_from(ROWS), n_boot=0, categories=LEVELS)
     (split,) = metrics["categories"]["split_ideas"]
     assert (split["idea_id"], split["n_category"], split["n_grades"], split["grades"]) == (
-        1, 2, 1, [3]
+        1,
+        2,
+        1,
+        [3],
     )
 
 
