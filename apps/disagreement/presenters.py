@@ -602,8 +602,8 @@ def board_rows(
     """Board rows matching ``query`` (title or id, any case), in the chosen order.
 
     calibrated: z_mean highest first; agreement: z_spread smallest first (ties: higher z_mean);
-    predicted: ``predicted_key`` highest first (ties: higher confidence). Rows without the
-    figure go last, by title.
+    predicted: ``predicted_key`` highest first (ties: higher confidence, then higher z_mean).
+    Rows without the figure go last, by title (predicted: by z_mean).
     """
     q = query.strip().lower()
     if q:
@@ -617,7 +617,7 @@ def board_rows(
         if sort == "predicted":
             v = r.get(predicted_key)
             c = r.get("pred_confidence") or 0
-            return (v is None, -(v if v is not None else 0), -c, r["title"])
+            return (v is None, -(v if v is not None else 0), -c, z is None, -(z or 0), r["title"])
         return (z is None, -(z if z is not None else 0), r["title"])
 
     return sorted(rows, key=key)

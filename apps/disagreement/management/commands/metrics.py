@@ -9,7 +9,12 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.disagreement import presenters as P
 from apps.disagreement.models import Level
-from apps.disagreement.selectors import dimension_labels, rating_frame, rubric_scales
+from apps.disagreement.selectors import (
+    dimension_labels,
+    rating_frame,
+    rubric_categories,
+    rubric_scales,
+)
 
 
 class Command(BaseCommand):
@@ -23,6 +28,12 @@ class Command(BaseCommand):
         parser.add_argument(
             "--n-boot", type=int, default=1000, help="bootstrap resamples for the CI"
         )
+        parser.add_argument(
+            "--include-categories",
+            action="store_true",
+            help="count category levels (PBIG's 0 = not B2B) as the lowest grade; by default "
+            "they are left out of the ordinal figures and reported apart",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         from apps.disagreement.analysis import compute_metrics
@@ -33,7 +44,12 @@ class Command(BaseCommand):
         if opts["dimension"] and frame.empty:
             raise CommandError(f"No ratings on dimension {opts['dimension']!r}.")
         result = compute_metrics(
-            frame, scales=rubric_scales(), level=opts["level"], n_boot=opts["n_boot"]
+            frame,
+            scales=rubric_scales(),
+            level=opts["level"],
+            n_boot=opts["n_boot"],
+            categories=rubric_categories(),
+            include_categories=opts["include_categories"],
         )
         if opts["format"] == "json":
             self.stdout.write(json.dumps(result, indent=2, default=str))
