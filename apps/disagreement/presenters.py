@@ -12,8 +12,10 @@ from typing import Any
 ALL = "__all__"
 # PBIG's two groups, used when a snapshot predates free background labels.
 DEMO_BACKGROUNDS = ("technical", "business")
-# Colours of background groups, in the order the groups are listed (charts and labels).
-GROUP_PALETTE = ("#2f5fd0", "#d97706", "#16a34a", "#9333ea", "#0891b2", "#be185d", "#4b5563")
+# Colours of background groups (charts and labels): PBIG's two groups keep the colours they
+# have always had; any other label takes the next free colour in list order.
+DEMO_COLORS = {"technical": "#2f5fd0", "business": "#d97706"}
+GROUP_PALETTE = ("#16a34a", "#9333ea", "#0891b2", "#be185d", "#4b5563", "#2f5fd0", "#d97706")
 # Rows of the decision board shown per page (the CSV has every row).
 BOARD_PAGE = 100
 BOARD_SORTS = {
@@ -51,7 +53,9 @@ def groups_in(result: dict[str, Any]) -> list[str]:
 
 
 def group_colors(groups: list[str]) -> dict[str, str]:
-    return {g: GROUP_PALETTE[i % len(GROUP_PALETTE)] for i, g in enumerate(groups)}
+    others = [g for g in groups if g not in DEMO_COLORS]
+    colors = {g: GROUP_PALETTE[i % len(GROUP_PALETTE)] for i, g in enumerate(others)}
+    return {g: DEMO_COLORS.get(g) or colors[g] for g in groups}
 
 
 def fmt(value: float | None, digits: int = 2) -> str:
@@ -378,6 +382,8 @@ def pairwise_csv(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]
     ]
 
 
+# Single-reviewer reliabilities closer than this draw the same curve at chart scale.
+PANEL_SAME_CURVE = 0.01
 # Dash patterns for the panel-size curves, so curves that coincide stay visible.
 PANEL_DASHES = ([], [8, 4], [2, 3], [12, 3, 2, 3], [4, 4], [1, 5])
 
@@ -385,29 +391,32 @@ PANEL_DASHES = ([], [8, 4], [2, 3], [12, 3, 2, 3], [4, 4], [1, 5])
 def panel_chart(
     result: dict[str, Any], *, labels: dict[str, str], domain: str, dimension: str | None = None
 ) -> dict[str, Any]:
-    """Spearman-Brown curves per dimension; identical curves are named in ``overlaps`` and
-    drawn with different dashes and point styles so none hides another."""
+    """Spearman-Brown curves per dimension; curves that coincide are named in ``overlaps`` and
+    in their legend label, and drawn as rings around the curve they lie on."""
     dims = [d for d in dimensions_in(result, labels) if not dimension or d == dimension]
     panel = {p["dimension"]: p for p in result.get("panel", []) if p["domain"] == domain}
     series: list[dict[str, Any]] = []
-    seen: dict[float, str] = {}
+    drawn: list[tuple[float, str]] = []
     overlaps: list[str] = []
     for d in dims:
         p = panel.get(d)
         if p is None or not p.get("curve"):
             continue
         label = labels.get(d, d)
-        rel = round(p["single_reliability"], 3)
-        same_as = seen.get(rel)
+        rel = p["single_reliability"]
+        # Curves closer than this at k = 1 (and so everywhere: Spearman-Brown narrows the gap)
+        # are indistinguishable at chart scale.
+        same_as = next((name for r, name in drawn if abs(r - rel) < PANEL_SAME_CURVE), None)
         if same_as is None:
-            seen[rel] = label
+            drawn.append((rel, label))
         else:
-            overlaps.append(f"{label} has the same curve as {same_as}")
+            overlaps.append(f"{label} lies on {same_as}")
         i = len(series)
         series.append(
             {
-                "label": label if same_as is None else f"{label} (= {same_as})",
+                "label": label if same_as is None else f"{label} (on {same_as})",
                 "dash": PANEL_DASHES[i % len(PANEL_DASHES)],
+                "overlap": same_as is not None,
                 "points": [{"x": c["k"], "y": c["reliability"]} for c in p["curve"]],
             }
         )

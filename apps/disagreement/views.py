@@ -26,6 +26,8 @@ from apps.disagreement.services import metrics_request_recompute
 managers_only = role_required("manager", "admin")
 # Rows of the contested table shown before "show all" (the CSV always has every row).
 CONTESTED_SHOWN = 50
+# Ideas split on a category level shown before "show all".
+SPLIT_SHOWN = 15
 # Shared ideas a reviewer pair needs before it is ranked among the most or least agreeing
 # (the same bar as a pair's coarse Jaccard).
 PAIR_MIN_ITEMS = 10
@@ -316,7 +318,7 @@ def contested(request: HttpRequest) -> HttpResponse:
             show_all=show_all,
             chart=chart,
             sort=sort,
-            split=split[:CONTESTED_SHOWN],
+            split=split if request.GET.get("split") == "all" else split[:SPLIT_SHOWN],
             split_total=len(split),
             tab="contested",
         ),

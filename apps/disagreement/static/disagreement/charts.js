@@ -27,8 +27,8 @@
       data: {
         labels: d.labels,
         datasets: [
-          { label: "Fine agreement (Krippendorff's α)", data: d.alpha, backgroundColor: TECH },
-          { label: "Coarse agreement (Jaccard of above-median sets)", data: d.jaccard, backgroundColor: "#16a34a" },
+          { label: "Fine agreement (Krippendorff's α)", data: d.alpha, backgroundColor: TECH, maxBarThickness: 90 },
+          { label: "Coarse agreement (Jaccard of above-median sets)", data: d.jaccard, backgroundColor: "#16a34a", maxBarThickness: 90 },
         ],
       },
       options: base({
@@ -157,10 +157,14 @@
       type: "line",
       data: {
         // Own colour, dash and point style per curve: identical curves stay distinguishable.
+        // A curve lying on another is drawn as open markers without its own line, so the
+        // curve underneath stays visible and so does this one.
         datasets: d.series.map((s, i) => ({
           label: s.label, data: s.points, borderColor: palette[i % palette.length],
-          backgroundColor: palette[i % palette.length], borderDash: s.dash || [], borderWidth: 2,
-          pointRadius: 3, pointStyle: ["circle", "rect", "triangle", "rectRot", "star", "crossRot"][i % 6],
+          backgroundColor: s.overlap ? "rgba(255,255,255,0)" : palette[i % palette.length],
+          borderDash: s.dash || [], borderWidth: 2, showLine: !s.overlap,
+          pointRadius: s.overlap ? 6 : 3, pointBorderWidth: s.overlap ? 2 : 1,
+          pointStyle: ["circle", "rect", "triangle", "rectRot", "star", "crossRot"][i % 6],
           tension: 0.2,
         })).concat([line(0.75, "0.75 (good)", "#6b7280"), line(0.9, "0.90 (excellent)", "#111827")]),
       },
@@ -171,7 +175,7 @@
           y: { min: 0, max: 1, title: { display: true, text: "reliability of the mean score" }, grid: { color: GRID } },
         },
         plugins: {
-          legend: { position: "bottom" },
+          legend: { position: "bottom", labels: { usePointStyle: true } },
           tooltip: { callbacks: { label: (c) => `${c.dataset.label}: k=${c.raw.x} → ${fmt(c.raw.y)}` } },
         },
       }),
