@@ -79,7 +79,8 @@ class Dashboard:
         return self.result.get("categories", {}).get("levels", {})
 
     def context(self, **extra: Any) -> dict[str, Any]:
-        return {"dash": self, **extra}
+        # Filters a page does not apply are not offered (the template hides them).
+        return {"dash": self, "hidden_filters": (), **extra}
 
 
 def _dashboard(request: HttpRequest) -> Dashboard:

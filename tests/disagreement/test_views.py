@@ -151,9 +151,7 @@ def test_split_csv_is_the_by_background_table_not_the_grid(client, manager, snap
     assert len(rows) == 6 * 3
 
 
-def test_the_contested_page_names_ideas_by_title_and_states_its_order(
-    client, manager, snapshot
-):
+def test_the_contested_page_names_ideas_by_title_and_states_its_order(client, manager, snapshot):
     client.force_login(manager)
     html = client.get(reverse("disagreement:contested")).content.decode()
     first = snapshot.result["contested"][0]
@@ -205,3 +203,19 @@ def test_the_progress_partial_stops_polling_when_done(client, manager, snapshot)
     )
     assert "hx-trigger" not in response.content.decode()
     assert response["HX-Refresh"] == "true"
+
+
+def test_free_background_labels_flow_through_to_the_by_background_page(client, manager, planted):
+    from apps.accounts.models import ReviewerProfile
+
+    ReviewerProfile.objects.filter(user__username__endswith="rev0").update(background="legal")
+    ReviewerProfile.objects.filter(user__username__endswith="rev2").update(background="legal")
+    compute_snapshot()
+    client.force_login(manager)
+    html = client.get(reverse("disagreement:split")).content.decode()
+    assert "By background" in html and "(Business, Legal, Technical)" in html
+    assert '<th colspan="2" class="dz-domain">Legal</th>' in html
+    overview = client.get(reverse("disagreement:overview")).content.decode()
+    assert 'value="legal"' in overview, overview[overview.find("Reviewers <") :][:600]
+    text = csv_text(client.get(reverse("disagreement:export", args=["split"])))
+    assert ",legal," in text

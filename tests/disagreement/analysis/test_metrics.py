@@ -230,3 +230,21 @@ def test_category_scores_are_left_out_like_gated_ones_by_default():
     assert left_out["strictness"] == no_zeros["strictness"]
     assert kept["cells"] != left_out["cells"]
     assert left_out["n_scored"] == no_zeros["n_scored"] < kept["n_scored"]
+
+
+def test_background_groups_are_whatever_labels_the_reviewers_have():
+    rows = []
+    for i in range(1, 13):
+        rows += [("ann", i, "d", 1 + i % 5), ("cat", i, "d", 1 + i % 5),
+                 ("bob", i, "d", 1 + (i * 3) % 5), ("dan", i, "d", 5 - i % 5)]
+    frame = frame_from(rows)
+    frame["background"] = frame["reviewer"].map(
+        {"ann": "literature", "cat": "literature", "bob": "crowd", "dan": ""}
+    )
+    metrics = compute_metrics(frame, n_boot=0)
+    assert metrics["backgrounds"] == ["crowd", "literature"]
+    assert {c["background"] for c in metrics["cells"]} == {"__all__", "crowd", "literature"}
+    assert cell(metrics, background="literature")["fine"]["alpha"] == 1.0
+    assert cell(metrics, background="crowd")["fine"]["alpha"] is None  # one reviewer
+    (entry,) = [p for p in metrics["panel"] if p["domain"] == "__all__"]
+    assert set(entry["by_background"]) == {"crowd", "literature"}
