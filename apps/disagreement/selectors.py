@@ -35,6 +35,7 @@ def idea_label(title: str | None, description: str | None, external_id: str) -> 
         return text if len(text) <= EXCERPT_CHARS else text[: EXCERPT_CHARS - 1].rstrip() + "…"
     return external_id
 
+
 FRAME_COLUMNS = [
     "idea_id",
     "idea",

@@ -81,9 +81,7 @@ def _queue(
     include_categories: bool = False,
 ) -> tuple[MetricSnapshot, bool]:
     """The scope's QUEUED snapshot, created if missing; returns (snapshot, created)."""
-    scope = scope_key(
-        level=level, since=since, until=until, include_categories=include_categories
-    )
+    scope = scope_key(level=level, since=since, until=until, include_categories=include_categories)
     existing = MetricSnapshot.objects.filter(
         scope=scope, status=MetricSnapshot.Status.QUEUED
     ).first()
@@ -158,9 +156,7 @@ def metrics_request_recompute(
         )
     if errors:
         raise ApplicationError("The recompute was not started.", errors=errors)
-    scope = scope_key(
-        level=level, since=since, until=until, include_categories=include_categories
-    )
+    scope = scope_key(level=level, since=since, until=until, include_categories=include_categories)
     _expire_lost(scope)
     snapshot, _ = _queue(
         level=level,
@@ -238,9 +234,7 @@ def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
             include_categories=include,
         )
         _set_progress(snapshot_id, 70)
-        given, analysed = analysis_scores(
-            frame, categories=categories, include_categories=include
-        )
+        given, analysed = analysis_scores(frame, categories=categories, include_categories=include)
         present = set(frame["dimension"].astype(str))
         result["board"] = idea_board(
             frame,

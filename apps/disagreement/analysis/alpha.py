@@ -137,7 +137,7 @@ def alpha_batch(o: np.ndarray, domain: np.ndarray, level: str) -> np.ndarray:
         expected = np.einsum("bi,bij,bj->b", n_v, d2, n_v)
     else:
         d2 = delta_squared(level, domain, n_v)
-        observed = (o.reshape(len(o), -1) @ d2.ravel())
+        observed = o.reshape(len(o), -1) @ d2.ravel()
         expected = np.einsum("bi,ij,bj->b", n_v, d2, n_v)
     out = np.full(len(o), np.nan)
     ok = (n >= 2) & (expected > 0)
@@ -202,6 +202,7 @@ def alpha_from_long(
     domain = value_domain(x, values)
     if len(domain) == 0:
         return float("nan")
-    counts = count_matrix(unit_idx.astype(np.int64), value_index(x, domain), len(units),
-                          len(domain))
+    counts = count_matrix(
+        unit_idx.astype(np.int64), value_index(x, domain), len(units), len(domain)
+    )
     return alpha_from_counts(counts, domain, level)

@@ -81,8 +81,10 @@ def resample_weights(n_units: int, n_boot: int, rng: np.random.Generator) -> np.
     """B x n_units matrix of draw counts: each row is one bootstrap resample of the units."""
     draws = rng.integers(0, n_units, size=(n_boot, n_units))
     draws += (np.arange(n_boot) * n_units)[:, None]
-    return np.bincount(draws.ravel(), minlength=n_boot * n_units).reshape(n_boot, n_units).astype(
-        np.float64
+    return (
+        np.bincount(draws.ravel(), minlength=n_boot * n_units)
+        .reshape(n_boot, n_units)
+        .astype(np.float64)
     )
 
 

@@ -81,7 +81,10 @@ def coarse_agreement(
     sets = {
         key[0]: items
         for key, items in above_median_sets(
-            scored, reviewer_col=reviewer_col, item_col=item_col, score_col=score_col,
+            scored,
+            reviewer_col=reviewer_col,
+            item_col=item_col,
+            score_col=score_col,
             group_cols=(),
         ).items()
     }

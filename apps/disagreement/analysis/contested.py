@@ -66,11 +66,17 @@ def contested_ideas(ideas, dims, ic, rc, dc, score, scored, n_rev, top) -> list[
     out = []
     for j in rank.tolist():
         ii, dd = int(idea_idx[j]), int(dim_idx[j])
-        out.append({
-            "idea_id": int(idea_ids[ii]), "idea": str(ext[ii]), "title": str(titles[ii]),
-            "domain": str(dom[ii]),
-            "dimension": dims[dd], "n_scores": int(n[keep][j]),
-            "raw_spread": float(raw_spread[keep][j]), "raw_sd": _num(raw_sd[keep][j]),
-            "z_spread": _num(z_spread[keep][j]),
-        })
+        out.append(
+            {
+                "idea_id": int(idea_ids[ii]),
+                "idea": str(ext[ii]),
+                "title": str(titles[ii]),
+                "domain": str(dom[ii]),
+                "dimension": dims[dd],
+                "n_scores": int(n[keep][j]),
+                "raw_spread": float(raw_spread[keep][j]),
+                "raw_sd": _num(raw_sd[keep][j]),
+                "z_spread": _num(z_spread[keep][j]),
+            }
+        )
     return out

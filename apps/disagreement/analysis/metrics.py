@@ -23,7 +23,14 @@ from .panel import icc1_from_counts, k_needed, reliability_curve
 
 ALL = "__all__"
 REQUIRED_COLUMNS = (
-    "idea_id", "idea", "domain", "reviewer_id", "reviewer", "background", "dimension", "score",
+    "idea_id",
+    "idea",
+    "domain",
+    "reviewer_id",
+    "reviewer",
+    "background",
+    "dimension",
+    "score",
 )
 # Krippendorff's own lowest bar for drawing tentative conclusions from alpha.
 ALPHA_AGREE = 0.667
@@ -42,8 +49,14 @@ READ_SCORES_AGREE_ONLY = "Reviewers give similar scores; too few pairs to compar
 READ_SCORES_DIFFER_ONLY = "Reviewers score differently; too few pairs to compare top picks."
 
 
-def reading(alpha: float | None, jaccard: float | None, n_items: int, n_pairs: int,
-            min_co_rated: int = 10, min_pairs: int = MIN_PAIRS_FOR_VERDICT) -> str:
+def reading(
+    alpha: float | None,
+    jaccard: float | None,
+    n_items: int,
+    n_pairs: int,
+    min_co_rated: int = 10,
+    min_pairs: int = MIN_PAIRS_FOR_VERDICT,
+) -> str:
     """One plain-language sentence for a cell, from its alpha and Jaccard.
 
     Alpha speaks only with at least ``min_co_rated`` pairable ideas, Jaccard only with at least
@@ -161,8 +174,10 @@ def compute_metrics(
     reviewers = (
         frame[["reviewer_id", "reviewer", "background"]]
         .drop_duplicates("reviewer_id")
-        .assign(reviewer=lambda d: d["reviewer"].astype(str),
-                background=lambda d: d["background"].fillna("").astype(str))
+        .assign(
+            reviewer=lambda d: d["reviewer"].astype(str),
+            background=lambda d: d["background"].fillna("").astype(str),
+        )
         .sort_values(["reviewer", "reviewer_id"], kind="stable")
         .reset_index(drop=True)
     )
@@ -236,7 +251,8 @@ def compute_metrics(
 
         for scope, k in scopes:
             in_scope = (
-                slice(0, len(idx)) if k is None
+                slice(0, len(idx))
+                if k is None
                 else slice(*np.searchsorted(dom, [k, k + 1]).tolist())
             )
             col0, col1 = (0, n_idea) if k is None else (int(dom_start[k]), int(dom_end[k]))
@@ -253,33 +269,42 @@ def compute_metrics(
             med = _medians_from_counts(vcounts, cnt, vals)
             above[in_scope] = xs > med[rs]
             lo, hi = scales.get(dim, (None, None))
-            base_keys = (
-                [str(s) for s in range(int(lo), int(hi) + 1)] if lo is not None else []
-            )
+            base_keys = [str(s) for s in range(int(lo), int(hi) + 1)] if lo is not None else []
             val_keys = [_score_key(v) for v in vals]
             for rv in np.flatnonzero(cnt > 0).tolist():
                 counts = dict.fromkeys(base_keys, 0)
                 for key, c in zip(val_keys, vcounts[rv].tolist(), strict=True):
                     if c or key not in counts:
                         counts[key] = counts.get(key, 0) + int(c)
-                strictness.append({
-                    "domain": scope, "dimension": dim, "reviewer": rev_name[rv],
-                    "reviewer_id": rev_id[rv], "background": str(rev_bg_arr[rv]),
-                    "mean": float(mean[rv]), "std": _num(std[rv]), "n": int(cnt[rv]),
-                    "counts": counts,
-                })
+                strictness.append(
+                    {
+                        "domain": scope,
+                        "dimension": dim,
+                        "reviewer": rev_name[rv],
+                        "reviewer_id": rev_id[rv],
+                        "background": str(rev_bg_arr[rv]),
+                        "mean": float(mean[rv]),
+                        "std": _num(std[rv]),
+                        "n": int(cnt[rv]),
+                        "counts": counts,
+                    }
+                )
             means = mean[cnt > 0]
-            spread.append({
-                "domain": scope, "dimension": dim,
-                "sd_of_means": _num(means.std(ddof=1)) if len(means) >= 2 else None,
-                "min_mean": _num(means.min()) if len(means) else None,
-                "max_mean": _num(means.max()) if len(means) else None,
-                "n_reviewers": int(len(means)),
-            })
+            spread.append(
+                {
+                    "domain": scope,
+                    "dimension": dim,
+                    "sd_of_means": _num(means.std(ddof=1)) if len(means) >= 2 else None,
+                    "min_mean": _num(means.min()) if len(means) else None,
+                    "max_mean": _num(means.max()) if len(means) else None,
+                    "n_reviewers": int(len(means)),
+                }
+            )
 
             # Pairwise alpha and Jaccard over co-rated ideas in this scope.
             psel = (
-                slice(0, len(inv)) if k is None
+                slice(0, len(inv))
+                if k is None
                 else slice(*np.searchsorted(pair_dom, [k, k + 1]).tolist())
             )
             pinv = inv[psel]
@@ -295,19 +320,30 @@ def compute_metrics(
                 where[listed] = np.arange(len(listed))
                 sub = where[pinv]
                 keep = sub >= 0
-                cont = np.bincount(sub[keep] * n_v * n_v + val_pair[psel][keep],
-                                   minlength=len(listed) * n_v * n_v)
+                cont = np.bincount(
+                    sub[keep] * n_v * n_v + val_pair[psel][keep], minlength=len(listed) * n_v * n_v
+                )
                 cont = cont.reshape(len(listed), n_v, n_v).astype(np.float64)
                 pair_alpha = alpha_batch(cont + cont.transpose(0, 2, 1), vals, level)
                 for a_, b_, a_alpha, n_it, j in zip(
-                    pa[listed].tolist(), pb[listed].tolist(), _nums(pair_alpha),
-                    n_items[listed].tolist(), _nums(jac[listed]), strict=True,
+                    pa[listed].tolist(),
+                    pb[listed].tolist(),
+                    _nums(pair_alpha),
+                    n_items[listed].tolist(),
+                    _nums(jac[listed]),
+                    strict=True,
                 ):
-                    pairwise.append({
-                        "domain": scope, "dimension": dim, "reviewer_a": rev_name[a_],
-                        "reviewer_b": rev_name[b_], "alpha": a_alpha, "n_items": int(n_it),
-                        "jaccard": j,
-                    })
+                    pairwise.append(
+                        {
+                            "domain": scope,
+                            "dimension": dim,
+                            "reviewer_a": rev_name[a_],
+                            "reviewer_b": rev_name[b_],
+                            "alpha": a_alpha,
+                            "n_items": int(n_it),
+                            "jaccard": j,
+                        }
+                    )
 
             panel_entry = None
             for bg in groups:
@@ -319,10 +355,15 @@ def compute_metrics(
                 pmask = eligible & rev_in_bg[bg][pa] & rev_in_bg[bg][pb]
                 ok = pmask & (union > 0)
                 cell = {
-                    "domain": scope, "dimension": dim, "background": bg,
+                    "domain": scope,
+                    "dimension": dim,
+                    "background": bg,
                     "fine": {
-                        "alpha": _num(alpha), "ci_low": None, "ci_high": None,
-                        "n_items": int(pairable.sum()), "n_scores": int(m[pairable].sum()),
+                        "alpha": _num(alpha),
+                        "ci_low": None,
+                        "ci_high": None,
+                        "n_items": int(pairable.sum()),
+                        "n_scores": int(m[pairable].sum()),
                     },
                     "coarse": {
                         "jaccard": _num(jac[ok].mean()) if ok.any() else None,
@@ -331,8 +372,11 @@ def compute_metrics(
                     },
                 }
                 cell["reading"] = reading(
-                    cell["fine"]["alpha"], cell["coarse"]["jaccard"], cell["fine"]["n_items"],
-                    cell["coarse"]["n_pairs"], min_co_rated,
+                    cell["fine"]["alpha"],
+                    cell["coarse"]["jaccard"],
+                    cell["fine"]["n_items"],
+                    cell["coarse"]["n_pairs"],
+                    min_co_rated,
                 )
                 cells.append(cell)
                 if n_boot > 0 and cell["fine"]["alpha"] is not None:
@@ -340,12 +384,19 @@ def compute_metrics(
                 rel = _num(icc1_from_counts(counts_mat, vals)) if n_v else None
                 entry = {
                     "single_reliability": rel,
-                    "k_for_075": k_needed(rel, 0.75), "k_for_090": k_needed(rel, 0.90),
-                    "curve": reliability_curve(rel), "n_items": int(pairable.sum()),
+                    "k_for_075": k_needed(rel, 0.75),
+                    "k_for_090": k_needed(rel, 0.90),
+                    "curve": reliability_curve(rel),
+                    "n_items": int(pairable.sum()),
                 }
                 if bg == ALL:
-                    panel_entry = {"domain": scope, "dimension": dim, "background": ALL,
-                                   **entry, "by_background": {}}
+                    panel_entry = {
+                        "domain": scope,
+                        "dimension": dim,
+                        "background": ALL,
+                        **entry,
+                        "by_background": {},
+                    }
                     panel.append(panel_entry)
                 else:
                     panel_entry["by_background"][bg] = entry
@@ -353,8 +404,15 @@ def compute_metrics(
     _bootstrap_cells(boot_jobs, n_idea, n_boot, seed)
     contested = contested_ideas(ideas, dims, ic, rc, dc, score, scored, n_rev, top_contested)
     category_section = category_report(
-        given, ideas=ideas, dims=dims, ic=ic, dc=dc, idea_dom=idea_dom, domains=domains,
-        categories=categories or {}, top=top_contested,
+        given,
+        ideas=ideas,
+        dims=dims,
+        ic=ic,
+        dc=dc,
+        idea_dom=idea_dom,
+        domains=domains,
+        categories=categories or {},
+        top=top_contested,
     )
 
     return {

@@ -49,26 +49,31 @@ def synthetic_frame(
     idea_col = np.repeat(idea_of, n_dimensions)
     rev_col = np.repeat(rev_of, n_dimensions)
     dim_col = np.tile(np.arange(n_dimensions), n_pairs)
-    latent = (quality[idea_col, dim_col] * stretch[rev_col, dim_col] + offset[rev_col, dim_col]
-              + rng.normal(scale=0.8, size=len(idea_col)))
+    latent = (
+        quality[idea_col, dim_col] * stretch[rev_col, dim_col]
+        + offset[rev_col, dim_col]
+        + rng.normal(scale=0.8, size=len(idea_col))
+    )
     score = np.clip(np.round(3 + latent), 1, 5)
     gated = rng.random(len(score)) < gated_share
     score[gated] = np.nan
     status = np.where(gated, "gated", "scored")
     backgrounds = np.array(["technical", "business"])[(np.arange(n_reviewers) // n_domains) % 2]
-    return pd.DataFrame({
-        "idea_id": idea_col + 1,
-        "idea": pd.Categorical([f"I{j + 1}" for j in range(n_ideas)])[idea_col],
-        "patent_id": idea_col + 1,
-        "domain": np.array(domains)[idea_dom[idea_col]],
-        "reviewer_id": rev_col + 1,
-        "reviewer": np.array([f"r{j:04d}" for j in range(n_reviewers)])[rev_col],
-        "background": backgrounds[rev_col],
-        "dimension": np.array(dims)[dim_col],
-        "score": score,
-        "status": status,
-        "rated_at": pd.Timestamp("2026-01-01", tz="UTC"),
-    })
+    return pd.DataFrame(
+        {
+            "idea_id": idea_col + 1,
+            "idea": pd.Categorical([f"I{j + 1}" for j in range(n_ideas)])[idea_col],
+            "patent_id": idea_col + 1,
+            "domain": np.array(domains)[idea_dom[idea_col]],
+            "reviewer_id": rev_col + 1,
+            "reviewer": np.array([f"r{j:04d}" for j in range(n_reviewers)])[rev_col],
+            "background": backgrounds[rev_col],
+            "dimension": np.array(dims)[dim_col],
+            "score": score,
+            "status": status,
+            "rated_at": pd.Timestamp("2026-01-01", tz="UTC"),
+        }
+    )
 
 
 def synthetic_scales(n_dimensions: int = 6) -> dict[str, tuple[int, int]]:

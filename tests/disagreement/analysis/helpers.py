@@ -15,19 +15,28 @@ def frame_from(rows, domain_of=None):
         status = row[4] if len(row) > 4 else ("scored" if score is not None else "gated")
         ids.setdefault(reviewer, len(ids) + 1)
         domain = domain_of(idea) if domain_of else "nlp"
-        records.append({
-            "idea_id": idea, "idea": f"I{idea}", "patent_id": idea, "domain": domain,
-            "reviewer_id": ids[reviewer], "reviewer": reviewer,
-            "background": BACKGROUND.get(reviewer, ""), "dimension": dim,
-            "score": np.nan if score is None else float(score), "status": status,
-            "rated_at": pd.Timestamp("2026-01-01", tz="UTC"),
-        })
+        records.append(
+            {
+                "idea_id": idea,
+                "idea": f"I{idea}",
+                "patent_id": idea,
+                "domain": domain,
+                "reviewer_id": ids[reviewer],
+                "reviewer": reviewer,
+                "background": BACKGROUND.get(reviewer, ""),
+                "dimension": dim,
+                "score": np.nan if score is None else float(score),
+                "status": status,
+                "rated_at": pd.Timestamp("2026-01-01", tz="UTC"),
+            }
+        )
     return pd.DataFrame.from_records(records)
 
 
 def cell(metrics, domain="__all__", dimension="d", background="__all__"):
     (found,) = [
-        c for c in metrics["cells"]
+        c
+        for c in metrics["cells"]
         if (c["domain"], c["dimension"], c["background"]) == (domain, dimension, background)
     ]
     return found

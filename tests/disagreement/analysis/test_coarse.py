@@ -51,8 +51,11 @@ def test_a_pair_with_ten_co_rated_items_gets_a_hand_worked_jaccard():
     assert result["pairs"][("ann", "bob")] == pytest.approx(2 / 6)
     assert result["n_pairs"] == 1
     metrics = compute_metrics(frame_from(_pair(ann, bob)), scales={"d": (1, 5)}, n_boot=0)
-    assert cell(metrics)["coarse"] == {"jaccard": pytest.approx(2 / 6), "n_pairs": 1,
-                                       "n_pairs_empty_union": 0}
+    assert cell(metrics)["coarse"] == {
+        "jaccard": pytest.approx(2 / 6),
+        "n_pairs": 1,
+        "n_pairs_empty_union": 0,
+    }
     (pair,) = [p for p in metrics["pairwise"] if p["domain"] == "__all__"]
     assert pair["jaccard"] == pytest.approx(2 / 6) and pair["n_items"] == 10
 
@@ -86,8 +89,9 @@ def test_the_median_is_over_all_the_reviewers_items_in_the_scope_not_only_shared
 
 
 def test_the_array_engine_agrees_with_the_set_based_reference():
-    frame = synthetic_frame(n_ratings=6000, n_ideas=300, n_reviewers=12, n_dimensions=2,
-                            n_domains=1, seed=4)
+    frame = synthetic_frame(
+        n_ratings=6000, n_ideas=300, n_reviewers=12, n_dimensions=2, n_domains=1, seed=4
+    )
     metrics = compute_metrics(frame, n_boot=0)
     for dim in ["d0", "d1"]:
         ref = coarse_agreement(frame[frame["dimension"] == dim])

@@ -18,15 +18,29 @@ from apps.disagreement.analysis.synthetic import synthetic_frame, synthetic_scal
 
 from .helpers import cell, frame_from
 
-TOP_KEYS = {"level", "n_ratings", "n_scored", "n_ideas", "n_reviewers", "cells", "strictness",
-            "strictness_spread", "pairwise", "contested", "panel", "categories",
-            "categories_included", "backgrounds"}
+TOP_KEYS = {
+    "level",
+    "n_ratings",
+    "n_scored",
+    "n_ideas",
+    "n_reviewers",
+    "cells",
+    "strictness",
+    "strictness_spread",
+    "pairwise",
+    "contested",
+    "panel",
+    "categories",
+    "categories_included",
+    "backgrounds",
+}
 
 
 @pytest.fixture(scope="module")
 def synthetic():
-    frame = synthetic_frame(n_ratings=20_000, n_ideas=800, n_reviewers=24, n_dimensions=3,
-                            n_domains=2, seed=3)
+    frame = synthetic_frame(
+        n_ratings=20_000, n_ideas=800, n_reviewers=24, n_dimensions=3, n_domains=2, seed=3
+    )
     return frame, compute_metrics(frame, scales=synthetic_scales(3), n_boot=200, seed=1)
 
 
@@ -41,23 +55,54 @@ def test_the_output_has_the_contract_keys_and_is_strict_json(synthetic):
     assert set(c) == {"domain", "dimension", "background", "fine", "coarse", "reading"}
     assert set(c["fine"]) == {"alpha", "ci_low", "ci_high", "n_items", "n_scores"}
     assert set(c["coarse"]) == {"jaccard", "n_pairs", "n_pairs_empty_union"}
-    assert {"domain", "dimension", "reviewer", "reviewer_id", "background", "mean", "std", "n",
-            "counts"} == set(metrics["strictness"][0])
-    assert {"domain", "dimension", "sd_of_means", "min_mean", "max_mean",
-            "n_reviewers"} == set(metrics["strictness_spread"][0])
-    assert {"domain", "dimension", "reviewer_a", "reviewer_b", "alpha", "n_items",
-            "jaccard"} == set(metrics["pairwise"][0])
-    assert {"idea_id", "idea", "title", "domain", "dimension", "n_scores", "raw_spread",
-            "raw_sd", "z_spread"} == set(metrics["contested"][0])
-    assert {"domain", "dimension", "single_reliability", "k_for_075", "k_for_090",
-            "curve"} <= set(metrics["panel"][0])
+    assert {
+        "domain",
+        "dimension",
+        "reviewer",
+        "reviewer_id",
+        "background",
+        "mean",
+        "std",
+        "n",
+        "counts",
+    } == set(metrics["strictness"][0])
+    assert {"domain", "dimension", "sd_of_means", "min_mean", "max_mean", "n_reviewers"} == set(
+        metrics["strictness_spread"][0]
+    )
+    assert {
+        "domain",
+        "dimension",
+        "reviewer_a",
+        "reviewer_b",
+        "alpha",
+        "n_items",
+        "jaccard",
+    } == set(metrics["pairwise"][0])
+    assert {
+        "idea_id",
+        "idea",
+        "title",
+        "domain",
+        "dimension",
+        "n_scores",
+        "raw_spread",
+        "raw_sd",
+        "z_spread",
+    } == set(metrics["contested"][0])
+    assert {"domain", "dimension", "single_reliability", "k_for_075", "k_for_090", "curve"} <= set(
+        metrics["panel"][0]
+    )
 
 
 def test_there_is_a_cell_for_every_domain_dimension_and_background(synthetic):
     _, metrics = synthetic
     keys = {(c["domain"], c["dimension"], c["background"]) for c in metrics["cells"]}
-    assert keys == {(d, m, b) for d in ["dom0", "dom1", "__all__"] for m in ["d0", "d1", "d2"]
-                    for b in ["__all__", "technical", "business"]}
+    assert keys == {
+        (d, m, b)
+        for d in ["dom0", "dom1", "__all__"]
+        for m in ["d0", "d1", "d2"]
+        for b in ["__all__", "technical", "business"]
+    }
 
 
 def test_cell_alphas_equal_the_reference_package_on_the_pivoted_scores(synthetic):
@@ -81,8 +126,11 @@ def test_pairwise_alphas_equal_the_reference_package_on_co_rated_items(synthetic
     rows = [p for p in metrics["pairwise"] if p["domain"] == "dom1" and p["dimension"] == "d0"]
     assert rows
     for p in rows[:5]:
-        sub = frame[(frame["dimension"] == "d0") & (frame["domain"] == "dom1")
-                    & frame["reviewer"].isin([p["reviewer_a"], p["reviewer_b"]])]
+        sub = frame[
+            (frame["dimension"] == "d0")
+            & (frame["domain"] == "dom1")
+            & frame["reviewer"].isin([p["reviewer_a"], p["reviewer_b"]])
+        ]
         matrix = sub.pivot(index="reviewer", columns="idea_id", values="score")
         matrix = matrix.loc[:, matrix.notna().all()].to_numpy()
         assert matrix.shape[1] == p["n_items"]
@@ -99,15 +147,18 @@ def test_the_same_seed_gives_the_same_intervals(synthetic):
 
 
 def test_every_level_runs_and_matches_the_plain_alpha():
-    frame = frame_from([("ann", i, "d", 1 + i % 5) for i in range(1, 13)]
-                       + [("bob", i, "d", 1 + (i * 2) % 5) for i in range(1, 13)]
-                       + [("cat", i, "d", 1 + (i + 1) % 5) for i in range(1, 13)])
+    frame = frame_from(
+        [("ann", i, "d", 1 + i % 5) for i in range(1, 13)]
+        + [("bob", i, "d", 1 + (i * 2) % 5) for i in range(1, 13)]
+        + [("cat", i, "d", 1 + (i + 1) % 5) for i in range(1, 13)]
+    )
     matrix = frame.pivot(index="reviewer", columns="idea_id", values="score").to_numpy()
     for level in ["nominal", "ordinal", "interval", "ratio"]:
         metrics = compute_metrics(frame, level=level, n_boot=50)
         assert metrics["level"] == level
         assert cell(metrics)["fine"]["alpha"] == pytest.approx(
-            krippendorff_alpha(matrix, level), abs=1e-12)
+            krippendorff_alpha(matrix, level), abs=1e-12
+        )
 
 
 def test_gated_ratings_are_missing_not_zero_in_every_figure():
@@ -119,8 +170,9 @@ def test_gated_ratings_are_missing_not_zero_in_every_figure():
     frame = frame_from(rows)
     got = compute_metrics(frame, n_boot=0)
     dropped = compute_metrics(frame[frame["score"].notna()], n_boot=0)
-    zeroed = compute_metrics(frame.assign(score=frame["score"].fillna(0),
-                                          status="scored"), n_boot=0)
+    zeroed = compute_metrics(
+        frame.assign(score=frame["score"].fillna(0), status="scored"), n_boot=0
+    )
     for key in ["cells", "strictness", "strictness_spread", "pairwise", "panel", "contested"]:
         assert got[key] == dropped[key], key
         assert got[key] != zeroed[key], key
@@ -130,15 +182,28 @@ def test_gated_ratings_are_missing_not_zero_in_every_figure():
 def test_a_gated_status_wins_over_a_stray_score():
     frame = frame_from([("ann", 1, "d", 5, "gated"), ("ann", 2, "d", 1), ("bob", 2, "d", 2)])
     metrics = compute_metrics(frame, n_boot=0)
-    (row,) = [r for r in metrics["strictness"] if r["reviewer"] == "ann"
-              and r["domain"] == "__all__"]
+    (row,) = [
+        r for r in metrics["strictness"] if r["reviewer"] == "ann" and r["domain"] == "__all__"
+    ]
     assert row["n"] == 1 and row["mean"] == 1.0
 
 
 def test_an_empty_frame_gives_empty_metrics():
-    empty = frame_from([]).reindex(columns=["idea_id", "idea", "patent_id", "domain",
-                                            "reviewer_id", "reviewer", "background",
-                                            "dimension", "score", "status", "rated_at"])
+    empty = frame_from([]).reindex(
+        columns=[
+            "idea_id",
+            "idea",
+            "patent_id",
+            "domain",
+            "reviewer_id",
+            "reviewer",
+            "background",
+            "dimension",
+            "score",
+            "status",
+            "rated_at",
+        ]
+    )
     metrics = compute_metrics(empty)
     json.dumps(metrics, allow_nan=False)
     assert metrics["cells"] == [] and metrics["n_ratings"] == 0
@@ -195,8 +260,12 @@ def test_panel_figures_follow_spearman_brown(synthetic):
 def test_background_cells_only_use_that_backgrounds_reviewers():
     rows = []
     for i in range(1, 13):
-        rows += [("ann", i, "d", 1 + i % 5), ("cat", i, "d", 1 + i % 5),  # technical: agree
-                 ("bob", i, "d", 1 + (i * 3) % 5), ("dan", i, "d", 5 - i % 5)]
+        rows += [
+            ("ann", i, "d", 1 + i % 5),
+            ("cat", i, "d", 1 + i % 5),  # technical: agree
+            ("bob", i, "d", 1 + (i * 3) % 5),
+            ("dan", i, "d", 5 - i % 5),
+        ]
     metrics = compute_metrics(frame_from(rows), n_boot=0)
     assert cell(metrics, background="technical")["fine"]["alpha"] == 1.0
     assert cell(metrics, background="technical")["coarse"]["n_pairs"] == 1
@@ -208,12 +277,18 @@ def test_the_analysis_package_imports_without_django():
     import subprocess
     import sys
 
-    code = ("import sys, apps.disagreement.analysis as a; "
-            "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules), "
-            "'django imported'")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            env={"PATH": "/usr/bin:/bin"}, cwd=str(__import__("pathlib").Path(
-                                __file__).resolve().parents[3]))
+    code = (
+        "import sys, apps.disagreement.analysis as a; "
+        "assert not any(m == 'django' or m.startswith('django.') for m in sys.modules), "
+        "'django imported'"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin"},
+        cwd=str(__import__("pathlib").Path(__file__).resolve().parents[3]),
+    )
     assert result.returncode == 0, result.stderr
 
 
@@ -235,8 +310,12 @@ def test_category_scores_are_left_out_like_gated_ones_by_default():
 def test_background_groups_are_whatever_labels_the_reviewers_have():
     rows = []
     for i in range(1, 13):
-        rows += [("ann", i, "d", 1 + i % 5), ("cat", i, "d", 1 + i % 5),
-                 ("bob", i, "d", 1 + (i * 3) % 5), ("dan", i, "d", 5 - i % 5)]
+        rows += [
+            ("ann", i, "d", 1 + i % 5),
+            ("cat", i, "d", 1 + i % 5),
+            ("bob", i, "d", 1 + (i * 3) % 5),
+            ("dan", i, "d", 5 - i % 5),
+        ]
     frame = frame_from(rows)
     frame["background"] = frame["reviewer"].map(
         {"ann": "literature", "cat": "literature", "bob": "crowd", "dan": ""}
