@@ -109,10 +109,12 @@ def idea_board(
         else pd.DataFrame(columns=PREDICTION_COLUMNS)
     )
     p["dimension"] = p["dimension"].astype(str)
-    read = set(zip(frame["reviewer_id"].tolist(), frame["idea_id"].tolist(), strict=True))
     if len(p):
-        p = p[[(r, i) not in read for r, i in zip(p["reviewer_id"], p["idea_id"], strict=True)]]
-        p = p[p["score"].notna()]
+        # (reviewer, idea) pairs as one int64 key each: "has this reviewer read this idea".
+        width = int(max(frame["idea_id"].max() if len(frame) else 0, p["idea_id"].max())) + 1
+        read = frame["reviewer_id"].to_numpy(np.int64) * width + frame["idea_id"].to_numpy(np.int64)
+        asked = p["reviewer_id"].to_numpy(np.int64) * width + p["idea_id"].to_numpy(np.int64)
+        p = p[~np.isin(asked, read) & p["score"].notna().to_numpy()]
     p = p.copy()
     p["score"] = p["score"].astype(float)
     p["confidence"] = pd.to_numeric(p["confidence"], errors="coerce").astype(float)
@@ -147,8 +149,14 @@ def idea_board(
     }
     rows: list[dict] = []
     z_by_idea: dict[int, list] = {}
-    for (idea_id, rv), z in s[s["z"].notna()].groupby(["idea_id", "reviewer"])["z"].mean().items():
-        z_by_idea.setdefault(int(idea_id), []).append([str(rv), None, _r(z)])
+    zmean = s[s["z"].notna()].groupby(["idea_id", "reviewer"])["z"].mean()
+    for idea_id, rv, z in zip(
+        zmean.index.get_level_values(0).tolist(),
+        zmean.index.get_level_values(1).astype(str).tolist(),
+        _rounded(zmean.to_numpy(), 3),
+        strict=True,
+    ):
+        z_by_idea.setdefault(idea_id, []).append([rv, None, z])
     pz_by_idea: dict[int, list] = {}
     if len(p):
         agg = p.groupby(["idea_id", "reviewer"]).agg(z=("z", "mean"), c=("confidence", "mean"))
@@ -195,6 +203,15 @@ def idea_board(
     return rows
 
 
+def _floats(values: np.ndarray) -> list[float | None]:
+    """Floats for JSON, None where not finite (vectorised _num)."""
+    arr = np.asarray(values, dtype=float)
+    out = arr.tolist()
+    for i in np.flatnonzero(~np.isfinite(arr)).tolist():
+        out[i] = None
+    return out
+
+
 def _rounded(values: np.ndarray, digits: int) -> list[float | None]:
     """Rounded floats for JSON, None where missing (vectorised; _r for one value)."""
     arr = np.round(np.asarray(values, dtype=float), digits)
@@ -226,7 +243,6 @@ def _grouped_scores(s: pd.DataFrame) -> dict[tuple[int, str], dict]:
     an = s["analysed"].to_numpy(float)
     z = s["z"].to_numpy(float)
     af = np.isfinite(an)
-    n = np.diff(np.r_[starts, len(s)])
     n_an = np.add.reduceat(af.astype(np.int64), starts)
     raw_sum = np.add.reduceat(np.where(af, an, 0.0), starts)
     raw_max = np.maximum.reduceat(np.where(af, an, -np.inf), starts)
@@ -243,18 +259,24 @@ def _grouped_scores(s: pd.DataFrame) -> dict[tuple[int, str], dict]:
             zip(s["reviewer"].astype(str).tolist(), _rounded(raw, 0), _rounded(z, 3), strict=True),
         )
     )
-    out = {}
-    for j, key in enumerate(keys):
-        a, b = int(starts[j]), int(starts[j] + n[j])
-        out[key] = {
-            "n_scores": int(n_an[j]),
-            "raw_mean": _num(raw_sum[j] / n_an[j]) if n_an[j] else None,
-            "raw_spread": _num(raw_max[j] - raw_min[j]) if n_an[j] >= 2 else None,
-            "z_mean": _num(z_sum[j] / z_n[j]) if z_n[j] else None,
-            "z_spread": _num(z_max[j] - z_min[j]) if z_n[j] >= 2 else None,
-            "scores": cells[a:b],
+    with np.errstate(invalid="ignore", divide="ignore"):
+        raw_mean = _floats(np.where(n_an > 0, raw_sum / np.maximum(n_an, 1), np.nan))
+        raw_spread = _floats(np.where(n_an >= 2, raw_max - raw_min, np.nan))
+        z_mean = _floats(np.where(z_n > 0, z_sum / np.maximum(z_n, 1), np.nan))
+        z_spread = _floats(np.where(z_n >= 2, z_max - z_min, np.nan))
+    bounds = np.r_[starts, len(s)].tolist()
+    n_scores = n_an.tolist()
+    return {
+        key: {
+            "n_scores": n_scores[j],
+            "raw_mean": raw_mean[j],
+            "raw_spread": raw_spread[j],
+            "z_mean": z_mean[j],
+            "z_spread": z_spread[j],
+            "scores": cells[bounds[j] : bounds[j + 1]],
         }
-    return out
+        for j, key in enumerate(keys)
+    }
 
 
 def _grouped_predictions(p: pd.DataFrame) -> dict[tuple[int, str], dict]:
