@@ -159,6 +159,11 @@ def test_the_changed_dashboards_look_finished(page, login, manager, computed):
         assert response.status == 200, path
         page.wait_for_load_state("networkidle")
         page.screenshot(path=f"/tmp/mux-{name}.png", full_page=True)
+    page.goto("/disagreement/contested/")
+    page.locator("#contested-order").scroll_into_view_if_needed()
+    page.screenshot(path="/tmp/mux-contested-top.png")
+    page.locator("#category-split").scroll_into_view_if_needed()
+    page.screenshot(path="/tmp/mux-contested-split.png")
     page.goto("/disagreement/agreement/?domain=nlp&dimension=innovativeness")
     assert page.locator("#pairs-most tbody tr").count() >= 1
     page.goto("/disagreement/panel/")
