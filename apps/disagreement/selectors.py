@@ -393,6 +393,7 @@ class IdeaScore:
     score: int | None
     z: float | None
     rationale: str
+    is_category: bool
     rated_at: dt.datetime
 
 
@@ -406,7 +407,7 @@ class IdeaDimensionRow:
 
     @property
     def raw_spread(self) -> int | None:
-        values = [s.score for s in self.scores if s.score is not None]
+        values = [s.score for s in self.scores if s.score is not None and not s.is_category]
         return max(values) - min(values) if len(values) >= 2 else None
 
     @property
@@ -415,12 +416,14 @@ class IdeaDimensionRow:
         return max(values) - min(values) if len(values) >= 2 else None
 
 
-def idea_ratings_detail(*, idea: Idea) -> list[IdeaDimensionRow]:
+def idea_ratings_detail(*, idea: Idea, include_categories: bool = False) -> list[IdeaDimensionRow]:
     """Every reviewer's rating of one idea, per dimension, with a calibrated (z) score.
 
     z = (score - the reviewer's mean on that dimension) / their standard deviation, over all of the
     reviewer's scored ratings of the dimension: it says how high the idea sits on *their* scale.
-    Three queries whatever the number of reviewers.
+    Category levels (PBIG's "not B2B") are left out of the means and get no z unless
+    ``include_categories``, as in the snapshot's figures. Three queries whatever the number of
+    reviewers.
     """
     ratings = list(
         Rating.objects.filter(idea=idea)
@@ -429,14 +432,21 @@ def idea_ratings_detail(*, idea: Idea) -> list[IdeaDimensionRow]:
     )
     reviewer_ids = {r.reviewer_id for r in ratings}
     dimension_ids = {r.dimension_id for r in ratings}
+    category_levels = {
+        r.dimension_id: {int(v) for v in (r.dimension.categories or [])}
+        for r in ratings
+        if r.dimension.categories and not include_categories
+    }
+    stats_qs = Rating.objects.filter(
+        reviewer_id__in=reviewer_ids,
+        dimension_id__in=dimension_ids,
+        status=Rating.Status.SCORED,
+    )
+    for dimension_id, levels in category_levels.items():
+        stats_qs = stats_qs.exclude(dimension_id=dimension_id, score__in=levels)
     stats = {
         (row["reviewer_id"], row["dimension_id"]): row
-        for row in Rating.objects.filter(
-            reviewer_id__in=reviewer_ids,
-            dimension_id__in=dimension_ids,
-            status=Rating.Status.SCORED,
-        )
-        .values("reviewer_id", "dimension_id")
+        for row in stats_qs.values("reviewer_id", "dimension_id")
         .annotate(mean=Avg("score"), sd=StdDev("score", sample=True), n=Count("id"))
         .order_by()
     }
@@ -452,7 +462,8 @@ def idea_ratings_detail(*, idea: Idea) -> list[IdeaDimensionRow]:
             )
         z = None
         st = stats.get((r.reviewer_id, r.dimension_id))
-        if r.score is not None and st and st["sd"]:
+        is_category = r.score is not None and r.score in category_levels.get(r.dimension_id, ())
+        if r.score is not None and st and st["sd"] and not is_category:
             z = (r.score - float(st["mean"])) / float(st["sd"])
         profile = getattr(r.reviewer, "reviewer_profile", None)
         row.scores.append(
@@ -464,6 +475,7 @@ def idea_ratings_detail(*, idea: Idea) -> list[IdeaDimensionRow]:
                 score=r.score,
                 z=z,
                 rationale=r.rationale,
+                is_category=is_category,
                 rated_at=r.updated_at,
             )
         )

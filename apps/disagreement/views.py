@@ -437,12 +437,15 @@ def decide(request: HttpRequest) -> HttpResponse:
 @require_GET
 def idea_detail(request: HttpRequest, idea_id: int) -> HttpResponse:
     idea = get_object_or_404(Idea.objects.select_related("patent", "patent__domain"), id=idea_id)
-    dimensions = selectors.idea_ratings_detail(idea=idea)
+    include_categories = request.GET.get("categories") == "include"
+    dimensions = selectors.idea_ratings_detail(idea=idea, include_categories=include_categories)
     return render(
         request,
         "disagreement/idea_detail.html",
         {
             "idea": idea,
+            "title": selectors.idea_label(idea.title, idea.description, idea.external_id),
+            "include_categories": include_categories,
             "dimensions": dimensions,
             "tab": "contested",
             "back": reverse(
