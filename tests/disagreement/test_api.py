@@ -73,3 +73,23 @@ def test_a_manager_starts_a_recompute_and_reads_its_status(api, manager):
     from tests.workers import purge_queue
 
     purge_queue()
+
+
+def test_category_levels_are_left_out_by_default_and_the_switch_is_its_own_scope(
+    api, manager, snapshot
+):
+    api.force_authenticate(manager)
+    metrics = api.get("/api/metrics/").json()["metrics"]
+    assert metrics["categories_included"] is False
+    assert metrics["categories"]["levels"] == {"need_validity": [0], "market_size": [0]}
+    assert metrics["backgrounds"] == ["business", "technical"]
+    assert "board" not in metrics
+    response = api.get("/api/metrics/?include_categories=true")
+    assert response.status_code == 404  # not computed for that scope yet
+    response = api.post("/api/metrics/recompute/", {"include_categories": True}, format="json")
+    assert response.status_code == 202
+    queued = MetricSnapshot.objects.get(id=response.json()["id"])
+    assert queued.scope == "ordinal+categories" and queued.include_categories is True
+    from tests.workers import purge_queue
+
+    purge_queue()

@@ -180,3 +180,31 @@ def test_a_rating_change_with_the_broker_down_is_saved_and_the_failure_recorded(
         rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 1})
     assert reviewer.ratings.count() == 6
     assert MetricSnapshot.objects.get().status == "failed"
+
+
+def test_the_category_switch_is_computed_into_its_own_snapshot(planted):
+    from tests.disagreement.conftest import compute_snapshot
+
+    default = compute_snapshot()
+    included = compute_snapshot(include_categories=True)
+    assert (default.scope, included.scope) == ("ordinal", "ordinal+categories")
+    assert default.result["categories_included"] is False
+    assert included.result["categories_included"] is True
+
+    def need_scores(snapshot):
+        (cell,) = [
+            c
+            for c in snapshot.result["cells"]
+            if (c["domain"], c["dimension"], c["background"])
+            == ("__all__", "need_validity", "__all__")
+        ]
+        return cell["fine"]["n_scores"]
+
+    zeros = default.result["categories"]["scopes"]
+    n_zero = next(
+        s["n_category"]
+        for s in zeros
+        if (s["domain"], s["dimension"]) == ("__all__", "need_validity")
+    )
+    assert n_zero > 0
+    assert need_scores(included) > need_scores(default)
