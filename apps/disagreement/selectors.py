@@ -248,6 +248,7 @@ def background_groups() -> list[str]:
     return sorted(
         set(
             ReviewerProfile.objects.exclude(background="")
+            .exclude(background__isnull=True)
             .values_list("background", flat=True)
             .distinct()
         )
