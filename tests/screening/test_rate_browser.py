@@ -121,7 +121,8 @@ def test_a_reviewer_rates_through_continue_and_submit_with_javascript_off(
 
         # Submitting before the open stage is filled is refused with a message per field.
         page.get_by_role("button", name="Submit rating").click()
-        expect(page.locator("#form-errors")).to_contain_text(
+        expect(page.locator("#form-errors")).to_contain_text("Technical validity: 1 problem")
+        expect(page.locator("#dim-technical_validity .errorlist")).to_have_text(
             "Technical validity is required at this stage"
         )
         expect(page.locator("#dim-market_size .errorlist")).to_contain_text(

@@ -174,3 +174,83 @@ def rating_decline(
     assignment.save(update_fields=["status", "decline_reason", "updated_at"])
     ratings_changed(reviewer_ids=[reviewer.id])
     return assignment
+
+
+def _decline_rows(assignment: Assignment) -> list[RatingHistory]:
+    """The history rows the reviewer's last decline wrote, one per dimension."""
+    rows = list(
+        RatingHistory.objects.filter(
+            rating__reviewer_id=assignment.reviewer_id,
+            rating__idea_id=assignment.idea_id,
+            new_status=Rating.Status.DECLINED,
+        ).order_by("-changed_at", "-id")
+    )
+    latest: dict[int, RatingHistory] = {}
+    for row in rows:
+        latest.setdefault(row.rating_id, row)
+    return list(latest.values())
+
+
+def decline_undo_blocker(assignment: Assignment) -> str:
+    """Why a decline can no longer be taken back ("" when it can).
+
+    A decline can be undone while nobody has acted on it: no other reviewer has been assigned the
+    idea since (the declined slot is what the assignment tool refills), and nothing has changed
+    the reviewer's ratings of the idea since (an import, say).
+    """
+    if assignment.status != Assignment.Status.DECLINED:
+        return "This idea is not declined."
+    rows = _decline_rows(assignment)
+    declined_at = max((r.changed_at for r in rows), default=assignment.updated_at)
+    replaced = (
+        Assignment.objects.filter(idea_id=assignment.idea_id, created_at__gt=declined_at)
+        .exclude(pk=assignment.pk)
+        .exists()
+    )
+    if replaced:
+        return "Another reviewer has been assigned this idea since you declined it."
+    changed_since = RatingHistory.objects.filter(
+        rating__reviewer_id=assignment.reviewer_id,
+        rating__idea_id=assignment.idea_id,
+        changed_at__gt=declined_at,
+    ).exclude(new_status=Rating.Status.DECLINED)
+    if changed_since.exists():
+        return "Your ratings of this idea have changed since you declined it."
+    return ""
+
+
+@transaction.atomic
+def rating_decline_undo(
+    *, reviewer: User, idea: Idea, source: str = Rating.Source.FORM
+) -> Assignment:
+    """Take a decline back: every rating returns to what it was before, with history.
+
+    Ratings the decline created (the idea had not been rated yet) are removed with their one
+    history row, so the idea is pending again exactly as before; ratings it overwrote get their
+    old values back through a new history row. Refused once somebody has acted on the decline.
+    """
+    assignment = _lock_assignment(reviewer=reviewer, idea=idea)
+    blocker = decline_undo_blocker(assignment)
+    if blocker:
+        raise ApplicationError(f"The decline cannot be taken back: {blocker}")
+    restored_any = False
+    for row in _decline_rows(assignment):
+        rating = Rating.objects.select_related("dimension").get(pk=row.rating_id)
+        if rating.status != Rating.Status.DECLINED:
+            continue
+        if not row.old_status:
+            rating.delete()
+            continue
+        restored_any |= row.old_status == Rating.Status.SCORED
+        _write_rating(
+            existing=rating, reviewer=reviewer, idea=idea, dimension=rating.dimension,
+            status=row.old_status, score=row.old_score, answers=row.old_answers,
+            rationale=row.old_rationale, source=source, changed_by=reviewer,
+        )
+    assignment.status = (
+        Assignment.Status.COMPLETED if restored_any else Assignment.Status.PENDING
+    )
+    assignment.decline_reason = ""
+    assignment.save(update_fields=["status", "decline_reason", "updated_at"])
+    ratings_changed(reviewer_ids=[reviewer.id])
+    return assignment
