@@ -505,7 +505,10 @@ class DeclineForm(forms.Form):
     )
     confirm = forms.BooleanField(
         required=True,
-        label="Yes, remove this idea from my queue. It cannot be rated afterwards.",
+        label=(
+            "Yes, remove this idea from my queue. I can take this back only until someone acts "
+            "on it (an admin assigns another reviewer)."
+        ),
         error_messages={"required": "tick this box to confirm that you want to decline"},
     )
 

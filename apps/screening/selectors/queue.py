@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from apps.accounts.models import User
 from apps.catalog.models import Idea
-from apps.screening.models import Assignment, RatingHistory
+from apps.screening.models import Assignment, Rating, RatingHistory
 
 
 @dataclass
@@ -77,3 +77,46 @@ def rating_history_of(*, reviewer: User, idea: Idea) -> list[RatingHistory]:
         .select_related("rating__dimension", "changed_by")
         .order_by("-changed_at", "-id")
     )
+
+
+def decline_rows(assignment: Assignment) -> list[RatingHistory]:
+    """The history rows the reviewer's last decline wrote, one per dimension."""
+    rows = list(
+        RatingHistory.objects.filter(
+            rating__reviewer_id=assignment.reviewer_id,
+            rating__idea_id=assignment.idea_id,
+            new_status=Rating.Status.DECLINED,
+        ).order_by("-changed_at", "-id")
+    )
+    latest: dict[int, RatingHistory] = {}
+    for row in rows:
+        latest.setdefault(row.rating_id, row)
+    return list(latest.values())
+
+
+def decline_undo_blocker(assignment: Assignment) -> str:
+    """Why a decline can no longer be taken back ("" when it can).
+
+    A decline can be undone while nobody has acted on it: no other reviewer has been assigned the
+    idea since (the declined slot is what the assignment tool refills), and nothing has changed
+    the reviewer's ratings of the idea since (an import, say).
+    """
+    if assignment.status != Assignment.Status.DECLINED:
+        return "This idea is not declined."
+    rows = decline_rows(assignment)
+    declined_at = max((r.changed_at for r in rows), default=assignment.updated_at)
+    replaced = (
+        Assignment.objects.filter(idea_id=assignment.idea_id, created_at__gt=declined_at)
+        .exclude(pk=assignment.pk)
+        .exists()
+    )
+    if replaced:
+        return "Another reviewer has been assigned this idea since you declined it."
+    changed_since = RatingHistory.objects.filter(
+        rating__reviewer_id=assignment.reviewer_id,
+        rating__idea_id=assignment.idea_id,
+        changed_at__gt=declined_at,
+    ).exclude(new_status=Rating.Status.DECLINED)
+    if changed_since.exists():
+        return "Your ratings of this idea have changed since you declined it."
+    return ""

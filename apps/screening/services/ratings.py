@@ -13,6 +13,7 @@ from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.screening.gates import open_dimensions, validate_scores
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
 from apps.screening.selectors import dimensions_for_idea
+from apps.screening.selectors.queue import decline_rows, decline_undo_blocker
 
 
 def ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
@@ -176,49 +177,6 @@ def rating_decline(
     return assignment
 
 
-def _decline_rows(assignment: Assignment) -> list[RatingHistory]:
-    """The history rows the reviewer's last decline wrote, one per dimension."""
-    rows = list(
-        RatingHistory.objects.filter(
-            rating__reviewer_id=assignment.reviewer_id,
-            rating__idea_id=assignment.idea_id,
-            new_status=Rating.Status.DECLINED,
-        ).order_by("-changed_at", "-id")
-    )
-    latest: dict[int, RatingHistory] = {}
-    for row in rows:
-        latest.setdefault(row.rating_id, row)
-    return list(latest.values())
-
-
-def decline_undo_blocker(assignment: Assignment) -> str:
-    """Why a decline can no longer be taken back ("" when it can).
-
-    A decline can be undone while nobody has acted on it: no other reviewer has been assigned the
-    idea since (the declined slot is what the assignment tool refills), and nothing has changed
-    the reviewer's ratings of the idea since (an import, say).
-    """
-    if assignment.status != Assignment.Status.DECLINED:
-        return "This idea is not declined."
-    rows = _decline_rows(assignment)
-    declined_at = max((r.changed_at for r in rows), default=assignment.updated_at)
-    replaced = (
-        Assignment.objects.filter(idea_id=assignment.idea_id, created_at__gt=declined_at)
-        .exclude(pk=assignment.pk)
-        .exists()
-    )
-    if replaced:
-        return "Another reviewer has been assigned this idea since you declined it."
-    changed_since = RatingHistory.objects.filter(
-        rating__reviewer_id=assignment.reviewer_id,
-        rating__idea_id=assignment.idea_id,
-        changed_at__gt=declined_at,
-    ).exclude(new_status=Rating.Status.DECLINED)
-    if changed_since.exists():
-        return "Your ratings of this idea have changed since you declined it."
-    return ""
-
-
 @transaction.atomic
 def rating_decline_undo(
     *, reviewer: User, idea: Idea, source: str = Rating.Source.FORM
@@ -234,7 +192,7 @@ def rating_decline_undo(
     if blocker:
         raise ApplicationError(f"The decline cannot be taken back: {blocker}")
     restored_any = False
-    for row in _decline_rows(assignment):
+    for row in decline_rows(assignment):
         rating = Rating.objects.select_related("dimension").get(pk=row.rating_id)
         if rating.status != Rating.Status.DECLINED:
             continue

@@ -22,9 +22,12 @@ from apps.core.errors import ApplicationError
 from apps.screening.forms import DeclineForm, ScreeningForm
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
 from apps.screening.selectors import dimensions_for_idea, ratings_of
-from apps.screening.selectors.queue import next_pending_idea_for, rating_history_of
-from apps.screening.services.ratings import (
+from apps.screening.selectors.queue import (
     decline_undo_blocker,
+    next_pending_idea_for,
+    rating_history_of,
+)
+from apps.screening.services.ratings import (
     rating_decline,
     rating_decline_undo,
     rating_submit,
@@ -185,7 +188,11 @@ def idea_decline(request: HttpRequest, idea_id: int) -> HttpResponse:
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect(reverse("screening:rate", kwargs={"idea_id": idea.id}))
-    messages.success(request, f"You declined “{idea.title}”; it has left your queue.")
+    messages.success(
+        request,
+        f"You declined “{idea.title}”; it has left your queue. Changed your mind? Take it back "
+        "under Declined below.",
+    )
     return redirect("screening:queue")
 
 
