@@ -72,6 +72,9 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     ("catalog:import_upload", {"kind": "=ideas"}, "get", None, (302, 403, 403, 403, 403, 405)),
     # No file: the admin gets the page back with the form's error; nothing is imported.
     ("catalog:import_upload", {"kind": "=ideas"}, "post", {}, ADMIN_ONLY),
+    # import formats and their example files: documentation, for every signed-in role
+    ("catalog:format_help", {"kind": "=ratings"}, "get", None, (302, 200, 200, 200, 200, 200)),
+    ("catalog:example_file", {"name": "=ideas.csv"}, "get", None, (302, 200, 200, 200, 200, 200)),
     # screening: the reviewer's queue and rating pages
     ("screening:queue", {}, "get", None, REVIEWERS_ONLY),
     ("screening:rate", {"idea_id": "idea"}, "get", None, (302, 200, 200, 404, 403, 403)),
