@@ -47,29 +47,39 @@ def test_an_invitation_of_an_unknown_or_deactivated_account_is_a_404(client, adm
     assert client.post(reverse("invitation_create", kwargs={"user_id": 99999})).status_code == 404
 
 
-def test_email_goes_to_the_console_by_default_and_to_smtp_when_a_host_is_set():
-    import importlib
+def _email_settings(**env: str) -> list[str]:
+    """EMAIL_* settings as a fresh process reads them from this environment."""
     import os
+    import subprocess
+    import sys
 
-    import config.settings.base as base
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("EMAIL_")}
+    code = (
+        "import config.settings.base as s; "
+        "print(s.EMAIL_BACKEND, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_USE_TLS, s.EMAIL_USE_SSL)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**clean, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.split()
 
-    saved = {k: os.environ.pop(k, None) for k in ("EMAIL_HOST", "EMAIL_BACKEND")}
-    try:
-        assert importlib.reload(base).EMAIL_BACKEND.endswith("console.EmailBackend")
-        os.environ["EMAIL_HOST"] = "smtp.example.org"
-        reloaded = importlib.reload(base)
-        assert reloaded.EMAIL_BACKEND.endswith("smtp.EmailBackend")
-        assert (reloaded.EMAIL_HOST, reloaded.EMAIL_PORT, reloaded.EMAIL_USE_TLS) == (
-            "smtp.example.org",
-            587,
-            True,
-        )
-    finally:
-        os.environ.pop("EMAIL_HOST", None)
-        for key, value in saved.items():
-            if value is not None:
-                os.environ[key] = value
-        importlib.reload(base)
+
+def test_email_goes_to_the_console_by_default_and_to_smtp_when_a_host_is_set():
+    assert _email_settings()[0] == "django.core.mail.backends.console.EmailBackend"
+    assert _email_settings(EMAIL_HOST="smtp.example.org") == [
+        "django.core.mail.backends.smtp.EmailBackend",
+        "smtp.example.org",
+        "587",
+        "True",
+        "False",
+    ]
+    assert _email_settings(EMAIL_HOST="smtp.example.org", EMAIL_USE_SSL="true", EMAIL_PORT="465")[
+        2:
+    ] == ["465", "False", "True"]
 
 
 @override_settings(EMAIL_BACKEND="django.core.mail.backends.locmem.EmailBackend")

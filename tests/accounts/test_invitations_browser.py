@@ -35,13 +35,17 @@ def test_an_invited_reviewer_chooses_a_password_signs_in_and_later_resets_it(
     assert not imported.has_usable_password()
 
     login(admin)
-    page.get_by_role("link", name="People").click()
+    page.locator("nav.mainnav").get_by_role("link", name="People").click()
     expect(page.locator("h1")).to_have_text("People and invitations")
     row = page.locator("#person-ivy")
     expect(row).to_contain_text("No password yet")
-    expect(page.locator("#person-nomail").get_by_role("button", name="E-mail invitation")).to_be_disabled()
+    expect(
+        page.locator("#person-nomail").get_by_role("button", name="E-mail invitation")
+    ).to_be_disabled()
     row.get_by_role("button", name="E-mail invitation").click()
-    expect(page.locator(".msg-success")).to_contain_text("Invitation e-mailed to Ivy <ivy@example.com>")
+    expect(page.locator(".msg-success")).to_contain_text(
+        "Invitation e-mailed to Ivy <ivy@example.com>"
+    )
     assert len(mail.outbox) == 1
     invitation = mail.outbox[0]
     assert invitation.to == ["ivy@example.com"]

@@ -50,7 +50,9 @@ def test_only_the_listed_example_files_are_served(client, admin):
 
 
 def test_the_hand_assignment_hint_shows_real_ids_and_names_a_case_slip(client, admin, reviewer):
-    idea = IdeaFactory(external_id="IDEA-CS-0168", patent__domain=reviewer.reviewer_profile.domains.first())
+    idea = IdeaFactory(
+        external_id="IDEA-CS-0168", patent__domain=reviewer.reviewer_profile.domains.first()
+    )
     client.force_login(admin)
     html = client.get(reverse("assignments:index")).content.decode()
     assert "idea-0001" not in html

@@ -49,13 +49,19 @@ def test_taking_back_a_decline_of_a_rated_idea_restores_the_scores_with_history(
     client_of, reviewer, idea
 ):
     client = client_of(reviewer)
-    assert post_form(client, idea, dict(FULL_FORM, **{"rationale-specificity": "Crisp."})).status_code == 302
+    assert (
+        post_form(client, idea, dict(FULL_FORM, **{"rationale-specificity": "Crisp."})).status_code
+        == 302
+    )
     before = _state(reviewer, idea)
     rating_decline(reviewer=reviewer, idea=idea, reason="Conflict of interest")
 
     client.post(_undo_url(idea))
     assert _state(reviewer, idea) == before
-    assert Rating.objects.get(reviewer=reviewer, idea=idea, dimension__key="specificity").rationale == "Crisp."
+    assert (
+        Rating.objects.get(reviewer=reviewer, idea=idea, dimension__key="specificity").rationale
+        == "Crisp."
+    )
     assert Assignment.objects.get(reviewer=reviewer, idea=idea).status == "completed"
     restored = RatingHistory.objects.filter(
         rating__dimension__key="market_size", old_status="declined", new_status="scored"

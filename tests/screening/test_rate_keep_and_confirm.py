@@ -30,9 +30,7 @@ STAGE_2_TYPED = {
 }
 
 
-def test_closing_a_stage_keeps_its_answers_and_reopening_restores_them(
-    client_of, reviewer, idea
-):
+def test_closing_a_stage_keeps_its_answers_and_reopening_restores_them(client_of, reviewer, idea):
     client = client_of(reviewer)
     closed = post_form(
         client, idea, {"score-specificity": "2", **STAGE_2_TYPED}, action="", htmx=True
@@ -43,7 +41,7 @@ def test_closing_a_stage_keeps_its_answers_and_reopening_restores_them(
         '<input type="hidden" name="rationale-market_size" value="Every plant\nhas this problem.">'
         in closed
     )
-    assert "saving now would store Technical validity, Need validity, Market size" in closed
+    assert "Saving now stores Technical validity, Need validity, Market size" in closed
 
     # The browser sends the hidden inputs back with the next change: the stage comes back whole.
     kept = dict(re.findall(r'<input type="hidden" name="([\w-]+)" value="([^"]*)">', closed))
@@ -65,8 +63,9 @@ def test_editing_keeps_the_saved_downstream_scores_while_specificity_goes_down_a
 ):
     client = client_of(reviewer)
     assert post_form(client, idea, FULL_FORM).status_code == 302
-    down = post_form(client, idea, dict(FULL_FORM, **{"score-specificity": "1"}), action="",
-                     htmx=True).content.decode()
+    down = post_form(
+        client, idea, dict(FULL_FORM, **{"score-specificity": "1"}), action="", htmx=True
+    ).content.decode()
     assert "the old scores stay" in down or "Your earlier scores stay" in down
     kept = dict(re.findall(r'<input type="hidden" name="([\w-]+)" value="([^"]*)">', down))
     assert len(kept) == 6  # five downstream scores (two answers for advantage) and no rationale

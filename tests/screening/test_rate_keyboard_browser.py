@@ -128,8 +128,11 @@ def test_without_javascript_closed_answers_are_kept_and_a_lowering_save_asks_fir
         reviewer=reviewer,
         idea=idea,
         scores={
-            "specificity": 4, "technical_validity": 3, "innovativeness": 2,
-            "need_validity": 2, "market_size": 1,
+            "specificity": 4,
+            "technical_validity": 3,
+            "innovativeness": 2,
+            "need_validity": 2,
+            "market_size": 1,
         },
         answers={"competitive_advantage": {"hard_to_imitate": True, "technology_essential": False}},
     )
