@@ -19,9 +19,22 @@ def _scores(reviewer, idea):
     }
 
 
+@pytest.mark.parametrize("server_delay", [0.0, 0.3])
 def test_a_reviewer_rates_a_whole_idea_with_the_keyboard_alone_in_at_most_12_keys(
-    page, login, reviewer, idea, pbig_rubric
+    page, login, reviewer, idea, pbig_rubric, monkeypatch, server_delay
 ):
+    # A slow server (each stage update takes 0.3 s) must not lose or reorder keys either.
+    import time
+
+    from apps.screening.views import rate
+
+    partial = rate._stages_partial
+
+    def slow_partial(*args, **kwargs):
+        time.sleep(server_delay)
+        return partial(*args, **kwargs)
+
+    monkeypatch.setattr(rate, "_stages_partial", slow_partial)
     login(reviewer)
     page.goto(f"/screening/ideas/{idea.id}/")
     legend = page.locator("#key-legend")
@@ -37,7 +50,8 @@ def test_a_reviewer_rates_a_whole_idea_with_the_keyboard_alone_in_at_most_12_key
         page.keyboard.press(key)
     assert len(keys) <= 12
 
-    expect(page.locator(".msg-success")).to_contain_text("Saved your rating of")
+    # Eight round trips of up to 0.3 s each on a loaded machine: allow time, not lost keys.
+    expect(page.locator(".msg-success")).to_contain_text("Saved your rating of", timeout=30_000)
     assert _scores(reviewer, idea) == {
         "specificity": ("scored", 4),
         "technical_validity": ("scored", 3),
