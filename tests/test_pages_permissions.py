@@ -57,21 +57,35 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     ("login", {}, "get", None, EVERYONE),
     ("logout", {}, "get", None, NOT_GET),
     ("logout", {}, "post", {}, (302, 302, 302, 302, 302, 302)),
+    # password reset (Django's views): open to everyone, signed in or not
+    ("password_reset", {}, "get", None, EVERYONE),
+    ("password_reset", {}, "post", {"email": "nobody@example.com"}, (302,) * 6),
+    ("password_reset_done", {}, "get", None, EVERYONE),
+    ("password_reset_confirm", {"uidb64": "=MQ", "token": "=not-a-token"}, "get", None, EVERYONE),
+    ("password_reset_complete", {}, "get", None, EVERYONE),
+    # invitations: admins only
+    ("invitations", {}, "get", None, ADMIN_ONLY),
+    ("invitation_create", {"user_id": "rita"}, "get", None, (302, 403, 403, 403, 403, 405)),
+    ("invitation_create", {"user_id": "rita"}, "post", {"how": "link"}, ADMIN_ONLY),
     # catalog: the admin's import page
     ("catalog:admin_home", {}, "get", None, ADMIN_ONLY),
     ("catalog:import_upload", {"kind": "=ideas"}, "get", None, (302, 403, 403, 403, 403, 405)),
     # No file: the admin gets the page back with the form's error; nothing is imported.
     ("catalog:import_upload", {"kind": "=ideas"}, "post", {}, ADMIN_ONLY),
+    # import formats and their example files: documentation, for every signed-in role
+    ("catalog:format_help", {"kind": "=ratings"}, "get", None, (302, 200, 200, 200, 200, 200)),
+    ("catalog:example_file", {"name": "=ideas.csv"}, "get", None, (302, 200, 200, 200, 200, 200)),
     # screening: the reviewer's queue and rating pages
     ("screening:queue", {}, "get", None, REVIEWERS_ONLY),
     ("screening:rate", {"idea_id": "idea"}, "get", None, (302, 200, 200, 404, 403, 403)),
     ("screening:rate", {"idea_id": "rita_idea"}, "get", None, (302, 200, 404, 404, 403, 403)),
+    # rita's saved stages 2 and 3 would close: she is asked to confirm first (200, unsaved).
     (
         "screening:rate",
         {"idea_id": "idea"},
         "post",
         {"score-specificity": "1", "action": "submit"},
-        (302, 302, 302, 404, 403, 403),
+        (302, 200, 302, 404, 403, 403),
     ),
     (
         "screening:rate",
@@ -86,6 +100,15 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
         {"idea_id": "rita_idea"},
         "post",
         {"reason": "not my field", "confirm": "on"},
+        (302, 302, 404, 404, 403, 403),
+    ),
+    ("screening:decline_undo", {"idea_id": "idea"}, "get", None, (302, 405, 405, 405, 403, 403)),
+    # rita's idea is not declined: she is told so and sent back; nothing changes.
+    (
+        "screening:decline_undo",
+        {"idea_id": "rita_idea"},
+        "post",
+        {},
         (302, 302, 404, 404, 403, 403),
     ),
     ("screening:ratings", {}, "get", None, MANAGERS_READ),
@@ -267,7 +290,7 @@ def test_each_role_gets_exactly_the_expected_status_on_each_page(
     else:
         response = client.get(url)
     assert response.status_code == expected, (url, response.content[:300])
-    if role == "anonymous" and expected == 302 and name != "logout":
+    if role == "anonymous" and expected == 302 and name not in ("logout", "password_reset"):
         assert response["Location"].startswith("/accounts/login/?next=")
 
 

@@ -43,3 +43,28 @@ class ReviewerProfile(models.Model):
 
     def __str__(self) -> str:
         return f"{self.user.username} ({self.background})"
+
+
+class Invitation(models.Model):
+    """One invitation to choose a password: e-mailed, or a link an admin copied to pass on.
+
+    The link itself is a Django password-reset link (it stops working once a password is set);
+    this row only records who was invited, how and by whom.
+    """
+
+    class Channel(models.TextChoices):
+        EMAIL = "email", "E-mail"
+        LINK = "link", "Copied link"
+
+    user = models.ForeignKey(User, on_delete=models.CASCADE, related_name="invitations")
+    sent_by = models.ForeignKey(
+        User, null=True, on_delete=models.SET_NULL, related_name="invitations_sent"
+    )
+    channel = models.CharField(max_length=8, choices=Channel.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"invitation of {self.user_id} by {self.channel}"

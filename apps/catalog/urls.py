@@ -6,4 +6,6 @@ app_name = "catalog"
 urlpatterns = [
     path("admin/", views.admin_home, name="admin_home"),
     path("admin/import/<slug:kind>/", views.import_upload, name="import_upload"),
+    path("formats/<slug:kind>/", views.format_help, name="format_help"),
+    path("examples/<str:name>", views.example_file, name="example_file"),
 ]

@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 from django.contrib.auth import get_user_model
-from django.http import Http404, HttpRequest, HttpResponse
+from django.contrib.auth.decorators import login_required
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.permissions import role_required
+from apps.catalog.format_docs import (
+    CONTENT_TYPES,
+    SECTION_TITLES,
+    example_path,
+    examples_for,
+    format_doc,
+)
 from apps.catalog.forms import ImportForm
 from apps.catalog.models import Domain, Idea, Patent
 from apps.catalog.services.imports import IMPORT_KINDS, import_file
@@ -49,6 +57,7 @@ def _panel(kind: str, form: ImportForm, outcome: dict | None = None) -> dict:
         "help": KIND_HELP[kind],
         "form": form,
         "outcome": outcome,
+        "examples": examples_for(kind),
     }
 
 
@@ -103,4 +112,33 @@ def import_upload(request: HttpRequest, kind: str) -> HttpResponse:
         "catalog/admin_home.html",
         {"counts": _counts(), "panels": panels, "default_rubric": default},
         status=status,
+    )
+
+
+@login_required
+def format_help(request: HttpRequest, kind: str) -> HttpResponse:
+    """One import format, rendered from docs/formats.md, with its example files."""
+    if kind not in SECTION_TITLES:
+        raise Http404("Unknown import kind.")
+    section, common = format_doc(kind)
+    context = {
+        "kind": kind,
+        "title": SECTION_TITLES[kind],
+        "section": section,
+        "common": common,
+        "examples": examples_for(kind),
+        "kinds": [(k, SECTION_TITLES[k]) for k in IMPORT_KINDS],
+    }
+    return render(request, "catalog/format_help.html", context)
+
+
+@login_required
+def example_file(request: HttpRequest, name: str) -> FileResponse:
+    """Download one example file from docs/examples/ (only the listed names)."""
+    path = example_path(name)
+    if path is None:
+        raise Http404("No example file of that name.")
+    content_type = CONTENT_TYPES.get(path.suffix, "text/plain")
+    return FileResponse(
+        path.open("rb"), as_attachment=True, filename=name, content_type=content_type
     )

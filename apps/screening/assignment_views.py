@@ -44,13 +44,24 @@ class HandAssignForm(forms.Form):
     reviewer = ReviewerChoiceField(queryset=User.objects.none(), empty_label="Choose a reviewer…")
     ideas = forms.CharField(
         label="Idea IDs",
-        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "idea-0001, idea-0002"}),
+        widget=forms.Textarea(attrs={"rows": 3}),
         help_text="One idea, or several separated by commas, spaces or new lines.",
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.fields["reviewer"].queryset = assignable_reviewers()
+        # The hint shows real IDs, exactly as stored: IDs are case-sensitive.
+        examples = list(Idea.objects.order_by("pk").values_list("external_id", flat=True)[:2])
+        ideas = self.fields["ideas"]
+        if examples:
+            ideas.widget.attrs["placeholder"] = ", ".join(examples)
+            ideas.help_text = (
+                f"One idea, or several separated by commas, spaces or new lines, written exactly "
+                f"as imported (IDs are case-sensitive), e.g. {examples[0]}."
+            )
+        else:
+            ideas.help_text = "No ideas yet: import some on the Data & imports page first."
 
     def clean_ideas(self) -> list[Idea]:
         wanted = [token for token in re.split(r"[\s,;]+", self.cleaned_data["ideas"]) if token]
@@ -67,7 +78,18 @@ class HandAssignForm(forms.Form):
         unknown = [w for w in wanted if w not in found]
         if unknown:
             shown = ", ".join(unknown[:10]) + (" …" if len(unknown) > 10 else "")
-            raise forms.ValidationError(f"No idea with the ID {shown}.")
+            message = f"No idea with the ID {shown}."
+            # The commonest slip: the right ID in the wrong case.
+            cased = {
+                w: Idea.objects.filter(external_id__iexact=w)
+                .values_list("external_id", flat=True)
+                .first()
+                for w in unknown[:10]
+            }
+            hints = [f"{w} → {real}" for w, real in cased.items() if real]
+            if hints:
+                message += f" IDs are case-sensitive; did you mean {', '.join(hints)}?"
+            raise forms.ValidationError(message)
         return list({w: found[w] for w in wanted}.values())
 
 

@@ -35,6 +35,14 @@ def rationale_name(dim: Dimension) -> str:
     return f"rationale-{dim.key}"
 
 
+def skip_name(dim: Dimension) -> str:
+    return f"skip-{dim.key}"
+
+
+# The hidden field carrying which warnings the reviewer has seen and accepted (see warnings()).
+CONFIRM_NAME = "confirm"
+
+
 def _yes_no(value: str) -> bool:
     return value == "yes"
 
@@ -64,6 +72,8 @@ class DimensionView:
     rationale_name: str
     rationale: str
     derived_score: int | None
+    skip_name: str = ""
+    skipped: bool = False
     errors: list[str] = field(default_factory=list)
 
     @property
@@ -72,18 +82,39 @@ class DimensionView:
 
 
 @dataclass
+class KeptValue:
+    """A value typed into a stage that is closed now: carried as a hidden input, not saved."""
+
+    name: str
+    value: str
+
+
+@dataclass
 class StageView:
     number: int
     dimensions: list[Dimension]
     is_open: bool
     opens_when: str
-    # Open stages carry their fields; closed ones only say why they are closed.
+    # Open stages carry their fields; closed ones say why they are closed and keep what was typed.
     fields: list[DimensionView] = field(default_factory=list)
     closed_because: str = ""
+    kept: list[KeptValue] = field(default_factory=list)
+    # Dimensions of this closed stage whose saved or typed scores a save would drop.
+    losses: list[str] = field(default_factory=list)
 
     @property
     def names(self) -> str:
         return ", ".join(d.name for d in self.dimensions)
+
+
+@dataclass
+class Given:
+    """Everything posted (or pre-filled), open or not: the form keeps it while stages close."""
+
+    scores: dict[str, int | None] = field(default_factory=dict)
+    answers: dict[str, dict[str, bool]] = field(default_factory=dict)
+    rationales: dict[str, str] = field(default_factory=dict)
+    skipped: set[str] = field(default_factory=set)
 
 
 def _stage_depths(dimensions: Sequence[Dimension]) -> dict[str, int]:
@@ -97,13 +128,29 @@ def _stage_depths(dimensions: Sequence[Dimension]) -> dict[str, int]:
     return depth
 
 
-class ScreeningForm(forms.Form):
-    """One reviewer's scores, yes/no answers and rationales for one idea."""
+def _show_score(dim: Dimension, score: int | None) -> str:
+    return f"{dim.name} {score}" if score is not None else dim.name
 
-    def __init__(self, *args: Any, dimensions: Sequence[Dimension], **kwargs: Any) -> None:
+
+class ScreeningForm(forms.Form):
+    """One reviewer's scores, yes/no answers and rationales for one idea.
+
+    Values of closed stages are kept (rendered as hidden inputs) so that re-opening a stage
+    restores them; only the open dimensions are ever sent to rating_submit.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        dimensions: Sequence[Dimension],
+        saved: Mapping[str, Rating] | None = None,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(*args, **kwargs)
         self.dimensions = list(dimensions)
         self.by_key = {d.key: d for d in self.dimensions}
+        # The reviewer's current ratings: what a save would overwrite.
+        self.saved: Mapping[str, Rating] = saved or {}
         # Errors the service reported, by dimension key ("" for the whole submission).
         self.dimension_errors: dict[str, list[str]] = {}
         for dim in self.dimensions:
@@ -115,16 +162,31 @@ class ScreeningForm(forms.Form):
                         required=False,
                         empty_value=None,
                         label=q["text"],
+                        error_messages={"invalid_choice": "must be answered yes or no"},
                     )
             else:
+                # The scale is checked here, so an off-scale value gets one message and never
+                # reaches the service (which would report it a second time).
+                on_scale = f"must be between {dim.scale_min} and {dim.scale_max}"
                 self.fields[score_name(dim)] = forms.IntegerField(
                     required=False,
                     label=dim.name,
-                    error_messages={"invalid": "must be a whole number"},
+                    min_value=dim.scale_min,
+                    max_value=dim.scale_max,
+                    error_messages={
+                        "invalid": "must be a whole number",
+                        "min_value": on_scale,
+                        "max_value": on_scale,
+                    },
                 )
             self.fields[rationale_name(dim)] = forms.CharField(
                 required=False, max_length=4000, label=f"{dim.name} rationale"
             )
+            if dim.optional:
+                self.fields[skip_name(dim)] = forms.BooleanField(
+                    required=False, label=f"Skip {dim.name}"
+                )
+        self.fields[CONFIRM_NAME] = forms.CharField(required=False, max_length=64)
 
     @staticmethod
     def initial_from(
@@ -134,7 +196,12 @@ class ScreeningForm(forms.Form):
         initial: dict[str, Any] = {}
         for dim in dimensions:
             rating = ratings.get(dim.key)
-            if rating is None or rating.status != Rating.Status.SCORED:
+            if rating is None:
+                continue
+            if rating.status == Rating.Status.NOT_ANSWERED and dim.optional:
+                initial[skip_name(dim)] = True
+                continue
+            if rating.status != Rating.Status.SCORED:
                 continue
             if dim.questions:
                 saved = rating.answers or dim.rule().answers_for_score(rating.score) or {}
@@ -156,38 +223,142 @@ class ScreeningForm(forms.Form):
             return self.cleaned_data.get(name)
         return self.initial.get(name)
 
-    def payload(self) -> tuple[dict[str, int | None], dict[str, dict[str, bool]], dict[str, str]]:
-        """(scores, answers, rationales) in the shape rating_submit takes."""
-        scores: dict[str, int | None] = {}
-        answers: dict[str, dict[str, bool]] = {}
-        rationales: dict[str, str] = {}
+    def given(self) -> Given:
+        """Every value the reviewer has given, in open and closed stages alike."""
+        given = Given()
         for dim in self.dimensions:
-            if dim.questions:
-                given = {q["key"]: self._value(answer_name(dim, q["key"])) for q in dim.questions}
-                given = {k: v for k, v in given.items() if v is not None}
-                if given:
-                    answers[dim.key] = given
+            if dim.optional and self._value(skip_name(dim)):
+                given.skipped.add(dim.key)
+            elif dim.questions:
+                answers = {q["key"]: self._value(answer_name(dim, q["key"])) for q in dim.questions}
+                answers = {k: v for k, v in answers.items() if v is not None}
+                if answers:
+                    given.answers[dim.key] = answers
             else:
                 score = self._value(score_name(dim))
                 if score is not None:
-                    scores[dim.key] = score
+                    given.scores[dim.key] = score
             text = (self._value(rationale_name(dim)) or "").strip()
             if text:
-                rationales[dim.key] = text
-        return scores, answers, rationales
+                given.rationales[dim.key] = text
+        return given
 
     def merged_scores(self) -> dict[str, int | None]:
         """Scores with question-based ones derived from the answers (when all are given)."""
-        scores, answers, _ = self.payload()
-        merged, _errors = resolve_scores(self.dimensions, scores, answers)
+        given = self.given()
+        merged, _errors = resolve_scores(self.dimensions, given.scores, given.answers)
         return merged
 
     def open_keys(self) -> list[str]:
         return open_dimensions([d.rule() for d in self.dimensions], self.merged_scores())
 
-    def is_complete(self) -> bool:
+    def payload(self) -> tuple[dict[str, int | None], dict[str, dict[str, bool]], dict[str, str]]:
+        """(scores, answers, rationales) of the open dimensions, in the shape rating_submit takes.
+
+        Values kept for closed stages are left out: a save stores those as not rated by design.
+        A skipped optional dimension is left out too, which rating_submit stores as not answered.
+        """
+        given = self.given()
+        is_open = set(self.open_keys())
+        scores = {k: v for k, v in given.scores.items() if k in is_open}
+        answers = {k: v for k, v in given.answers.items() if k in is_open}
+        rationales = {
+            k: v for k, v in given.rationales.items() if k in is_open and k not in given.skipped
+        }
+        return scores, answers, rationales
+
+    def missing(self) -> list[Dimension]:
+        """Open dimensions still to fill in: unscored, unless optional and skipped."""
         merged = self.merged_scores()
-        return all(merged.get(k) is not None for k in self.open_keys())
+        skipped = self.given().skipped
+        return [
+            self.by_key[k]
+            for k in self.open_keys()
+            if merged.get(k) is None and k not in skipped
+        ]
+
+    def is_complete(self) -> bool:
+        return not self.missing()
+
+    # Warnings that need a confirmation before saving -----------------------------------------
+
+    def closing_losses(self) -> list[Dimension]:
+        """Closed dimensions that hold a saved score or a typed one: a save drops them."""
+        given = self.given()
+        is_open = set(self.open_keys())
+        lost: list[Dimension] = []
+        for dim in self.dimensions:
+            if dim.key in is_open:
+                continue
+            rating = self.saved.get(dim.key)
+            was_scored = rating is not None and rating.status == Rating.Status.SCORED
+            typed = dim.key in given.scores or dim.key in given.answers
+            if was_scored or typed:
+                lost.append(dim)
+        return lost
+
+    def conflicts(self) -> list[str]:
+        from apps.screening.consistency import category_conflicts
+
+        is_open = set(self.open_keys())
+        merged = self.merged_scores()
+        return category_conflicts(
+            [d for d in self.dimensions if d.key in is_open],
+            {k: v for k, v in merged.items() if k in is_open},
+        )
+
+    def closing_warning(self) -> str:
+        lost = self.closing_losses()
+        if not lost:
+            return ""
+        names = ", ".join(d.name for d in lost)
+        saved = [
+            d for d in lost
+            if d.key in self.saved and self.saved[d.key].status == Rating.Status.SCORED
+        ]
+        history = (
+            " Your earlier scores stay in your edit history." if saved else ""
+        )
+        return (
+            f"Saving now stores {names} as not rated by design, because a gate above "
+            f"{'them' if len(lost) > 1 else 'it'} is closed.{history}"
+        )
+
+    def warnings(self) -> list[str]:
+        """What a save would do that the reviewer may not expect; none while values are invalid."""
+        if self.is_bound and not self.is_valid():
+            return []
+        closing = self.closing_warning()
+        return ([closing] if closing else []) + self.conflicts()
+
+    def warnings_signature(self) -> str:
+        """A short fingerprint of the current warnings: a confirmation covers exactly these."""
+        import hashlib
+
+        text = "\n".join(self.warnings())
+        return hashlib.sha256(text.encode()).hexdigest()[:16] if text else ""
+
+    def needs_confirmation(self) -> bool:
+        signature = self.warnings_signature()
+        return bool(signature) and self._value(CONFIRM_NAME) != signature
+
+    # Keyboard legend ----------------------------------------------------------------------------
+
+    @property
+    def digit_range(self) -> tuple[int, int]:
+        scored = [d for d in self.dimensions if not d.questions] or self.dimensions
+        return (
+            max(0, min(d.scale_min for d in scored)),
+            min(9, max(d.scale_max for d in scored)),
+        )
+
+    @property
+    def has_questions(self) -> bool:
+        return any(d.questions for d in self.dimensions)
+
+    @property
+    def has_optional(self) -> bool:
+        return any(d.optional for d in self.dimensions)
 
     # Errors -----------------------------------------------------------------------------------
 
@@ -196,28 +367,32 @@ class ScreeningForm(forms.Form):
             key = error.field if error.field in self.by_key else ""
             self.dimension_errors.setdefault(key, []).append(error.message)
 
-    def all_errors(self) -> list[tuple[str, str]]:
-        """(label, message) for every problem, form-level and service-level, for the summary box."""
-        out: list[tuple[str, str]] = []
-        if self.is_bound:
-            self.is_valid()
-            for name, field_messages in self.errors.items():
-                label = self.fields[name].label if name in self.fields else ""
-                out += [(str(label or ""), str(m)) for m in field_messages]
-        for key, service_messages in self.dimension_errors.items():
-            out += [(self.by_key[key].name if key else "", m) for m in service_messages]
+    def all_errors(self) -> list[tuple[str, str, str]]:
+        """(label, message, anchor) for the summary box: each problem is said once.
+
+        A problem of one dimension is written next to that dimension, so the summary only names
+        the dimension and links to it; problems of the whole submission are written out here.
+        """
+        out: list[tuple[str, str, str]] = []
+        for dim in self.dimensions:
+            count = len(self._field_errors(dim))
+            if count:
+                problems = "1 problem" if count == 1 else f"{count} problems"
+                out.append((dim.name, problems, f"dim-{dim.key}"))
+        for message in self.dimension_errors.get("", []):
+            out.append(("", message, ""))
         return out
 
     def _field_errors(self, dim: Dimension) -> list[str]:
         messages = list(self.dimension_errors.get(dim.key, []))
         if self.is_bound:
             self.is_valid()
-            names = [score_name(dim), rationale_name(dim)] + [
+            names = [score_name(dim), rationale_name(dim), skip_name(dim)] + [
                 answer_name(dim, q["key"]) for q in dim.questions
             ]
             for name in names:
                 messages += [str(m) for m in self.errors.get(name, [])]
-        return messages
+        return list(dict.fromkeys(messages))
 
     # Presentation -----------------------------------------------------------------------------
 
@@ -225,6 +400,7 @@ class ScreeningForm(forms.Form):
         """The rubric as ordered stages; open ones carry their fields, closed ones their reason."""
         merged = self.merged_scores()
         open_set = set(self.open_keys())
+        lost = {d.key for d in self.closing_losses()}
         depths = _stage_depths(self.dimensions)
         # A stage is the dimensions sharing one set of requirements, ordered by depth.
         grouped: dict[tuple[int, tuple[str, ...]], list[Dimension]] = {}
@@ -245,8 +421,29 @@ class ScreeningForm(forms.Form):
                 stage.fields = [self._dimension_view(d, merged) for d in dims]
             else:
                 stage.closed_because = self._closed_because(list(required), merged)
+                stage.kept = [kv for d in dims for kv in self._kept(d)]
+                stage.losses = [d.name for d in dims if d.key in lost]
             stages.append(stage)
         return stages
+
+    def _kept(self, dim: Dimension) -> list[KeptValue]:
+        """The values of a closed dimension, as hidden inputs that travel with the form."""
+        kept: list[KeptValue] = []
+        if dim.optional and self._value(skip_name(dim)):
+            kept.append(KeptValue(skip_name(dim), "on"))
+        if dim.questions:
+            for q in dim.questions:
+                answer = self._value(answer_name(dim, q["key"]))
+                if answer is not None:
+                    kept.append(KeptValue(answer_name(dim, q["key"]), "yes" if answer else "no"))
+        else:
+            score = self._value(score_name(dim))
+            if score is not None:
+                kept.append(KeptValue(score_name(dim), str(score)))
+        text = self._value(rationale_name(dim)) or ""
+        if text:
+            kept.append(KeptValue(rationale_name(dim), text))
+        return kept
 
     @staticmethod
     def _condition(dim: Dimension) -> str:
@@ -268,11 +465,17 @@ class ScreeningForm(forms.Form):
     def _dimension_view(self, dim: Dimension, merged: Mapping[str, int | None]) -> DimensionView:
         current = self._value(score_name(dim)) if not dim.questions else merged.get(dim.key)
         categories = {int(c) for c in dim.categories}
+        skipped = bool(dim.optional and self._value(skip_name(dim)))
         return DimensionView(
             dim=dim,
             name=score_name(dim),
             levels=[
-                LevelView(value=v, meaning=m, checked=(current == v), is_category=v in categories)
+                LevelView(
+                    value=v,
+                    meaning=m,
+                    checked=(current == v and not skipped),
+                    is_category=v in categories,
+                )
                 for v, m in dim.level_choices()
             ],
             questions=[
@@ -280,13 +483,15 @@ class ScreeningForm(forms.Form):
                     key=q["key"],
                     text=q["text"],
                     name=answer_name(dim, q["key"]),
-                    answer=self._value(answer_name(dim, q["key"])),
+                    answer=None if skipped else self._value(answer_name(dim, q["key"])),
                 )
                 for q in dim.questions
             ],
             rationale_name=rationale_name(dim),
             rationale=self._value(rationale_name(dim)) or "",
-            derived_score=merged.get(dim.key) if dim.questions else None,
+            derived_score=merged.get(dim.key) if dim.questions and not skipped else None,
+            skip_name=skip_name(dim) if dim.optional else "",
+            skipped=skipped,
             errors=self._field_errors(dim),
         )
 
@@ -300,7 +505,10 @@ class DeclineForm(forms.Form):
     )
     confirm = forms.BooleanField(
         required=True,
-        label="Yes, remove this idea from my queue. It cannot be rated afterwards.",
+        label=(
+            "Yes, remove this idea from my queue. I can take this back only until someone acts "
+            "on it (an admin assigns another reviewer)."
+        ),
         error_messages={"required": "tick this box to confirm that you want to decline"},
     )
 

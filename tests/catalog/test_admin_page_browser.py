@@ -43,3 +43,24 @@ def test_an_admin_dry_runs_then_imports_and_sees_errors_in_place(page, login, ad
     assert cells[0] == "2" and cells[1] == "patent" and cells[3] == "US404"
     # The other panels are untouched by the swap.
     assert page.locator("#import-patents .msg-success").count() == 1
+
+
+def test_an_admin_reads_a_format_and_downloads_its_example_from_the_import_page(
+    page, login, admin
+):
+    login(admin)
+    page.goto("/catalog/admin/")
+    page.screenshot(path="/tmp/rux-import-page.png", full_page=True)
+    with page.expect_download() as download:
+        page.locator("#import-ratings").get_by_role("link", name="ratings.csv").click()
+    assert download.value.suggested_filename == "ratings.csv"
+    assert (EXAMPLES / "ratings.csv").read_bytes() == open(download.value.path(), "rb").read()
+
+    page.locator("#format-ratings").click()
+    assert page.locator("h1").inner_text() == "Ratings: import format"
+    assert page.locator("#format-doc table").count() >= 1
+    page.screenshot(path="/tmp/rux-format-ratings.png", full_page=True)
+    page.get_by_role("link", name="Rubric files").click()
+    assert page.locator("h1").inner_text() == "Rubric files: import format"
+    page.get_by_role("link", name="← Data & imports").click()
+    assert page.url.endswith("/catalog/admin/#import-rubric")

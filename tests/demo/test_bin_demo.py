@@ -8,6 +8,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import urllib.error
 import urllib.request
 from pathlib import Path
 
@@ -55,11 +56,14 @@ def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
     )
     base = f"http://127.0.0.1:{port}"
     try:
+        # bin/demo says it is running only once the server answers.
         wait_until(
-            lambda: _get(f"{base}/accounts/login/") == 200 or proc.poll() is not None,
+            lambda: "Pluralist is running" in Path(log.name).read_text()
+            or proc.poll() is not None,
             240,
             "the web server",
         )
+        assert _get(f"{base}/accounts/login/") == 200
         output = Path(log.name).read_text()
         assert proc.poll() is None, output
         assert f"Pluralist is running at {base}/" in output
@@ -73,6 +77,22 @@ def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
         ):
             assert word in output
         assert _get(f"{base}/static/css/pluralist.css") == 200
+
+        # Output a newcomer can read: no migration list, no pip warnings, no server banner or
+        # request log (those go to var/log/server.log), and the product's own 404 page.
+        _get(f"{base}/accounts/login/")
+        output = Path(log.name).read_text()
+        for noise in ("Applying ", "WARNING: Location", "Starting development server", "HTTP/1.1"):
+            assert noise not in output, noise
+        assert "GET /accounts/login/" in (var / "log" / "server.log").read_text()
+        try:
+            urllib.request.urlopen(f"{base}/no-such-page/", timeout=5)
+        except urllib.error.HTTPError as missing:
+            assert missing.code == 404
+            body = missing.read().decode()
+            assert "There is nothing here" in body and "URLconf" not in body
+        else:
+            raise AssertionError("/no-such-page/ did not answer 404")
 
         # The worker consumes the local filesystem queue.
         local = {

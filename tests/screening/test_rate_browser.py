@@ -65,7 +65,7 @@ def test_a_reviewer_rates_an_idea_as_stages_open_and_close_without_a_reload(
     expect(page.locator("#derived-competitive_advantage")).to_contain_text(
         "Score from your answers: 4"
     )
-    page.check("#score-need_validity-0")
+    page.check("#score-need_validity-2")
     page.check("#score-market_size-2")
     page.fill("#rationale-innovativeness", "A use I had not seen before.")
     page.check("#score-market_size-3")  # another swap must keep the typed rationale
@@ -91,7 +91,7 @@ def test_a_reviewer_rates_an_idea_as_stages_open_and_close_without_a_reload(
             {"hard_to_imitate": True, "technology_essential": True},
             "",
         ),
-        "need_validity": ("scored", 0, None, ""),
+        "need_validity": ("scored", 2, None, ""),
         "market_size": ("scored", 3, None, ""),
     }
     assert Assignment.objects.get(reviewer=reviewer, idea=idea).status == "completed"
@@ -121,7 +121,8 @@ def test_a_reviewer_rates_through_continue_and_submit_with_javascript_off(
 
         # Submitting before the open stage is filled is refused with a message per field.
         page.get_by_role("button", name="Submit rating").click()
-        expect(page.locator("#form-errors")).to_contain_text(
+        expect(page.locator("#form-errors")).to_contain_text("Technical validity: 1 problem")
+        expect(page.locator("#dim-technical_validity .errorlist")).to_have_text(
             "Technical validity is required at this stage"
         )
         expect(page.locator("#dim-market_size .errorlist")).to_contain_text(
@@ -131,7 +132,7 @@ def test_a_reviewer_rates_through_continue_and_submit_with_javascript_off(
         assert not Rating.objects.exists()
 
         page.check("#score-technical_validity-2")
-        page.check("#score-need_validity-1")
+        page.check("#score-need_validity-0")  # "not B2B" on both: consistent, no question
         page.check("#score-market_size-0")
         page.get_by_role("button", name="Continue").click()
         expect(page.locator("#dim-innovativeness")).to_be_visible()
@@ -151,7 +152,7 @@ def test_a_reviewer_rates_through_continue_and_submit_with_javascript_off(
     assert scores == {
         "specificity": 3,
         "technical_validity": 2,
-        "need_validity": 1,
+        "need_validity": 0,
         "market_size": 0,
         "innovativeness": 1,
         "competitive_advantage": 1,

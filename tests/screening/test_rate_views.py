@@ -220,23 +220,28 @@ def test_it_refuses_a_submission_that_leaves_an_open_stage_empty(client_of, revi
     assert not Rating.objects.exists()
 
 
-def test_it_refuses_a_forged_score_for_a_closed_stage(client_of, reviewer, idea):
+def test_a_score_for_a_closed_stage_is_kept_but_never_saved_without_a_confirmation(
+    client_of, reviewer, idea
+):
     data = {"score-specificity": "2", "score-market_size": "3"}
     response = post_form(client_of(reviewer), idea, data)
     html = response.content.decode()
-    assert response.status_code == 422
-    assert "must be left empty" in html
-    assert "Market size" in html
+    assert response.status_code == 200
+    assert 'id="confirm-box"' in html
+    assert "Saving now stores Market size as not rated by design" in html
+    assert '<input type="hidden" name="score-market_size" value="3">' in html
     assert not Rating.objects.exists()
 
 
-def test_it_refuses_forged_advantage_answers_when_technical_validity_fails(
+def test_forged_advantage_answers_behind_a_failed_gate_are_not_saved_without_a_confirmation(
     client_of, reviewer, idea
 ):
     data = dict(FULL_FORM, **{"score-technical_validity": "1", "score-innovativeness": ""})
     response = post_form(client_of(reviewer), idea, data)
-    assert response.status_code == 422
-    assert "Competitive advantage" in response.content.decode()
+    assert response.status_code == 200
+    assert "Saving now stores Competitive advantage as not rated by design" in (
+        response.content.decode()
+    )
     assert not Rating.objects.exists()
 
 
@@ -282,6 +287,10 @@ def test_lowering_specificity_on_edit_closes_downstream_stages_and_keeps_history
     client = client_of(reviewer)
     post_form(client, idea, FULL_FORM)
     response = post_form(client, idea, {"score-specificity": "2"})
+    assert response.status_code == 200  # asks first, names what closes
+    assert _state(reviewer, idea)["market_size"] == ("scored", 1)
+    confirm = response.context["form"].warnings_signature()
+    response = post_form(client, idea, {"score-specificity": "2", "confirm": confirm})
     assert response.status_code == 302
     state = _state(reviewer, idea)
     assert state["specificity"] == ("scored", 2)

@@ -6,11 +6,15 @@ another reviewer's ratings.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
+
+from django.db.models import Max, QuerySet
 
 from apps.accounts.models import User
 from apps.catalog.models import Idea
-from apps.screening.models import Assignment, RatingHistory
+from apps.screening.models import Assignment, Rating, RatingHistory
 
 
 @dataclass
@@ -77,3 +81,64 @@ def rating_history_of(*, reviewer: User, idea: Idea) -> list[RatingHistory]:
         .select_related("rating__dimension", "changed_by")
         .order_by("-changed_at", "-id")
     )
+
+
+def decline_rows(assignment: Assignment) -> list[RatingHistory]:
+    """The history rows the reviewer's last decline wrote, one per dimension."""
+    rows = list(
+        RatingHistory.objects.filter(
+            rating__reviewer_id=assignment.reviewer_id,
+            rating__idea_id=assignment.idea_id,
+            new_status=Rating.Status.DECLINED,
+        ).order_by("-changed_at", "-id")
+    )
+    latest: dict[int, RatingHistory] = {}
+    for row in rows:
+        latest.setdefault(row.rating_id, row)
+    return list(latest.values())
+
+
+def decline_undo_blockers(declined: Sequence[Assignment]) -> dict[int, str]:
+    """Why each declined assignment can no longer be taken back ("" when it can), in 3 queries.
+
+    A decline can be undone while nobody has acted on it: no other reviewer has been assigned the
+    idea since (the declined slot is what the assignment tool refills), and nothing has changed
+    the reviewer's ratings of the idea since (an import, say).
+    """
+    reasons = {a.id: "This idea is not declined." for a in declined}
+    declined = [a for a in declined if a.status == Assignment.Status.DECLINED]
+    if not declined:
+        return reasons
+    reviewer_ids = {a.reviewer_id for a in declined}
+    idea_ids = {a.idea_id for a in declined}
+    history = RatingHistory.objects.filter(
+        rating__reviewer_id__in=reviewer_ids, rating__idea_id__in=idea_ids
+    )
+
+    def latest(rows: QuerySet[RatingHistory]) -> dict[tuple[int, int], datetime]:
+        grouped = rows.values("rating__reviewer_id", "rating__idea_id").annotate(
+            at=Max("changed_at")
+        )
+        return {(g["rating__reviewer_id"], g["rating__idea_id"]): g["at"] for g in grouped}
+
+    declined_at = latest(history.filter(new_status=Rating.Status.DECLINED))
+    last_change = latest(history.exclude(new_status=Rating.Status.DECLINED))
+    others: dict[int, list[tuple[int, datetime]]] = {}
+    for pk, idea_id, created in Assignment.objects.filter(idea_id__in=idea_ids).values_list(
+        "pk", "idea_id", "created_at"
+    ):
+        others.setdefault(idea_id, []).append((pk, created))
+    for a in declined:
+        at = declined_at.get((a.reviewer_id, a.idea_id), a.updated_at)
+        if any(pk != a.pk and created > at for pk, created in others.get(a.idea_id, [])):
+            reasons[a.id] = "Another reviewer has been assigned this idea since you declined it."
+        elif (changed := last_change.get((a.reviewer_id, a.idea_id))) and changed > at:
+            reasons[a.id] = "Your ratings of this idea have changed since you declined it."
+        else:
+            reasons[a.id] = ""
+    return reasons
+
+
+def decline_undo_blocker(assignment: Assignment) -> str:
+    """Why this decline can no longer be taken back ("" when it can)."""
+    return decline_undo_blockers([assignment])[assignment.id]

@@ -13,6 +13,7 @@ from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.screening.gates import open_dimensions, validate_scores
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
 from apps.screening.selectors import dimensions_for_idea
+from apps.screening.selectors.queue import decline_rows, decline_undo_blocker
 
 
 def ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
@@ -171,6 +172,43 @@ def rating_decline(
         )
     assignment.status = Assignment.Status.DECLINED
     assignment.decline_reason = reason.strip()
+    assignment.save(update_fields=["status", "decline_reason", "updated_at"])
+    ratings_changed(reviewer_ids=[reviewer.id])
+    return assignment
+
+
+@transaction.atomic
+def rating_decline_undo(
+    *, reviewer: User, idea: Idea, source: str = Rating.Source.FORM
+) -> Assignment:
+    """Take a decline back: every rating returns to what it was before, with history.
+
+    Ratings the decline created (the idea had not been rated yet) are removed with their one
+    history row, so the idea is pending again exactly as before; ratings it overwrote get their
+    old values back through a new history row. Refused once somebody has acted on the decline.
+    """
+    assignment = _lock_assignment(reviewer=reviewer, idea=idea)
+    blocker = decline_undo_blocker(assignment)
+    if blocker:
+        raise ApplicationError(f"The decline cannot be taken back: {blocker}")
+    restored_any = False
+    for row in decline_rows(assignment):
+        rating = Rating.objects.select_related("dimension").get(pk=row.rating_id)
+        if rating.status != Rating.Status.DECLINED:
+            continue
+        if not row.old_status:
+            rating.delete()
+            continue
+        restored_any |= row.old_status == Rating.Status.SCORED
+        _write_rating(
+            existing=rating, reviewer=reviewer, idea=idea, dimension=rating.dimension,
+            status=row.old_status, score=row.old_score, answers=row.old_answers,
+            rationale=row.old_rationale, source=source, changed_by=reviewer,
+        )
+    assignment.status = (
+        Assignment.Status.COMPLETED if restored_any else Assignment.Status.PENDING
+    )
+    assignment.decline_reason = ""
     assignment.save(update_fields=["status", "decline_reason", "updated_at"])
     ratings_changed(reviewer_ids=[reviewer.id])
     return assignment

@@ -4,10 +4,14 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from apps.accounts.permissions import role_required
-from apps.screening.selectors.queue import idea_queue_for
+from apps.screening.selectors.queue import decline_undo_blockers, idea_queue_for
 
 
 @role_required("reviewer")
 def queue(request: HttpRequest) -> HttpResponse:
     """The ideas assigned to the signed-in reviewer: to rate, rated, declined."""
-    return render(request, "screening/queue.html", {"queue": idea_queue_for(reviewer=request.user)})
+    queue = idea_queue_for(reviewer=request.user)
+    # Declines nobody has acted on yet can be taken back from the queue.
+    blockers = decline_undo_blockers(queue.declined)
+    undoable = {pk for pk, reason in blockers.items() if not reason}
+    return render(request, "screening/queue.html", {"queue": queue, "undoable": undoable})

@@ -22,8 +22,16 @@ from apps.core.errors import ApplicationError
 from apps.screening.forms import DeclineForm, ScreeningForm
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
 from apps.screening.selectors import dimensions_for_idea, ratings_of
-from apps.screening.selectors.queue import next_pending_idea_for, rating_history_of
-from apps.screening.services.ratings import rating_decline, rating_submit
+from apps.screening.selectors.queue import (
+    decline_undo_blocker,
+    next_pending_idea_for,
+    rating_history_of,
+)
+from apps.screening.services.ratings import (
+    rating_decline,
+    rating_decline_undo,
+    rating_submit,
+)
 
 
 def _get_idea_for_reviewer(request: HttpRequest, idea_id: int) -> tuple[Idea, Assignment]:
@@ -72,6 +80,7 @@ def _render_page(
     form: ScreeningForm,
     decline_form: DeclineForm | None = None,
     note: str = "",
+    confirming: bool = False,
     status: int = 200,
 ) -> HttpResponse:
     context = {
@@ -83,6 +92,10 @@ def _render_page(
         "decline_form": decline_form or DeclineForm(),
         "history": _history_rows(rating_history_of(reviewer=request.user, idea=idea)),
         "note": note,
+        "confirming": confirming,
+        "undo_blocker": decline_undo_blocker(assignment)
+        if assignment.status == Assignment.Status.DECLINED
+        else "",
     }
     return render(request, "screening/idea_rate.html", context, status=status)
 
@@ -97,14 +110,13 @@ def _stages_partial(request: HttpRequest, *, idea: Idea, form: ScreeningForm) ->
 def idea_rate(request: HttpRequest, idea_id: int) -> HttpResponse:
     idea, assignment = _get_idea_for_reviewer(request, idea_id)
     dimensions: list[Dimension] = dimensions_for_idea(idea)
+    saved = ratings_of(reviewer=request.user, idea=idea)
     if request.method != "POST":
-        initial = ScreeningForm.initial_from(
-            dimensions, ratings_of(reviewer=request.user, idea=idea)
-        )
-        form = ScreeningForm(dimensions=dimensions, initial=initial)
+        initial = ScreeningForm.initial_from(dimensions, saved)
+        form = ScreeningForm(dimensions=dimensions, initial=initial, saved=saved)
         return _render_page(request, idea=idea, assignment=assignment, form=form)
 
-    form = ScreeningForm(request.POST, dimensions=dimensions)
+    form = ScreeningForm(request.POST, dimensions=dimensions, saved=saved)
     action = request.POST.get("action", "")
     if action != "submit":
         # A level changed (htmx) or "Continue" was pressed (no JavaScript): show what is open now.
@@ -113,6 +125,11 @@ def idea_rate(request: HttpRequest, idea_id: int) -> HttpResponse:
         note = "Every open stage is filled in: submit your rating." if form.is_complete() else ""
         return _render_page(request, idea=idea, assignment=assignment, form=form, note=note)
 
+    if form.is_valid() and form.needs_confirmation():
+        # Closing stages or contradicting answers: say so and ask once before anything is saved.
+        return _render_page(
+            request, idea=idea, assignment=assignment, form=form, confirming=True
+        )
     if form.is_valid():
         scores, answers, rationales = form.payload()
         was_pending = assignment.status == Assignment.Status.PENDING
@@ -171,5 +188,28 @@ def idea_decline(request: HttpRequest, idea_id: int) -> HttpResponse:
     except ApplicationError as exc:
         messages.error(request, exc.message)
         return redirect(reverse("screening:rate", kwargs={"idea_id": idea.id}))
-    messages.success(request, f"You declined “{idea.title}”; it has left your queue.")
+    messages.success(
+        request,
+        f"You declined “{idea.title}”; it has left your queue. Changed your mind? Take it back "
+        "under Declined below.",
+    )
     return redirect("screening:queue")
+
+
+@role_required("reviewer")
+@require_POST
+def idea_decline_undo(request: HttpRequest, idea_id: int) -> HttpResponse:
+    """Take a decline back while nobody has acted on it; the idea returns to the queue."""
+    idea, _assignment = _get_idea_for_reviewer(request, idea_id)
+    try:
+        assignment = rating_decline_undo(reviewer=request.user, idea=idea)
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect("screening:queue")
+    if assignment.status == Assignment.Status.COMPLETED:
+        messages.success(request, f"You took back your decline of “{idea.title}”; your earlier "
+                         "rating is restored.")
+    else:
+        messages.success(request, f"You took back your decline of “{idea.title}”; it is back "
+                         "in your queue.")
+    return redirect("screening:rate", idea_id=idea.id)
