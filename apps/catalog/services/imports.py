@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from django.db import transaction
@@ -31,6 +32,7 @@ def import_file(
     dry_run: bool = False,
     actor: Any = None,
     make_default: bool = False,
+    domains: Sequence[str] = (),
 ) -> ImportResult:
     """Validate a whole file and, unless `dry_run`, store it; all or nothing.
 
@@ -39,6 +41,7 @@ def import_file(
     username, (idea, reviewer, dimension)), so importing the same file twice changes nothing the
     second time. A dry run performs the writes inside the transaction and rolls them back, so its
     counts are exactly what a real import would do. `actor=None` is the system (CLI, demo).
+    `make_default` and `domains` apply to rubrics: the default rubric, and domains to attach.
     """
     if kind not in IMPORT_KINDS:
         raise ApplicationError(
@@ -60,7 +63,11 @@ def import_file(
     with transaction.atomic():
         if kind == "rubric":
             result = import_rubric(
-                content=content, filename=filename, actor=actor, make_default=make_default
+                content=content,
+                filename=filename,
+                actor=actor,
+                make_default=make_default,
+                domains=domains,
             )
         elif kind == "patents":
             result = import_patents(content=content, filename=filename, actor=actor)
