@@ -13,9 +13,8 @@ from apps.catalog.models import Idea
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.screening.gates import screening_statuses, validate_scores
 from apps.screening.models import Assignment, Dimension, Rating
-from apps.screening.services.rating_store import COLUMNS, ratings_store
 from apps.screening.selectors import dimensions_for_idea
-
+from apps.screening.services.rating_store import COLUMNS, ratings_store
 
 GATED = Rating.Status.NOT_RATED_BY_DESIGN.value
 
