@@ -25,9 +25,9 @@ from apps.catalog.importers.common import (
 )
 from apps.catalog.models import Domain
 
-REQUIRED = ["username", "background"]
-OPTIONAL = ["email", "name", "domains", "years_experience"]
-BACKGROUNDS = [c.value for c in ReviewerProfile.Background]
+REQUIRED = ["username"]
+OPTIONAL = ["background", "email", "name", "domains", "years_experience"]
+BACKGROUND_MAX = ReviewerProfile._meta.get_field("background").max_length
 
 
 def _split_name(name: str) -> tuple[str, str]:
@@ -43,9 +43,10 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
     check_lengths(frame, problems, {"username": 150, "email": 254})
     bad_name = (frame["username"] != "") & ~frame["username"].str.match(r"^[\w.@+-]+$")
     problems.add_rows(frame, bad_name, "username", "may hold only letters, digits and @ . + - _")
-    frame["background"] = frame["background"].str.lower()
-    bad_bg = (frame["background"] != "") & ~frame["background"].isin(BACKGROUNDS)
-    problems.add_rows(frame, bad_bg, "background", "must be one of: " + ", ".join(BACKGROUNDS))
+    if "background" in frame.columns:
+        # A free label: any text, one line, compared case-insensitively.
+        frame["background"] = frame["background"].str.split().str.join(" ").str.lower()
+        check_lengths(frame, problems, {"background": BACKGROUND_MAX})
     if "email" in frame.columns:
         for row, email in frame.loc[frame["email"] != "", ["_row", "email"]].itertuples(
             index=False
@@ -126,12 +127,12 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
         had_profile = profile is not None
         if profile is None:
             profile = ReviewerProfile.objects.create(
-                user=user, background=rec["background"], years_experience=years
+                user=user, background=rec.get("background", ""), years_experience=years
             )
             changed = True
         else:
             updates = []
-            if profile.background != rec["background"]:
+            if "background" in rec and profile.background != rec["background"]:
                 profile.background = rec["background"]
                 updates.append("background")
             if "years_experience" in rec and profile.years_experience != years:

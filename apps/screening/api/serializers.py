@@ -155,7 +155,9 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
     reviewer_username = serializers.CharField(source="reviewer.username")
     idea = serializers.IntegerField(source="idea_id")
     idea_external_id = serializers.CharField(source="idea.external_id")
-    idea_title = serializers.CharField(source="idea.title")
+    idea_title = serializers.CharField(
+        source="idea.display_title", help_text="The title, or an excerpt when it has none."
+    )
     domain = serializers.CharField(source="idea.patent.domain.key")
     assigned_by = serializers.CharField(
         source="assigned_by.username", allow_null=True, default=None
