@@ -14,6 +14,7 @@ Writes go through `ratings_store`, the one storage path of ratings (shared with 
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import numpy as np
@@ -39,7 +40,7 @@ from apps.screening.services.rating_store import COLUMNS, ratings_store
 from apps.screening.services.ratings import ratings_changed
 
 REQUIRED = ["idea", "reviewer", "dimension", "score"]
-OPTIONAL = ["rationale", "created_at", "status"]
+OPTIONAL = ["rationale", "created_at", "updated_at", "status", "answers"]
 SCORED = Rating.Status.SCORED.value
 GATED = Rating.Status.NOT_RATED_BY_DESIGN.value
 UNANSWERED = Rating.Status.NOT_ANSWERED.value
@@ -200,23 +201,22 @@ def import_ratings(
         frame["status_given"] = ""
         status_bad = pd.Series(False, index=frame.index)
 
-    if "created_at" in frame.columns:
+    for col in ("created_at", "updated_at"):
+        if col not in frame.columns:
+            frame[col + "_ts"] = pd.NaT
+            continue
         stamps = pd.to_datetime(
-            frame["created_at"].where(frame["created_at"] != ""),
-            errors="coerce",
-            utc=True,
-            format="ISO8601",
+            frame[col].where(frame[col] != ""), errors="coerce", utc=True, format="ISO8601"
         )
-        bad_time = (frame["created_at"] != "") & stamps.isna()
+        bad_time = (frame[col] != "") & stamps.isna()
         problems.add_rows(
-            frame,
-            bad_time,
-            "created_at",
-            "must be an ISO 8601 date and time, e.g. 2024-05-01T14:30:00Z",
+            frame, bad_time, col, "must be an ISO 8601 date and time, e.g. 2024-05-01T14:30:00Z"
         )
-        frame["created_at_ts"] = stamps
-    else:
-        frame["created_at_ts"] = pd.NaT
+        frame[col + "_ts"] = stamps
+
+    frame["answers_obj"] = None
+    if "answers" in frame.columns:
+        _check_answers(frame, dims, problems)
 
     # Duplicate (idea, reviewer, dimension) keys: the file must say one thing per rating.
     dup = frame.duplicated(subset=["idea", "reviewer", "dimension"], keep="first") & ok
@@ -423,19 +423,8 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
     rationale = np.full((n, m), "", dtype=object)
     if "rationale" in block.columns:
         rationale[codes, cols] = block["rationale"].to_numpy(dtype=object)
-    created = np.full((n, m), np.datetime64("NaT"), dtype="datetime64[ns]")
-    stamps = block["created_at_ts"]
-    if stamps.notna().any():
-        created[codes, cols] = (
-            stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
-        )
-        # Dimensions absent from the file take the screening's earliest given time.
-        earliest = np.where(np.isnat(created), np.datetime64("2262-01-01", "ns"), created).min(
-            axis=1
-        )
-        fill = np.broadcast_to(earliest[:, None], (n, m))
-        created = np.where(np.isnat(created), fill, created)
-        created[created == np.datetime64("2262-01-01", "ns")] = np.datetime64("NaT")
+    answers = np.full((n, m), None, dtype=object)
+    answers[codes, cols] = block["answers_obj"].to_numpy(dtype=object)
     out = pd.DataFrame(
         {
             "reviewer_id": np.repeat((uniques >> 32).astype("int64"), m),
@@ -445,9 +434,69 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
             "score": pd.array(
                 np.where(status == SCORED, scores, np.nan).ravel(), dtype="Float64"
             ).astype("Int64"),
-            "answers": None,
+            "answers": np.where(status == SCORED, answers, None).ravel(),
             "rationale": np.where((status == GATED) | (status == DECLINED), "", rationale).ravel(),
-            "created_at": pd.to_datetime(created.ravel()).tz_localize("UTC"),
+            "created_at": _stamp_matrix(block["created_at_ts"], codes, cols, n, m),
+            "updated_at": _stamp_matrix(block["updated_at_ts"], codes, cols, n, m),
         }
     )
     return out
+
+
+def _stamp_matrix(stamps: pd.Series, codes: Any, cols: Any, n: int, m: int) -> pd.DatetimeIndex:
+    """One time per (screening, dimension); dimensions absent from the file take the screening's
+    earliest given time."""
+    grid = np.full((n, m), np.datetime64("NaT"), dtype="datetime64[ns]")
+    if stamps.notna().any():
+        grid[codes, cols] = (
+            stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
+        )
+        never = np.datetime64("2262-01-01", "ns")
+        earliest = np.where(np.isnat(grid), never, grid).min(axis=1)
+        grid = np.where(np.isnat(grid), np.broadcast_to(earliest[:, None], (n, m)), grid)
+        grid[grid == never] = np.datetime64("NaT")
+    return pd.to_datetime(grid.ravel()).tz_localize("UTC")
+
+
+def _check_answers(frame: pd.DataFrame, dims: list[Dimension], problems: Problems) -> None:
+    """Parse the `answers` column: a JSON object of yes/no answers for a question-based dimension
+    (PBIG's competitive advantage), which must give the row's score."""
+    by_id = {d.id: d for d in dims}
+    parsed: list[Any] = [None] * len(frame)
+    for i, (row, cell, dim_id, score) in enumerate(
+        frame[[ROW, "answers", "dimension_id", "score_num"]].itertuples(index=False, name=None)
+    ):
+        if cell == "":
+            continue
+        try:
+            value = json.loads(cell)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict) or not all(isinstance(v, bool) for v in value.values()):
+            problems.add(
+                "answers",
+                'must be a JSON object of true/false, e.g. {"q1": true}',
+                row=row,
+                value=cell,
+            )
+            continue
+        dim = by_id.get(int(dim_id)) if dim_id == dim_id else None
+        if dim is None:
+            continue
+        keys = [q["key"] for q in dim.questions]
+        if not keys:
+            problems.add(
+                "answers", f"must be empty: {dim.key} asks no questions", row=row, value=cell
+            )
+        elif sorted(value) != sorted(keys):
+            problems.add("answers", "must answer exactly: " + ", ".join(keys), row=row, value=cell)
+        elif score == score and dim.rule().score_from_answers(value) != int(score):
+            problems.add(
+                "answers",
+                f"give {dim.key} {dim.rule().score_from_answers(value)}, not the row's score",
+                row=row,
+                value=cell,
+            )
+        else:
+            parsed[i] = {k: value[k] for k in keys}
+    frame["answers_obj"] = parsed

@@ -39,6 +39,7 @@ COLUMNS = [
     "answers",
     "rationale",
     "created_at",
+    "updated_at",
 ]
 
 
@@ -65,7 +66,8 @@ def ratings_store(
     *, rows: pd.DataFrame, source: str, changed_by_id: int | None, now: datetime | None = None
 ) -> StoreResult:
     """Store the ratings in `rows` (columns: COLUMNS; answers a dict or None, rationale a str or
-    None, score an int or None, created_at a datetime or None) and their history.
+    None, score an int or None, created_at and updated_at datetimes or None: now) and their
+    history.
 
     Must run inside the caller's transaction; the caller checks the rows against the rubric.
     """
@@ -82,7 +84,8 @@ def ratings_store(
         cur.execute(
             f"CREATE TEMP TABLE {STAGE} (reviewer_id bigint NOT NULL, idea_id bigint NOT NULL, "
             "dimension_id bigint NOT NULL, status varchar(16) NOT NULL, score smallint, "
-            f"answers {json_type}, rationale text, created_at {time_type}, rating_id bigint, "
+            f"answers {json_type}, rationale text, created_at {time_type}, "
+            f"updated_at {time_type}, rating_id bigint, "
             "changed smallint NOT NULL DEFAULT 0)"
         )
         _load_stage(cur, rows)
@@ -109,7 +112,7 @@ def ratings_store(
         )
         cur.execute(
             f"UPDATE {r} AS r SET status = t.status, score = t.score, answers = {_NEW_ANSWERS}, "
-            f"rationale = {_NEW_RATIONALE}, source = %s, updated_at = %s "
+            f"rationale = {_NEW_RATIONALE}, source = %s, updated_at = COALESCE(t.updated_at, %s) "
             f"FROM {STAGE} AS t WHERE r.id = t.rating_id AND t.changed = 1",
             [source, stamp],
         )
@@ -118,7 +121,7 @@ def ratings_store(
             f"INSERT INTO {r} (reviewer_id, idea_id, dimension_id, status, score, answers, "
             "rationale, source, created_at, updated_at) "
             "SELECT t.reviewer_id, t.idea_id, t.dimension_id, t.status, t.score, t.answers, "
-            "COALESCE(t.rationale, ''), %s, COALESCE(t.created_at, %s), %s "
+            "COALESCE(t.rationale, ''), %s, COALESCE(t.created_at, %s), COALESCE(t.updated_at, %s) "
             f"FROM {STAGE} AS t WHERE t.rating_id IS NULL "
             "ON CONFLICT (reviewer_id, idea_id, dimension_id) DO NOTHING",
             [source, stamp, stamp],
@@ -152,9 +155,8 @@ def _load_stage(cur, rows: pd.DataFrame) -> None:
                 "score": rows["score"].astype("Int64"),
                 "answers": rows["answers"].map(_json_text),
                 "rationale": rows["rationale"],
-                "created_at": pd.to_datetime(rows["created_at"], utc=True).dt.strftime(
-                    "%Y-%m-%dT%H:%M:%S.%f+00:00"
-                ),
+                "created_at": _iso(rows["created_at"]),
+                "updated_at": _iso(rows["updated_at"]),
             }
         )
         buf = io.StringIO()
@@ -177,7 +179,9 @@ def _load_stage(cur, rows: pd.DataFrame) -> None:
         return
     params = []
     for rec in rows[COLUMNS].itertuples(index=False, name=None):
-        reviewer_id, idea_id, dimension_id, status, score, answers, rationale, created_at = rec
+        reviewer_id, idea_id, dimension_id, status, score, answers, rationale, created, updated = (
+            rec
+        )
         params.append(
             (
                 int(reviewer_id),
@@ -187,17 +191,24 @@ def _load_stage(cur, rows: pd.DataFrame) -> None:
                 None if _missing(score) else int(score),
                 None if _missing(answers) else answers_field.get_db_prep_value(answers, connection),
                 None if _missing(rationale) else rationale,
-                None
-                if _missing(created_at)
-                else time_field.get_db_prep_value(
-                    pd.Timestamp(created_at).to_pydatetime(), connection
-                ),
+                _db_time(time_field, created),
+                _db_time(time_field, updated),
             )
         )
     cur.executemany(
         f"INSERT INTO {STAGE} ({', '.join(COLUMNS)}) VALUES ({', '.join(['%s'] * len(COLUMNS))})",
         params,
     )
+
+
+def _iso(stamps: pd.Series) -> pd.Series:
+    return pd.to_datetime(stamps, utc=True).dt.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+
+
+def _db_time(time_field: object, value: object) -> object:
+    if _missing(value):
+        return None
+    return time_field.get_db_prep_value(pd.Timestamp(value).to_pydatetime(), connection)
 
 
 def _missing(value: object) -> bool:

@@ -62,6 +62,7 @@ def _store_screening(
                 "answers": dict(answers) if answers else None,
                 "rationale": rationale,
                 "created_at": None,
+                "updated_at": None,
             }
             for dim, status, score, answers, rationale in states
         ],
