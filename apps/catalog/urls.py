@@ -6,4 +6,7 @@ app_name = "catalog"
 urlpatterns = [
     path("admin/", views.admin_home, name="admin_home"),
     path("admin/import/<slug:kind>/", views.import_upload, name="import_upload"),
+    path("admin/archive/", views.archive_home, name="archive_home"),
+    path("admin/archive/export/", views.archive_export, name="archive_export"),
+    path("admin/archive/import/", views.archive_import, name="archive_import"),
 ]

@@ -59,7 +59,8 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
         years = frame["years_experience"]
         bad_years = (years != "") & ~years.str.match(INTEGER)
         problems.add_rows(frame, bad_years, "years_experience", "must be a whole number of years")
-        off = (years != "") & ~bad_years & ~years.where(~bad_years, "0").astype(int).between(0, 80)
+        given = (years != "") & ~bad_years
+        off = given & ~years.where(given, "0").astype(int).between(0, 80)
         problems.add_rows(frame, off, "years_experience", "must be between 0 and 80")
 
     domain_lists: list[list[str]] = []

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from django.db import transaction
 
@@ -16,7 +17,7 @@ from apps.catalog.importers.reviewers import import_reviewers
 from apps.catalog.importers.rubric import import_rubric
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 
-__all__ = ["IMPORT_KINDS", "ImportResult", "import_file"]
+__all__ = ["IMPORT_KINDS", "ImportResult", "UploadOutcome", "import_file", "import_upload"]
 
 logger = logging.getLogger(__name__)
 
@@ -84,3 +85,50 @@ def import_file(
             transaction.set_rollback(True)
     logger.info("import %s from %s: %s", kind, filename, result.summary())
     return result
+
+
+class UploadedFile(Protocol):
+    name: str | None
+
+    def read(self) -> bytes: ...
+
+
+@dataclass
+class UploadOutcome:
+    """What one uploaded file did, as the admin page, the Django admin and the API show it."""
+
+    ok: bool
+    filename: str
+    result: ImportResult | None = None
+    message: str = ""
+    errors: list[FieldError] = field(default_factory=list)
+
+    def error_body(self) -> dict[str, object]:
+        return {"detail": self.message, "errors": [e.as_dict() for e in self.errors]}
+
+
+def import_upload(
+    *,
+    kind: str,
+    upload: UploadedFile,
+    actor: Any,
+    dry_run: bool = False,
+    make_default: bool = False,
+    domains: Sequence[str] = (),
+) -> UploadOutcome:
+    """The one adapter from an uploaded file to `import_file`: every refusal becomes an outcome
+    (never an exception), so each caller only renders it."""
+    filename = upload.name or ""
+    try:
+        result = import_file(
+            kind=kind,
+            content=upload.read(),
+            filename=filename,
+            dry_run=dry_run,
+            actor=actor,
+            make_default=make_default,
+            domains=domains,
+        )
+    except ApplicationError as exc:
+        return UploadOutcome(ok=False, filename=filename, message=exc.message, errors=exc.errors)
+    return UploadOutcome(ok=True, filename=filename, result=result)
