@@ -19,7 +19,6 @@ from apps.disagreement.analysis import compute_metrics
 from apps.disagreement.selectors import rating_frame, rubric_scales
 from apps.screening.models import Assignment, Rating, RatingHistory, Rubric
 from apps.screening.services.ratings import rating_decline, rating_submit
-from tests.catalog.conftest import example
 
 pytestmark = pytest.mark.django_db
 
