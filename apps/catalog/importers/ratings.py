@@ -19,8 +19,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.db import connection
-from django.utils.timezone import now as timezone_now
 
 from apps.accounts.models import User
 from apps.catalog.importers import ImportResult
@@ -35,7 +33,7 @@ from apps.catalog.importers.common import (
 )
 from apps.catalog.models import Idea
 from apps.screening.gates import DimensionRule, validate_scores
-from apps.screening.models import Assignment, Dimension, Rating, Rubric
+from apps.screening.models import Dimension, Rating, Rubric
 from apps.screening.services.rating_store import COLUMNS, ratings_store
 from apps.screening.services.ratings import ratings_changed
 
@@ -262,9 +260,12 @@ def import_ratings(
     if not has_rationale:
         final = final.assign(rationale=None)
     stored = ratings_store(
-        rows=final[COLUMNS], source=IMPORT, changed_by_id=getattr(actor, "pk", None)
+        rows=final[COLUMNS],
+        source=IMPORT,
+        changed_by_id=getattr(actor, "pk", None),
+        settle_assignments=True,
     )
-    assignments = _write_assignments(final, actor=actor)
+    assignments = stored.assignments
     result.created, result.updated = stored.created, stored.updated
     result.unchanged = int(len(final)) - stored.created - stored.updated
     counts = final["status"].value_counts()
@@ -280,36 +281,6 @@ def import_ratings(
     if stored.reviewer_ids and not dry_run:
         ratings_changed(reviewer_ids=stored.reviewer_ids)
     return result
-
-
-def _write_assignments(final: pd.DataFrame, *, actor: Any) -> int:
-    """Every imported screening has its assignment: declined when the screening is, else done."""
-    pairs = (
-        final.assign(declined=final["status"] == DECLINED)
-        .groupby(["reviewer_id", "idea_id"], sort=False)["declined"]
-        .any()
-        .reset_index()
-    )
-    a = Assignment._meta.db_table
-    now = Assignment._meta.get_field("updated_at").get_db_prep_value(timezone_now(), connection)
-    total = 0
-    with connection.cursor() as cur:
-        for part in chunked(list(pairs.itertuples(index=False, name=None)), 5000):
-            values = ", ".join(["(%s, %s, %s)"] * len(part))
-            params: list[Any] = []
-            for reviewer_id, idea_id, declined in part:
-                status = Assignment.Status.DECLINED if declined else Assignment.Status.COMPLETED
-                params += [int(reviewer_id), int(idea_id), status.value]
-            cur.execute(
-                f"INSERT INTO {a} (reviewer_id, idea_id, status, assigned_by_id, decline_reason, "
-                f"created_at, updated_at) SELECT v.column1, v.column2, v.column3, %s, '', %s, %s "
-                f"FROM (VALUES {values}) AS v WHERE true "
-                "ON CONFLICT (reviewer_id, idea_id) DO UPDATE SET status = excluded.status, "
-                f"updated_at = excluded.updated_at WHERE {a}.status <> excluded.status",
-                [getattr(actor, "pk", None), now, now, *params],
-            )
-            total += cur.rowcount
-    return total
 
 
 def _check_gates_and_expand(

@@ -22,12 +22,13 @@ import io
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 import pandas as pd
 from django.db import connection
 from django.utils import timezone
 
-from apps.screening.models import Rating, RatingHistory
+from apps.screening.models import Assignment, Rating, RatingHistory
 
 STAGE = "pl_rating_stage"
 COLUMNS = [
@@ -48,6 +49,7 @@ class StoreResult:
     created: int = 0
     updated: int = 0
     reviewer_ids: list[int] = field(default_factory=list)
+    assignments: int = 0
 
 
 # The effective new answers and rationale of a staged row against its stored rating `r`.
@@ -63,13 +65,20 @@ _CHANGED = (
 
 
 def ratings_store(
-    *, rows: pd.DataFrame, source: str, changed_by_id: int | None, now: datetime | None = None
+    *,
+    rows: pd.DataFrame,
+    source: str,
+    changed_by_id: int | None,
+    now: datetime | None = None,
+    settle_assignments: bool = False,
 ) -> StoreResult:
     """Store the ratings in `rows` (columns: COLUMNS; answers a dict or None, rationale a str or
     None, score an int or None, created_at and updated_at datetimes or None: now) and their
     history.
 
     Must run inside the caller's transaction; the caller checks the rows against the rubric.
+    `settle_assignments` (imports) also gives every staged (reviewer, idea) its assignment:
+    declined when its ratings are, else completed; `changed_by_id` is then its assigner.
     """
     if rows.empty:
         return StoreResult()
@@ -137,8 +146,27 @@ def ratings_store(
             f"SELECT DISTINCT reviewer_id FROM {STAGE} WHERE rating_id IS NULL OR changed = 1"
         )
         reviewer_ids = sorted(int(x) for (x,) in cur.fetchall())
+        assignments = _settle_assignments(cur, changed_by_id, stamp) if settle_assignments else 0
         cur.execute(f"DROP TABLE {STAGE}")
-    return StoreResult(created=created, updated=updated, reviewer_ids=reviewer_ids)
+    return StoreResult(
+        created=created, updated=updated, reviewer_ids=reviewer_ids, assignments=assignments
+    )
+
+
+def _settle_assignments(cur: Any, assigned_by_id: int | None, stamp: Any) -> int:
+    a = Assignment._meta.db_table
+    declined, completed = Assignment.Status.DECLINED.value, Assignment.Status.COMPLETED.value
+    cur.execute(
+        f"INSERT INTO {a} (reviewer_id, idea_id, status, assigned_by_id, decline_reason, "
+        "created_at, updated_at) "
+        f"SELECT reviewer_id, idea_id, CASE WHEN MAX(CASE WHEN status = %s THEN 1 ELSE 0 END) = 1 "
+        f"THEN %s ELSE %s END, %s, '', %s, %s FROM {STAGE} WHERE true "
+        "GROUP BY reviewer_id, idea_id "
+        "ON CONFLICT (reviewer_id, idea_id) DO UPDATE SET status = excluded.status, "
+        f"updated_at = excluded.updated_at WHERE {a}.status <> excluded.status",
+        [declined, declined, completed, assigned_by_id, stamp, stamp],
+    )
+    return cur.rowcount
 
 
 def _load_stage(cur, rows: pd.DataFrame) -> None:
@@ -153,7 +181,7 @@ def _load_stage(cur, rows: pd.DataFrame) -> None:
                 "dimension_id": rows["dimension_id"],
                 "status": rows["status"],
                 "score": rows["score"].astype("Int64"),
-                "answers": rows["answers"].map(_json_text),
+                "answers": _when_any(rows["answers"], lambda c: c.map(_json_text)),
                 "rationale": rows["rationale"],
                 "created_at": _iso(rows["created_at"]),
                 "updated_at": _iso(rows["updated_at"]),
@@ -201,8 +229,18 @@ def _load_stage(cur, rows: pd.DataFrame) -> None:
     )
 
 
+def _when_any(column: pd.Series, convert: Any) -> pd.Series:
+    """`convert(column)`, skipped (all null) when the column holds no value at all."""
+    if column.isna().all():
+        return pd.Series(None, index=column.index, dtype=object)
+    return convert(column)
+
+
 def _iso(stamps: pd.Series) -> pd.Series:
-    return pd.to_datetime(stamps, utc=True).dt.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
+    return _when_any(
+        stamps,
+        lambda c: pd.to_datetime(c, utc=True).dt.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00"),
+    )
 
 
 def _db_time(time_field: object, value: object) -> object:
