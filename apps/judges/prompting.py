@@ -55,7 +55,8 @@ def task_statement(wording: PromptWording = PBIG_WORDING) -> str:
     ):
         return PBIG_TASK
     return (
-        f"You score cases for a panel of reviewers. Each case pairs a {wording.source_noun} "
+        f"You score cases for a panel of reviewers. Each case pairs "
+        f"{_article(wording.source_noun)} {wording.source_noun} "
         f"with {_article(wording.item_noun)} {wording.item_noun} based on it."
     )
 
