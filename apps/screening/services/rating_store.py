@@ -102,11 +102,10 @@ def ratings_store(
             "r.reviewer_id = t.reviewer_id AND r.idea_id = t.idea_id "
             "AND r.dimension_id = t.dimension_id"
         )
-        # Which staged rows already exist, and which of those change.
-        cur.execute(f"UPDATE {STAGE} AS t SET rating_id = r.id FROM {r} AS r WHERE {key}")
+        # Which staged rows already exist, and which of those change (one join).
         cur.execute(
-            f"UPDATE {STAGE} AS t SET changed = 1 FROM {r} AS r "
-            f"WHERE r.id = t.rating_id AND {_CHANGED}"
+            f"UPDATE {STAGE} AS t SET rating_id = r.id, "
+            f"changed = CASE WHEN {_CHANGED} THEN 1 ELSE 0 END FROM {r} AS r WHERE {key}"
         )
         history_columns = (
             "rating_id, changed_by_id, changed_at, source, old_status, old_score, old_answers, "
