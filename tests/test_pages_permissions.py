@@ -62,6 +62,12 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     ("catalog:import_upload", {"kind": "=ideas"}, "get", None, (302, 403, 403, 403, 403, 405)),
     # No file: the admin gets the page back with the form's error; nothing is imported.
     ("catalog:import_upload", {"kind": "=ideas"}, "post", {}, ADMIN_ONLY),
+    # catalog: the whole-installation archive (the world is not empty, so an import is refused)
+    ("catalog:archive_home", {}, "get", None, ADMIN_ONLY),
+    ("catalog:archive_export", {}, "get", None, (302, 403, 403, 403, 403, 405)),
+    ("catalog:archive_export", {}, "post", {}, ADMIN_ONLY),
+    ("catalog:archive_import", {}, "get", None, (302, 403, 403, 403, 403, 405)),
+    ("catalog:archive_import", {}, "post", {}, (302, 403, 403, 403, 403, 400)),
     # screening: the reviewer's queue and rating pages
     ("screening:queue", {}, "get", None, REVIEWERS_ONLY),
     ("screening:rate", {"idea_id": "idea"}, "get", None, (302, 200, 200, 404, 403, 403)),
