@@ -135,10 +135,10 @@ def ratings_store(
             [source, stamp, stamp],
         )
         created = cur.rowcount
-        # Creation rows for the ratings just inserted. (A rating that another transaction
-        # inserted and committed in between was skipped above; it would get a creation row
-        # here too. The form locks its assignment first, so only two overlapping imports of
-        # the same screening can meet this, and then both rows describe the same values.)
+        # Creation rows for the ratings just inserted. A rating another transaction inserted
+        # and committed in between (the same screening submitted on the form, or imported,
+        # during this import) was skipped above and would get a second creation row here,
+        # recording its own values. Rare enough to accept rather than lock the ratings table.
         cur.execute(
             f"INSERT INTO {h} ({history_columns}) "
             "SELECT r.id, %s, %s, %s, '', NULL, NULL, '', r.status, r.score, r.answers, "
