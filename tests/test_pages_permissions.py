@@ -75,6 +75,12 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     # import formats and their example files: documentation, for every signed-in role
     ("catalog:format_help", {"kind": "=ratings"}, "get", None, (302, 200, 200, 200, 200, 200)),
     ("catalog:example_file", {"name": "=ideas.csv"}, "get", None, (302, 200, 200, 200, 200, 200)),
+    # catalog: the whole-installation archive (the world is not empty, so an import is refused)
+    ("catalog:archive_home", {}, "get", None, ADMIN_ONLY),
+    ("catalog:archive_export", {}, "get", None, (302, 403, 403, 403, 403, 405)),
+    ("catalog:archive_export", {}, "post", {}, ADMIN_ONLY),
+    ("catalog:archive_import", {}, "get", None, (302, 403, 403, 403, 403, 405)),
+    ("catalog:archive_import", {}, "post", {}, (302, 403, 403, 403, 403, 400)),
     # screening: the reviewer's queue and rating pages
     ("screening:queue", {}, "get", None, REVIEWERS_ONLY),
     ("screening:rate", {"idea_id": "idea"}, "get", None, (302, 200, 200, 404, 403, 403)),

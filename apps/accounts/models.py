@@ -33,16 +33,20 @@ class User(AbstractUser):
 
 class ReviewerProfile(models.Model):
     class Background(models.TextChoices):
+        """PBIG's two groups, used by the demo; any other label is allowed too."""
+
         TECHNICAL = "technical", "Technical"
         BUSINESS = "business", "Business"
 
     user = models.OneToOneField(User, on_delete=models.CASCADE, related_name="reviewer_profile")
-    background = models.CharField(max_length=16, choices=Background.choices)
+    # A free, optional label grouping reviewers for the analytics ("literature", "crowd", "legal").
+    # Stored lower-case so "Legal" and "legal" are one group.
+    background = models.CharField(max_length=64, blank=True)
     domains = models.ManyToManyField("catalog.Domain", related_name="reviewers", blank=True)
     years_experience = models.PositiveSmallIntegerField(null=True, blank=True)
 
     def __str__(self) -> str:
-        return f"{self.user.username} ({self.background})"
+        return f"{self.user.username} ({self.background or 'no background'})"
 
 
 class Invitation(models.Model):

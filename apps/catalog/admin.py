@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -13,8 +11,7 @@ from django.urls import URLPattern, path
 from apps.accounts.permissions import has_role
 from apps.catalog.forms import AdminImportForm
 from apps.catalog.models import Domain, Idea, Patent
-from apps.catalog.services.imports import import_file
-from apps.core.errors import ApplicationError
+from apps.catalog.services.imports import UploadOutcome, import_upload
 
 
 class ImportFromFileMixin:
@@ -37,25 +34,19 @@ class ImportFromFileMixin:
     def import_view(self, request: HttpRequest) -> HttpResponse:
         if not has_role(request.user, ("admin",)):
             raise PermissionDenied("Only admins import data.")
-        outcome: dict[str, Any] | None = None
+        outcome: UploadOutcome | None = None
         if request.method == "POST":
             form = AdminImportForm(request.POST, request.FILES)
             if form.is_valid():
-                upload = form.cleaned_data["file"]
-                kind = form.cleaned_data["kind_choice"]
-                try:
-                    result = import_file(
-                        kind=kind,
-                        content=upload.read(),
-                        filename=upload.name,
-                        dry_run=form.cleaned_data["dry_run"],
-                        actor=request.user,
-                        make_default=form.cleaned_data.get("make_default", False),
-                    )
-                    outcome = {"ok": True, "result": result}
-                    messages.success(request, result.summary())
-                except ApplicationError as exc:
-                    outcome = {"ok": False, "message": exc.message, "errors": exc.errors}
+                outcome = import_upload(
+                    kind=form.cleaned_data["kind_choice"],
+                    upload=form.cleaned_data["file"],
+                    dry_run=form.cleaned_data["dry_run"],
+                    actor=request.user,
+                    make_default=form.cleaned_data.get("make_default", False),
+                )
+                if outcome.ok and outcome.result is not None:
+                    messages.success(request, outcome.result.summary())
         else:
             form = AdminImportForm(initial={"kind_choice": self.import_kind})
         context = {
@@ -69,7 +60,7 @@ class ImportFromFileMixin:
             request,
             "catalog/admin/import_form.html",
             context,
-            status=200 if not outcome or outcome["ok"] else 400,
+            status=200 if not outcome or outcome.ok else 400,
         )
 
 

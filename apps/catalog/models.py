@@ -18,8 +18,23 @@ class Domain(models.Model):
         return self.name
 
 
+# Real composite keys ("corpus/split/document-id/variant") run long.
+EXTERNAL_ID_MAX = 255
+# Characters of the description shown in place of a missing title.
+EXCERPT_CHARS = 80
+
+
+def excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
+    """The start of a text on one line, cut on a word boundary and marked with an ellipsis."""
+    flat = " ".join(text.split())
+    if len(flat) <= limit:
+        return flat
+    cut = flat[:limit].rsplit(" ", 1)[0] or flat[:limit]
+    return cut.rstrip(".,;:") + "…"
+
+
 class Patent(TimestampedModel):
-    external_id = models.CharField(max_length=100, unique=True)
+    external_id = models.CharField(max_length=EXTERNAL_ID_MAX, unique=True)
     domain = models.ForeignKey(Domain, on_delete=models.PROTECT, related_name="patents")
     title = models.CharField(max_length=500)
     abstract = models.TextField(blank=True)
@@ -33,9 +48,10 @@ class Patent(TimestampedModel):
 
 
 class Idea(TimestampedModel):
-    external_id = models.CharField(max_length=100, unique=True)
+    external_id = models.CharField(max_length=EXTERNAL_ID_MAX, unique=True)
     patent = models.ForeignKey(Patent, on_delete=models.PROTECT, related_name="ideas")
-    title = models.CharField(max_length=500)
+    # Optional: rated items without a natural title (arguments, summaries) show an excerpt.
+    title = models.CharField(max_length=500, blank=True)
     description = models.TextField(blank=True)
     implementation = models.TextField(blank=True)
     differentiation = models.TextField(blank=True)
@@ -45,4 +61,10 @@ class Idea(TimestampedModel):
         ordering = ["external_id"]
 
     def __str__(self) -> str:
-        return f"{self.external_id}: {self.title}"
+        return f"{self.external_id}: {self.display_title}"
+
+    @property
+    def display_title(self) -> str:
+        """What pages show as the idea's title: the title, else a short excerpt of the
+        description, else the external id."""
+        return self.title.strip() or excerpt(self.description) or self.external_id

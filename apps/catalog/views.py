@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.permissions import role_required
@@ -18,9 +20,10 @@ from apps.catalog.format_docs import (
 )
 from apps.catalog.forms import ImportForm
 from apps.catalog.models import Domain, Idea, Patent
-from apps.catalog.services.imports import IMPORT_KINDS, import_file
+from apps.catalog.services import archive, imports
+from apps.catalog.services.imports import IMPORT_KINDS, UploadOutcome
 from apps.core.errors import ApplicationError
-from apps.screening.models import Rating, Rubric
+from apps.screening.models import Rating, RatingHistory, Rubric
 
 KIND_HELP = {
     "rubric": "YAML or JSON: the dimensions, their scales, level meanings and gates.",
@@ -49,7 +52,7 @@ def _counts() -> list[tuple[str, int]]:
     ]
 
 
-def _panel(kind: str, form: ImportForm, outcome: dict | None = None) -> dict:
+def _panel(kind: str, form: ImportForm, outcome: UploadOutcome | None = None) -> dict:
     return {
         "kind": kind,
         "step": IMPORT_KINDS.index(kind) + 1,
@@ -79,32 +82,22 @@ def import_upload(request: HttpRequest, kind: str) -> HttpResponse:
     if kind not in IMPORT_KINDS:
         raise Http404("Unknown import kind.")
     form = ImportForm(request.POST, request.FILES, kind=kind)
-    outcome: dict | None = None
+    outcome: UploadOutcome | None = None
     if form.is_valid():
-        upload = form.cleaned_data["file"]
-        try:
-            result = import_file(
-                kind=kind,
-                content=upload.read(),
-                filename=upload.name,
-                dry_run=form.cleaned_data["dry_run"],
-                actor=request.user,
-                make_default=form.cleaned_data.get("make_default", False),
-            )
-            outcome = {"ok": True, "result": result, "filename": upload.name}
+        outcome = imports.import_upload(
+            kind=kind,
+            upload=form.cleaned_data["file"],
+            dry_run=form.cleaned_data["dry_run"],
+            actor=request.user,
+            make_default=form.cleaned_data.get("make_default", False),
+        )
+        if outcome.ok:
             form = ImportForm(kind=kind)
-        except ApplicationError as exc:
-            outcome = {
-                "ok": False,
-                "message": exc.message,
-                "errors": exc.errors,
-                "filename": upload.name,
-            }
     panel = _panel(kind, form, outcome)
     if request.htmx:
         # htmx swaps only 2xx responses; the panel itself shows the errors.
         return render(request, "catalog/_import_panel.html", {"panel": panel})
-    status = 200 if outcome is None or outcome["ok"] else 400
+    status = 200 if outcome is None or outcome.ok else 400
     panels = [panel if k == kind else _panel(k, ImportForm(kind=k)) for k in IMPORT_KINDS]
     default = Rubric.objects.filter(is_default=True).first()
     return render(
@@ -142,3 +135,57 @@ def example_file(request: HttpRequest, name: str) -> FileResponse:
     return FileResponse(
         path.open("rb"), as_attachment=True, filename=name, content_type=content_type
     )
+
+
+# ---- the whole installation as one archive ---------------------------------------------------
+class ArchiveForm(forms.Form):
+    file = forms.FileField(label="Archive (.zip)")
+
+
+def _archive_page(
+    request: HttpRequest, *, form: ArchiveForm, outcome: dict | None, status: int = 200
+) -> HttpResponse:
+    counts = {
+        "ratings": Rating.objects.count(),
+        "scored": Rating.objects.filter(status=Rating.Status.SCORED).count(),
+        "history": RatingHistory.objects.count(),
+        "ideas": Idea.objects.count(),
+    }
+    context = {
+        "counts": counts,
+        "empty": archive.installation_is_empty(),
+        "form": form,
+        "outcome": outcome,
+    }
+    return render(request, "catalog/archive.html", context, status=status)
+
+
+@role_required("admin")
+def archive_home(request: HttpRequest) -> HttpResponse:
+    return _archive_page(request, form=ArchiveForm(), outcome=None)
+
+
+@role_required("admin")
+@require_http_methods(["POST"])
+def archive_export(request: HttpRequest) -> HttpResponse:
+    content = archive.installation_export(actor=request.user)
+    name = timezone.now().strftime("pluralist-%Y%m%d-%H%M%S.zip")
+    response = HttpResponse(content, content_type="application/zip")
+    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    return response
+
+
+@role_required("admin")
+@require_http_methods(["POST"])
+def archive_import(request: HttpRequest) -> HttpResponse:
+    form = ArchiveForm(request.POST, request.FILES)
+    if not form.is_valid():
+        return _archive_page(request, form=form, outcome=None, status=400)
+    try:
+        results = archive.installation_import(
+            content=form.cleaned_data["file"].read(), actor=request.user
+        )
+    except ApplicationError as exc:
+        outcome = {"ok": False, "message": exc.message, "errors": exc.errors}
+        return _archive_page(request, form=form, outcome=outcome, status=400)
+    return _archive_page(request, form=ArchiveForm(), outcome={"ok": True, "results": results})

@@ -15,27 +15,79 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 
-from apps.judges.backends.base import Example, JudgeRequest, RubricDimension
+from apps.judges.backends.base import (
+    PBIG_WORDING,
+    Example,
+    JudgeRequest,
+    PromptWording,
+    RubricDimension,
+)
 
 # Bounds on what one text contributes, so nine examples plus a target stay within small
 # context windows (claims can run to pages). Cut on a word boundary, marked with an ellipsis.
 MAX_PATENT_CHARS = 2500
 MAX_IDEA_CHARS = 2000
 
-TARGET_HEADING = "## The patent and idea to score"
-
-SYSTEM_PROMPT = (
+PBIG_TASK = (
     "You assess product ideas built on patents. Each case pairs a patent with a product idea "
-    "derived from it. You will get an instruction describing one rubric dimension and its "
-    "score levels; when available, several earlier cases (patent, idea and the score a reviewer "
-    "gave) that show how scores are assigned; and finally a new patent and idea. Score the new "
-    "idea on that dimension only, the way the earlier scores suggest.\n\n"
+    "derived from it."
+)
+_OUTPUT_FORMAT = (
     "Output format: answer with exactly one line of valid JSON and nothing else:\n"
     '{"score": <integer level>, "reason": "<one or two sentences>", '
     '"confidence": <integer from 0 to 100>}\n'
     "The confidence says how sure you are that a reviewer would give this exact score."
 )
+# Finds the target block whatever the rubric calls its items (see target_heading).
+_TARGET_HEADING_RE = re.compile(r"^## The [^\n]* to score$", re.MULTILINE)
+
+
+def task_statement(wording: PromptWording = PBIG_WORDING) -> str:
+    """The rubric's task statement; without one, PBIG's when the nouns are PBIG's, else one
+    built from the nouns."""
+    if wording.task.strip():
+        return wording.task.strip()
+    if (wording.item_noun, wording.source_noun) == (
+        PBIG_WORDING.item_noun,
+        PBIG_WORDING.source_noun,
+    ):
+        return PBIG_TASK
+    return (
+        f"You score cases for a panel of reviewers. Each case pairs "
+        f"{_article(wording.source_noun)} {wording.source_noun} "
+        f"with {_article(wording.item_noun)} {wording.item_noun} based on it."
+    )
+
+
+def system_prompt(wording: PromptWording = PBIG_WORDING) -> str:
+    """The system message: task statement and output format, in the rubric's words."""
+    item, source = wording.item_noun, wording.source_noun
+    return (
+        f"{task_statement(wording)} You will get an instruction describing one rubric dimension "
+        "and its score levels; when available, several earlier cases "
+        f"({source}, {item} and the score a reviewer gave) that show how scores are assigned; "
+        f"and finally a new {source} and {item}. Score the new {item} on that dimension only, "
+        "the way the earlier scores suggest.\n\n" + _OUTPUT_FORMAT
+    )
+
+
+def target_heading(wording: PromptWording = PBIG_WORDING) -> str:
+    return f"## The {wording.source_noun} and {wording.item_noun} to score"
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def _label(noun: str) -> str:
+    return noun[:1].upper() + noun[1:] + ":"
+
+
+# PBIG's wording, byte for byte what every judge got before rubrics had their own words.
+SYSTEM_PROMPT = system_prompt()
+TARGET_HEADING = target_heading()
 
 
 def _clip(text: str, limit: int) -> str:
@@ -59,8 +111,8 @@ def patent_text(title: str, abstract: str, claims: str = "") -> str:
 def idea_text(
     title: str, description: str, implementation: str = "", differentiation: str = ""
 ) -> str:
-    """Render an idea the same way everywhere."""
-    parts = [f"Title: {title.strip()}"]
+    """Render an idea the same way everywhere (an idea without a title starts with its text)."""
+    parts = [f"Title: {title.strip()}"] if title.strip() else []
     for label, value in (
         ("Description", description),
         ("Implementation", implementation),
@@ -98,7 +150,7 @@ def instruction_block(dimension: RubricDimension) -> str:
     return "\n".join(lines)
 
 
-def examples_block(examples: tuple[Example, ...]) -> str:
+def examples_block(examples: tuple[Example, ...], wording: PromptWording = PBIG_WORDING) -> str:
     if not examples:
         return ""
     lines = ["## Examples", "Earlier cases with the score they received:"]
@@ -106,9 +158,9 @@ def examples_block(examples: tuple[Example, ...]) -> str:
         lines += [
             "",
             f"### Example {n}",
-            "Patent:",
+            _label(wording.source_noun),
             ex.patent_text.strip(),
-            "Idea:",
+            _label(wording.item_noun),
             ex.idea_text.strip(),
             f"Score: {ex.score}",
         ]
@@ -118,7 +170,7 @@ def examples_block(examples: tuple[Example, ...]) -> str:
 def shared_block(request: JudgeRequest) -> str:
     """The part of the user message shared by all targets of one (dimension, example set)."""
     parts = [instruction_block(request.dimension)]
-    examples = examples_block(request.examples)
+    examples = examples_block(request.examples, request.dimension.wording)
     if examples:
         parts.append(examples)
     return "\n\n".join(parts) + "\n\n"
@@ -128,10 +180,10 @@ def target_block(request: JudgeRequest) -> str:
     d = request.dimension
     return "\n".join(
         [
-            TARGET_HEADING,
-            "Patent:",
+            target_heading(d.wording),
+            _label(d.wording.source_noun),
             request.patent_text.strip(),
-            "Idea:",
+            _label(d.wording.item_noun),
             request.idea_text.strip(),
             "",
             f"Reply with one line of JSON: a score from {d.scale_min} to {d.scale_max}, a brief "
@@ -143,7 +195,7 @@ def target_block(request: JudgeRequest) -> str:
 def build_messages(request: JudgeRequest) -> list[dict[str, str]]:
     """OpenAI chat messages for one judgment; the cacheable prefix comes first."""
     return [
-        {"role": "system", "content": SYSTEM_PROMPT},
+        {"role": "system", "content": system_prompt(request.dimension.wording)},
         {"role": "user", "content": shared_block(request) + target_block(request)},
     ]
 
@@ -175,8 +227,9 @@ def shared_prefix_chars(messages: list[dict[str, str]]) -> int:
     total = 0
     for m in messages:
         content = m["content"]
-        if m["role"] == "user" and TARGET_HEADING in content:
-            return total + content.index(TARGET_HEADING)
+        found = _TARGET_HEADING_RE.search(content) if m["role"] == "user" else None
+        if found:
+            return total + found.start()
         total += len(content)
     return total
 
@@ -185,3 +238,13 @@ def shared_prefix_share(messages: list[dict[str, str]]) -> float:
     """Share (0-1) of the prompt's characters that sit in the cacheable prefix."""
     total = sum(len(m["content"]) for m in messages)
     return shared_prefix_chars(messages) / total if total else 0.0
+
+
+def rubric_wording(rubric: object) -> PromptWording:
+    """The prompt wording stored on a rubric (apps.screening.models.Rubric); blanks are PBIG's."""
+    return PromptWording(
+        task=str(getattr(rubric, "task", "") or "").strip(),
+        item_noun=str(getattr(rubric, "item_noun", "") or "").strip() or PBIG_WORDING.item_noun,
+        source_noun=str(getattr(rubric, "source_noun", "") or "").strip()
+        or PBIG_WORDING.source_noun,
+    )

@@ -10,22 +10,14 @@ from django.http import HttpRequest
 
 from apps.catalog.admin import ImportFromFileMixin
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory, Rubric
+from apps.screening.rubric_files import DIMENSION_FIELDS
 
 
 class DimensionInline(admin.StackedInline):
     model = Dimension
     extra = 0
     ordering = ["position"]
-    fields = [
-        ("key", "name", "position"),
-        "description",
-        ("scale_min", "scale_max", "pass_above"),
-        "requires",
-        "levels",
-        "categories",
-        "questions",
-        "question_scores",
-    ]
+    fields = ["key", *DIMENSION_FIELDS]
 
 
 @admin.register(Rubric)

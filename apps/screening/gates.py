@@ -24,6 +24,9 @@ class DimensionRule:
     question_scores: Mapping[str, int] = field(default_factory=dict)
     # Display name for messages; last so positional construction elsewhere keeps working.
     name: str = ""
+    # An optional dimension may stay unanswered while open (stored as "not answered"); an
+    # unanswered dimension does not pass its gate, so what it gates stays closed.
+    optional: bool = False
 
     @property
     def label(self) -> str:
@@ -70,6 +73,23 @@ def open_dimensions(rules: Sequence[DimensionRule], scores: Mapping[str, int | N
     return opened
 
 
+def screening_statuses(
+    rules: Sequence[DimensionRule], scores: Mapping[str, int | None]
+) -> dict[str, str]:
+    """The stored state of every dimension of a valid screening: "scored", "unanswered" (open
+    optional left blank) or "gated" (closed: not rated by design). Values match Rating.Status."""
+    is_open = set(open_dimensions(rules, scores))
+    statuses: dict[str, str] = {}
+    for rule in rules:
+        if rule.key not in is_open:
+            statuses[rule.key] = "gated"
+        elif scores.get(rule.key) is None:
+            statuses[rule.key] = "unanswered"
+        else:
+            statuses[rule.key] = "scored"
+    return statuses
+
+
 def closing_reason(
     rules: Sequence[DimensionRule], key: str, scores: Mapping[str, int | None]
 ) -> str:
@@ -89,7 +109,8 @@ def validate_scores(
 ) -> list[FieldError]:
     """Every gate and scale problem of one complete submission (one reviewer, one idea).
 
-    Open dimensions must be scored and on scale; closed ones must be empty. Unknown keys are errors.
+    Open required dimensions must be scored, open optional ones may be left unanswered, scores
+    must be on scale, closed dimensions must be empty. Unknown keys are errors.
     """
     errors: list[FieldError] = []
     known = {r.key for r in rules}
@@ -103,6 +124,8 @@ def validate_scores(
         score = scores.get(rule.key)
         if rule.key in is_open:
             if score is None:
+                if rule.optional:
+                    continue
                 errors.append(
                     FieldError(field=rule.key, message="is required at this stage", row=row)
                 )

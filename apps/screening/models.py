@@ -13,6 +13,19 @@ class Rubric(TimestampedModel):
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     is_default = models.BooleanField(default=False)
+    # The rubric's own words for the judge prompts; empty means PBIG's wording (see
+    # apps.judges.prompting.PromptWording).
+    task = models.TextField(
+        blank=True, help_text="What the raters do, e.g. 'You assess arguments on a topic.'"
+    )
+    item_noun = models.CharField(
+        max_length=100, blank=True, help_text="What is rated, e.g. 'argument' (default: idea)."
+    )
+    source_noun = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="What it is based on, e.g. 'topic' (default: patent).",
+    )
 
     class Meta:
         constraints = [
@@ -73,6 +86,7 @@ class Dimension(models.Model):
             question_keys=tuple(q["key"] for q in self.questions),
             question_scores=dict(self.question_scores),
             name=self.name,
+            optional=self.optional,
         )
 
     @property

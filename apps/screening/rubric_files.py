@@ -24,6 +24,27 @@ class DimensionSpec:
     categories: list[int] = field(default_factory=list)
     questions: list[dict[str, str]] = field(default_factory=list)
     question_scores: dict[str, int] = field(default_factory=dict)
+    optional: bool = False
+
+
+# The one list of a dimension's editable fields (besides its key): the rubric importer compares
+# them, the API serializes them, the admin edits them, save_rubric writes them.
+DIMENSION_FIELDS: tuple[str, ...] = (
+    "name",
+    "description",
+    "position",
+    "scale_min",
+    "scale_max",
+    "levels",
+    "pass_above",
+    "requires",
+    "categories",
+    "questions",
+    "question_scores",
+    "optional",
+)
+# The rubric's own words for what is rated, used by the judge prompts; empty means PBIG's.
+WORDING_FIELDS: tuple[str, ...] = ("task", "item_noun", "source_noun")
 
 
 @dataclass
@@ -32,6 +53,11 @@ class RubricSpec:
     name: str
     description: str
     dimensions: list[DimensionSpec]
+    # Keys of the domains whose ideas are rated on this rubric.
+    domains: list[str] = field(default_factory=list)
+    task: str = ""
+    item_noun: str = ""
+    source_noun: str = ""
 
 
 def load_rubric_text(text: str | bytes, *, filename: str = "") -> dict[str, Any]:
@@ -68,6 +94,27 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
     if not key or not key.replace("-", "").replace("_", "").isalnum():
         errs.add("key", "is required: letters, digits, - and _", value=data.get("key"))
     name = str(data.get("name") or key).strip()
+    domains_raw = data.get("domains") or []
+    if isinstance(domains_raw, str):
+        domains_raw = [d for d in domains_raw.replace(",", ";").split(";")]
+    domains: list[str] = []
+    if not isinstance(domains_raw, list):
+        errs.add("domains", "must be a list of domain keys", value=domains_raw)
+    else:
+        for i, d in enumerate(domains_raw):
+            dk = str(d or "").strip()
+            if not dk or not dk.replace("-", "").replace("_", "").isalnum() or len(dk) > 64:
+                errs.add(f"domains[{i}]", "must be a domain key: letters, digits, - and _", value=d)
+            elif dk not in domains:
+                domains.append(dk)
+    wording: dict[str, str] = {}
+    for wkey, limit in (("task", 2000), ("item_noun", 100), ("source_noun", 100)):
+        value = data.get(wkey)
+        if value is not None and not isinstance(value, str):
+            errs.add(wkey, "must be text", value=value)
+        elif value is not None and len(value.strip()) > limit:
+            errs.add(wkey, f"must be at most {limit} characters", value=value)
+        wording[wkey] = " ".join(str(value or "").split())
     raw_dims = data.get("dimensions")
     if not isinstance(raw_dims, list) or not raw_dims:
         errs.add("dimensions", "must be a non-empty list")
@@ -138,6 +185,10 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
                     f"{where}.question_scores",
                     f"must give a score for each of the {expected} answer combinations",
                 )
+        optional = raw.get("optional", False)
+        if not isinstance(optional, bool):
+            errs.add(f"{where}.optional", "must be true or false", value=optional)
+            optional = False
         if dkey:
             seen.add(dkey)
         dims.append(
@@ -153,6 +204,7 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
                 categories=[int(c) for c in categories],
                 questions=[{"key": str(q["key"]), "text": str(q["text"])} for q in questions],
                 question_scores=question_scores,
+                optional=optional,
             )
         )
     errs.raise_if_any("The rubric file has errors; nothing was imported.")
@@ -161,7 +213,15 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
         name=name,
         description=str(data.get("description") or "").strip(),
         dimensions=dims,
+        domains=domains,
+        **wording,
     )
+
+
+def _known(model: Any, values: dict[str, Any]) -> dict[str, Any]:
+    """Only the fields the model has: migrations pass historical models that predate some."""
+    names = {f.name for f in model._meta.get_fields()}
+    return {k: v for k, v in values.items() if k in names}
 
 
 def save_rubric(
@@ -169,28 +229,19 @@ def save_rubric(
 ) -> Any:
     """Upsert a rubric and its dimensions by key.
 
-    Takes the model classes so migrations can use it.
+    Takes the model classes so migrations can use it. Attaching domains is the importer's job.
     """
+    rubric_values = {"name": spec.name, "description": spec.description}
+    rubric_values.update({w: getattr(spec, w) for w in WORDING_FIELDS})
     rubric, _ = rubric_model.objects.update_or_create(
-        key=spec.key, defaults={"name": spec.name, "description": spec.description}
+        key=spec.key, defaults=_known(rubric_model, rubric_values)
     )
     for position, d in enumerate(spec.dimensions):
+        values = {f: getattr(d, f) for f in DIMENSION_FIELDS if f != "position"}
         dimension_model.objects.update_or_create(
             rubric=rubric,
             key=d.key,
-            defaults={
-                "name": d.name,
-                "description": d.description,
-                "position": position,
-                "scale_min": d.scale_min,
-                "scale_max": d.scale_max,
-                "levels": d.levels,
-                "pass_above": d.pass_above,
-                "requires": d.requires,
-                "categories": d.categories,
-                "questions": d.questions,
-                "question_scores": d.question_scores,
-            },
+            defaults=_known(dimension_model, {**values, "position": position}),
         )
     if make_default:
         rubric_model.objects.exclude(pk=rubric.pk).filter(is_default=True).update(is_default=False)

@@ -167,3 +167,23 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
 }
+
+
+def cache_settings(url: str) -> dict[str, dict[str, object]]:
+    """Django's cache: Redis when a redis:// URL is configured, so every web and worker process
+    shares entries (remote embeddings, for one); otherwise a per-process memory cache."""
+    if url.startswith(("redis://", "rediss://")):
+        return {
+            "default": {
+                "BACKEND": "django.core.cache.backends.redis.RedisCache",
+                "LOCATION": url,
+                "KEY_PREFIX": "pluralist",
+                "TIMEOUT": 24 * 3600,
+            }
+        }
+    return {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+
+# CACHE_URL, else REDIS_URL, else the broker's Redis (a filesystem broker means no Redis).
+CACHE_URL = env("CACHE_URL", default=env("REDIS_URL", default=CELERY_BROKER_URL))
+CACHES = cache_settings(CACHE_URL)

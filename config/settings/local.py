@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from .base import *  # noqa: F403
-from .base import BASE_DIR, env
+from .base import BASE_DIR, cache_settings, env
 
 DEBUG = env.bool("DJANGO_DEBUG", default=True)
 SECRET_KEY = env("DJANGO_SECRET_KEY", default="local-only-insecure-key-do-not-use-in-production")
@@ -31,4 +31,7 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
     }
+# Recomputed from the local broker: Redis only when the environment points at one.
+CACHE_URL = env("CACHE_URL", default=env("REDIS_URL", default=CELERY_BROKER_URL))
+CACHES = cache_settings(CACHE_URL)
 WHITENOISE_USE_FINDERS = True

@@ -1,7 +1,7 @@
 """Tests run against the real PostgreSQL and Redis (see .ci/run)."""
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import cache_settings, env
 
 DEBUG = False
 SECRET_KEY = "test-only-key"
@@ -9,6 +9,8 @@ ALLOWED_HOSTS = ["*"]
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # A separate Redis database so test runs never consume a developer's queue.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="redis://127.0.0.1:6379/15")
+# The cache lives in the same (per-run) Redis database as the broker, under its own key prefix.
+CACHES = cache_settings(env("CACHE_URL", default=CELERY_BROKER_URL))
 # Serve static files straight from STATICFILES_DIRS so browser tests need no collectstatic.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True

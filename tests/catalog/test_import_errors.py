@@ -68,15 +68,18 @@ def test_it_refuses_bad_json_lines_naming_each_line(run_import):
     assert [(r, f) for r, f, _, _ in errors] == [(2, "file"), (3, "file")]
 
 
-def test_it_refuses_a_reviewer_with_a_bad_background_or_an_unknown_domain(run_import, catalog):
+def test_it_refuses_a_reviewer_with_an_overlong_background_or_an_unknown_domain(
+    run_import, catalog
+):
     content = (
         "username,background,domains,email\n"
-        "zoe,artist,nlp,zoe@example.org\n"
+        f"zoe,{'x' * 65},nlp,zoe@example.org\n"
         "yan,business,nlp;biology,not-an-email\n"
     )
     errors = refused(run_import, "reviewers", content, "r.csv")
+    fields = {(r, f) for r, f, _, _ in errors}
+    assert (2, "background") in fields
     fields = {(r, f, v) for r, f, _, v in errors}
-    assert (2, "background", "artist") in fields
     assert (3, "domains", "biology") in fields
     assert (3, "email", "not-an-email") in fields
 
@@ -188,3 +191,22 @@ def test_it_refuses_a_rubric_file_that_does_not_parse(run_import):
 def test_it_refuses_an_unsupported_file_type(run_import):
     errors = refused(run_import, "patents", "a,b\n", "patents.xlsx")
     assert errors[0][1] == "file" and errors[0][3] == "patents.xlsx"
+
+
+def test_it_refuses_statuses_and_answers_that_contradict_the_scores(run_import, reviewer_alice):
+    content = (
+        "idea,reviewer,dimension,score,status,answers\n"
+        "idea-002,alice,specificity,3,gated,\n"  # 3: scored, not gated
+        "idea-004,alice,specificity,2,scored,\n"
+        "idea-004,alice,market_size,,unanswered,\n"  # closed by specificity 2: gated
+        "idea-005,alice,specificity,,declined,\n"
+        "idea-005,alice,market_size,,scored,\n"  # scored without a score; not declined
+        'idea-006,alice,specificity,4,,"{""hard_to_imitate"": true}"\n'  # no questions there
+        "idea-001,alice,specificity,4,bogus,\n"
+    )
+    errors = refused(run_import, "ratings", content, "r.csv")
+    got = {(r, f) for r, f, _, _ in errors}
+    assert {(2, "score"), (4, "status"), (6, "score"), (7, "answers"), (8, "status")} <= got
+    messages = {(r, f): m for r, f, m, _ in errors}
+    assert "market_size gated" in messages[(4, "status")]
+    assert "must be empty: specificity asks no questions" == messages[(7, "answers")]

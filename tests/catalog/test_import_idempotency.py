@@ -13,13 +13,6 @@ from tests.catalog.conftest import example, table_counts
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture(params=["postgres-sql", "portable-orm"])
-def write_path(request, monkeypatch):
-    """Run the ratings tests through both writers: set-based SQL and the ORM path SQLite uses."""
-    monkeypatch.setattr(ratings_importer, "FORCE_PORTABLE", request.param == "portable-orm")
-    return request.param
-
-
 def test_reimporting_every_example_changes_nothing(examples_loaded, run_import):
     before = table_counts()
     for kind in ["patents", "ideas", "reviewers", "ratings"]:
@@ -29,7 +22,7 @@ def test_reimporting_every_example_changes_nothing(examples_loaded, run_import):
     assert table_counts() == before
 
 
-def test_reimporting_ratings_writes_no_history(write_path, reviewer_alice, run_import):
+def test_reimporting_ratings_writes_no_history(reviewer_alice, run_import):
     first = run_import("ratings", example("ratings.csv"), "ratings.csv")
     again = run_import("ratings", example("ratings.csv"), "ratings.csv")
     assert (first.created, again.created, again.updated, again.unchanged) == (42, 0, 0, 42)
@@ -37,7 +30,7 @@ def test_reimporting_ratings_writes_no_history(write_path, reviewer_alice, run_i
 
 
 def test_a_changed_score_updates_the_rating_and_writes_history(
-    write_path, reviewer_alice, run_import
+    reviewer_alice, run_import
 ):
     run_import("ratings", example("ratings.csv"), "ratings.csv")
     changed = (
@@ -57,7 +50,7 @@ def test_a_changed_score_updates_the_rating_and_writes_history(
 
 
 def test_lowering_an_upstream_score_closes_the_downstream_stages_again(
-    write_path, reviewer_alice, run_import
+    reviewer_alice, run_import
 ):
     run_import("ratings", example("ratings.csv"), "ratings.csv")
     # alice now finds idea-001 too vague: only specificity remains, the rest become not rated.
@@ -79,7 +72,7 @@ def test_lowering_an_upstream_score_closes_the_downstream_stages_again(
 
 
 def test_a_rationale_column_left_out_keeps_the_stored_rationales(
-    write_path, reviewer_alice, run_import
+    reviewer_alice, run_import
 ):
     run_import("ratings", example("ratings.csv"), "ratings.csv")
     result = run_import(
@@ -91,7 +84,7 @@ def test_a_rationale_column_left_out_keeps_the_stored_rationales(
     ).rationale
 
 
-def test_importing_ratings_completes_a_pending_assignment(write_path, reviewer_alice, run_import):
+def test_importing_ratings_completes_a_pending_assignment(reviewer_alice, run_import):
     idea = Idea.objects.get(external_id="idea-002")
     Assignment.objects.create(reviewer=reviewer_alice, idea=idea)
     run_import("ratings", "idea,reviewer,dimension,score\nidea-002,alice,specificity,2\n", "r.csv")
@@ -109,7 +102,7 @@ def test_a_changed_patent_title_is_updated_and_other_columns_kept(catalog, run_i
     assert Patent.objects.count() == 4
 
 
-def test_a_dry_run_counts_but_saves_nothing(write_path, reviewer_alice, run_import):
+def test_a_dry_run_counts_but_saves_nothing(reviewer_alice, run_import):
     before = table_counts()
     result = run_import("ratings", example("ratings.csv"), "ratings.csv", dry_run=True)
     assert (result.created, result.dry_run) == (42, True)

@@ -258,3 +258,23 @@ def test_submitting_the_same_body_twice_writes_history_once(api, reviewer, idea)
             == 200
         )
     assert RatingHistory.objects.count() == 6
+
+
+def test_an_optional_dimension_left_null_through_the_api_is_stored_as_not_answered(
+    api, reviewer, idea
+):
+    from apps.screening.models import Dimension
+
+    Dimension.objects.filter(key="market_size").update(optional=True)
+    scores = {**FULL, "market_size": None}
+    response = api(reviewer).put(_url(idea), {"scores": scores, "answers": ANSWERS}, format="json")
+    assert response.status_code == 200, response.json()
+    assert response.json()["statuses"]["market_size"] == "unanswered"
+    assert _states(reviewer, idea)["market_size"] == ("unanswered", None)
+    # A required one left null is still refused, naming it.
+    refused = api(reviewer).put(
+        _url(idea), {"scores": {**scores, "need_validity": None}, "answers": ANSWERS},
+        format="json",
+    )
+    assert refused.status_code == 400
+    assert [e["field"] for e in refused.json()["errors"]] == ["need_validity"]

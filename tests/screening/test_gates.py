@@ -98,3 +98,23 @@ def test_an_imported_advantage_score_maps_back_to_its_two_answers():
     assert rule.answers_for_score(3) == {"hard_to_imitate": True, "technology_essential": False}
     ambiguous = DimensionRule("x", 1, 2, question_keys=("a",), question_scores={"no": 1, "yes": 1})
     assert ambiguous.answers_for_score(1) is None
+
+
+def test_an_optional_open_dimension_may_stay_unanswered_and_keeps_its_gate_shut():
+    from apps.screening.gates import screening_statuses
+
+    rules = [
+        DimensionRule("specificity", 1, 4, pass_above=2),
+        DimensionRule("novelty", 1, 5, requires=("specificity",), optional=True, pass_above=2),
+        DimensionRule("impact", 1, 5, requires=("novelty",)),
+    ]
+    assert validate_scores(rules, {"specificity": 3}) == []
+    assert screening_statuses(rules, {"specificity": 3}) == {
+        "specificity": "scored",
+        "novelty": "unanswered",
+        "impact": "gated",
+    }
+    # Gates still apply to required dimensions.
+    errors = validate_scores(rules, {"specificity": 3, "novelty": 4})
+    assert [(e.field, e.message) for e in errors] == [("impact", "is required at this stage")]
+    assert [e.field for e in validate_scores(rules, {"novelty": 4})] == ["specificity", "novelty"]

@@ -59,3 +59,33 @@ def test_declining_records_every_dimension_and_blocks_later_ratings(reviewer, id
     assert set(s for s, _ in _state(reviewer, idea).values()) == {"declined"}
     with pytest.raises(ApplicationError):
         rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 1})
+
+
+def test_an_optional_dimension_left_out_is_stored_as_not_answered_and_can_be_answered_later(
+    reviewer, idea
+):
+    from apps.screening.models import Dimension
+
+    Dimension.objects.filter(key="innovativeness").update(optional=True)
+    partial = {k: v for k, v in FULL.items() if k != "innovativeness"}
+    rating_submit(reviewer=reviewer, idea=idea, scores={**partial, "innovativeness": None},
+                  answers=ANSWERS)
+    assert _state(reviewer, idea)["innovativeness"] == ("unanswered", None)
+    rating_submit(reviewer=reviewer, idea=idea, scores=FULL, answers=ANSWERS)
+    assert _state(reviewer, idea)["innovativeness"] == ("scored", 2)
+    change = RatingHistory.objects.get(rating__dimension__key="innovativeness",
+                                       old_status="unanswered")
+    assert (change.new_status, change.new_score) == ("scored", 2)
+    # A required dimension still may not be left out.
+    with pytest.raises(ApplicationError):
+        rating_submit(reviewer=reviewer, idea=idea, scores=partial | {"specificity": None})
+
+
+def test_answers_kept_while_the_score_stays_and_dropped_when_it_changes(reviewer, idea):
+    rating_submit(reviewer=reviewer, idea=idea, scores=FULL, answers=ANSWERS)
+    rating_submit(reviewer=reviewer, idea=idea, scores={**FULL, "competitive_advantage": 3})
+    kept = Rating.objects.get(reviewer=reviewer, idea=idea, dimension__key="competitive_advantage")
+    assert kept.answers == ANSWERS["competitive_advantage"]
+    rating_submit(reviewer=reviewer, idea=idea, scores={**FULL, "competitive_advantage": 4})
+    kept.refresh_from_db()
+    assert (kept.score, kept.answers) == (4, None)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiExample,
@@ -19,8 +17,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsAdmin
-from apps.catalog.services.imports import IMPORT_KINDS, import_file
-from apps.core.errors import ApplicationError
+from apps.catalog.services.imports import IMPORT_KINDS, import_upload
 
 
 class ImportCreateApi(APIView):
@@ -36,6 +33,12 @@ class ImportCreateApi(APIView):
         )
         default = serializers.BooleanField(
             default=False, help_text="Rubric only: make it the default rubric."
+        )
+        domains = serializers.CharField(
+            default="",
+            allow_blank=True,
+            max_length=2000,
+            help_text="Rubric only: comma-separated domain keys to attach the rubric to.",
         )
 
         class Meta:
@@ -134,18 +137,17 @@ class ImportCreateApi(APIView):
                 {"detail": "The request is incomplete.", "errors": errors},
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        upload: Any = data.validated_data["file"]
-        try:
-            result = import_file(
-                kind=kind,
-                content=upload.read(),
-                filename=upload.name,
-                dry_run=data.validated_data["dry_run"],
-                actor=request.user,
-                make_default=data.validated_data["default"],
-            )
-        except ApplicationError as exc:
-            return Response(exc.as_dict(), status=status.HTTP_400_BAD_REQUEST)
+        outcome = import_upload(
+            kind=kind,
+            upload=data.validated_data["file"],
+            dry_run=data.validated_data["dry_run"],
+            actor=request.user,
+            make_default=data.validated_data["default"],
+            domains=[d for d in data.validated_data["domains"].split(",") if d.strip()],
+        )
+        if not outcome.ok or outcome.result is None:
+            return Response(outcome.error_body(), status=status.HTTP_400_BAD_REQUEST)
+        result = outcome.result
         body = self.OutputSerializer({**result.as_dict(), "summary": result.summary()}).data
         return Response(
             body, status=status.HTTP_200_OK if result.dry_run else status.HTTP_201_CREATED

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-from apps.catalog.models import Domain, Idea, Patent
+from apps.catalog.models import EXTERNAL_ID_MAX, Domain, Idea, Patent
 from apps.screening.models import Rubric
 
 
@@ -46,7 +46,7 @@ class PatentOutputSerializer(serializers.ModelSerializer):
 
 
 class PatentInputSerializer(serializers.Serializer):
-    external_id = serializers.CharField(max_length=100)
+    external_id = serializers.CharField(max_length=EXTERNAL_ID_MAX)
     domain = serializers.SlugRelatedField(slug_field="key", queryset=Domain.objects.all())
     title = serializers.CharField(max_length=500)
     abstract = serializers.CharField(required=False, allow_blank=True)
@@ -57,6 +57,9 @@ class IdeaOutputSerializer(serializers.ModelSerializer):
     patent = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
     patent_id = serializers.IntegerField(read_only=True)
     domain = serializers.CharField(source="patent.domain.key", read_only=True)
+    display_title = serializers.CharField(
+        read_only=True, help_text="The title, or an excerpt of the description when it has none."
+    )
 
     class Meta:
         model = Idea
@@ -67,6 +70,7 @@ class IdeaOutputSerializer(serializers.ModelSerializer):
             "patent_id",
             "domain",
             "title",
+            "display_title",
             "description",
             "implementation",
             "differentiation",
@@ -77,13 +81,18 @@ class IdeaOutputSerializer(serializers.ModelSerializer):
 
 
 class IdeaInputSerializer(serializers.Serializer):
-    external_id = serializers.CharField(max_length=100)
+    external_id = serializers.CharField(max_length=EXTERNAL_ID_MAX)
     patent = serializers.SlugRelatedField(
         slug_field="external_id",
         queryset=Patent.objects.all(),
         help_text="The patent's external id.",
     )
-    title = serializers.CharField(max_length=500)
+    title = serializers.CharField(
+        max_length=500,
+        required=False,
+        allow_blank=True,
+        help_text="Optional: without one, pages show an excerpt of the description.",
+    )
     description = serializers.CharField(required=False, allow_blank=True)
     implementation = serializers.CharField(required=False, allow_blank=True)
     differentiation = serializers.CharField(required=False, allow_blank=True)

@@ -1,11 +1,14 @@
 """Ideas: one row per idea, upserted by external_id.
 
-`patent` names a stored patent's external_id.
+`patent` names a stored patent's external_id. The title is optional (rated texts often have none:
+pages then show an excerpt of the description), but an idea needs a title or a description.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import pandas as pd
 
 from apps.catalog.importers import ImportResult
 from apps.catalog.importers.common import (
@@ -18,10 +21,10 @@ from apps.catalog.importers.common import (
     require_values,
 )
 from apps.catalog.importers.upsert import upsert
-from apps.catalog.models import Idea, Patent
+from apps.catalog.models import EXTERNAL_ID_MAX, Idea, Patent
 
-REQUIRED = ["external_id", "patent", "title"]
-OPTIONAL = ["description", "implementation", "differentiation", "source"]
+REQUIRED = ["external_id", "patent"]
+OPTIONAL = ["title", "description", "implementation", "differentiation", "source"]
 TEXT_FIELDS = ["title", "description", "implementation", "differentiation", "source"]
 
 
@@ -30,7 +33,16 @@ def import_ideas(*, content: bytes, filename: str, actor: Any = None) -> ImportR
     check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="ideas")
     problems = Problems()
     require_values(frame, problems, REQUIRED)
-    check_lengths(frame, problems, {"external_id": 100, "title": 500, "source": 200})
+    check_lengths(frame, problems, {"external_id": EXTERNAL_ID_MAX, "title": 500, "source": 200})
+    blank = pd.Series("", index=frame.index)
+    title, description = frame.get("title", blank), frame.get("description", blank)
+    problems.add_rows(
+        frame,
+        (title == "") & (description == ""),
+        "title",
+        "is empty and so is the description: an idea needs one of them",
+        column="external_id",
+    )
     patent_ids: dict[str, int] = {}
     wanted = [p for p in frame["patent"].unique().tolist() if p]
     for part in chunked(wanted, 5000):

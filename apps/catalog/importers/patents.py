@@ -17,7 +17,7 @@ from apps.catalog.importers.common import (
     require_values,
 )
 from apps.catalog.importers.upsert import upsert
-from apps.catalog.models import Domain, Patent
+from apps.catalog.models import EXTERNAL_ID_MAX, Domain, Patent
 
 REQUIRED = ["external_id", "domain", "title"]
 OPTIONAL = ["abstract", "claims", "domain_name"]
@@ -30,7 +30,9 @@ def import_patents(*, content: bytes, filename: str, actor: Any = None) -> Impor
     problems = Problems()
     require_values(frame, problems, REQUIRED)
     check_lengths(
-        frame, problems, {"external_id": 100, "title": 500, "domain": 64, "domain_name": 200}
+        frame,
+        problems,
+        {"external_id": EXTERNAL_ID_MAX, "title": 500, "domain": 64, "domain_name": 200},
     )
     bad_slug = (frame["domain"] != "") & ~frame["domain"].str.match(SLUG.pattern)
     problems.add_rows(frame, bad_slug, "domain", "must be a key made of letters, digits, - and _")

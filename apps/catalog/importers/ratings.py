@@ -1,25 +1,24 @@
 """Ratings in long format: one row per (idea, reviewer, dimension) with a score.
 
 Each (reviewer, idea) pair in the file is one complete screening, checked against the gates of the
-idea's rubric exactly as the form is: an open dimension must be scored, a closed one must be empty
-(or absent: absent closed dimensions are stored as not rated by design). Every dimension of the
-rubric ends up with one Rating row per pair, as `rating_submit` would leave it.
+idea's rubric exactly as the form is: an open required dimension must be scored, an open optional
+one may be left unanswered (row absent or score empty: stored as not answered), a closed one must
+be empty (or absent: stored as not rated by design). The optional `status` column states the
+stored state and must agree with the gates; `declined` marks a whole screening declined. Every
+dimension of the rubric ends up with one Rating row per pair, as `rating_submit` would leave it.
 
 Validation is vectorised: the gates are evaluated column by column over a (pairs x dimensions)
 score matrix, and only the failing pairs go through `gates.validate_scores` to word the errors.
-Writes go through COPY and set-based SQL on PostgreSQL, and through the ORM's bulk operations
-elsewhere (SQLite for the local demo).
+Writes go through `ratings_store`, the one storage path of ratings (shared with the form and API).
 """
 
 from __future__ import annotations
 
-import io
+import json
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from django.db import connection
-from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.catalog.importers import ImportResult
@@ -34,17 +33,22 @@ from apps.catalog.importers.common import (
 )
 from apps.catalog.models import Idea
 from apps.screening.gates import DimensionRule, validate_scores
-from apps.screening.models import Assignment, Dimension, Rating, RatingHistory, Rubric
+from apps.screening.models import Dimension, Rating, Rubric
+from apps.screening.services.rating_store import COLUMNS, ratings_store
 from apps.screening.services.ratings import ratings_changed
 
 REQUIRED = ["idea", "reviewer", "dimension", "score"]
-OPTIONAL = ["rationale", "created_at"]
+OPTIONAL = ["rationale", "created_at", "updated_at", "status", "answers"]
 SCORED = Rating.Status.SCORED.value
 GATED = Rating.Status.NOT_RATED_BY_DESIGN.value
+UNANSWERED = Rating.Status.NOT_ANSWERED.value
+DECLINED = Rating.Status.DECLINED.value
 IMPORT = Rating.Source.IMPORT.value
-
-# Force the portable ORM path even on PostgreSQL (tests use it to cover the SQLite code path).
-FORCE_PORTABLE = False
+# The `status` column takes the stored values or their labels, in any case.
+STATUS_WORDS = {
+    **{c.value: c.value for c in Rating.Status},
+    **{str(c.label).lower(): c.value for c in Rating.Status},
+}
 
 
 def import_ratings(
@@ -58,14 +62,14 @@ def import_ratings(
 
     # Ideas -> id and rubric.
     default_rubric = Rubric.objects.filter(is_default=True).values_list("id", flat=True).first()
-    idea_rows: list[tuple[str, int, int | None]] = []
+    idea_rows: list[tuple[str, int, str, int | None]] = []
     for part in chunked([v for v in frame["idea"].unique().tolist() if v], 5000):
         idea_rows.extend(
             Idea.objects.filter(external_id__in=part).values_list(
-                "external_id", "id", "patent__domain__rubric_id"
+                "external_id", "id", "patent__domain__key", "patent__domain__rubric_id"
             )
         )
-    ideas = pd.DataFrame(idea_rows, columns=["idea", "idea_id", "rubric_id"])
+    ideas = pd.DataFrame(idea_rows, columns=["idea", "idea_id", "domain_key", "rubric_id"])
     ideas["rubric_id"] = (
         ideas["rubric_id"].fillna(-1 if default_rubric is None else default_rubric).astype("int64")
     )
@@ -123,13 +127,20 @@ def import_ratings(
     if unknown_dim.any():
         keys_of = {rid: ", ".join(d.key for d in dims if d.rubric_id == rid) for rid in rubric_ids}
         hit = frame.loc[unknown_dim]
-        for row, value, rid in zip(
-            hit[ROW].tolist(), hit["dimension"].tolist(), hit["rubric_id"].tolist(), strict=True
+        for row, value, rid, domain in zip(
+            hit[ROW].tolist(),
+            hit["dimension"].tolist(),
+            hit["rubric_id"].tolist(),
+            hit["domain_key"].tolist(),
+            strict=True,
         ):
             problems.add(
                 "dimension",
-                f"is not a dimension of rubric {rubric_keys.get(int(rid), rid)} "
-                f"(expected one of: {keys_of.get(int(rid), '')})",
+                f"is not a dimension of rubric {rubric_keys.get(int(rid), rid)}, which rates "
+                f"domain {domain} (expected one of: {keys_of.get(int(rid), '')}). If these "
+                f"ratings use another rubric, attach it to the domain: list {domain} under "
+                f"`domains:` in the rubric file, or run `manage.py import_rubric FILE "
+                f"--domain {domain}`",
                 row=int(row),
                 value=value,
             )
@@ -165,23 +176,45 @@ def import_ratings(
                 value=value,
             )
 
-    if "created_at" in frame.columns:
-        stamps = pd.to_datetime(
-            frame["created_at"].where(frame["created_at"] != ""),
-            errors="coerce",
-            utc=True,
-            format="ISO8601",
-        )
-        bad_time = (frame["created_at"] != "") & stamps.isna()
+    if "status" in frame.columns:
+        frame["status_given"] = frame["status"].str.lower().map(STATUS_WORDS).fillna("")
+        bad_status = (frame["status"] != "") & (frame["status_given"] == "")
         problems.add_rows(
             frame,
-            bad_time,
-            "created_at",
-            "must be an ISO 8601 date and time, e.g. 2024-05-01T14:30:00Z",
+            bad_status,
+            "status",
+            "must be one of: " + ", ".join(c.value for c in Rating.Status) + " (or empty)",
         )
-        frame["created_at_ts"] = stamps
+        not_scored = (frame["status_given"] != "") & (frame["status_given"] != SCORED)
+        problems.add_rows(
+            frame,
+            not_scored & given,
+            "score",
+            "must be empty when the status says the dimension was not scored",
+        )
+        missing_score = (frame["status_given"] == SCORED) & ~given
+        problems.add_rows(frame, missing_score, "score", "is required when the status is scored")
+        status_bad = bad_status | (not_scored & given) | missing_score
     else:
-        frame["created_at_ts"] = pd.NaT
+        frame["status_given"] = ""
+        status_bad = pd.Series(False, index=frame.index)
+
+    for col in ("created_at", "updated_at"):
+        if col not in frame.columns:
+            frame[col + "_ts"] = pd.NaT
+            continue
+        stamps = pd.to_datetime(
+            frame[col].where(frame[col] != ""), errors="coerce", utc=True, format="ISO8601"
+        )
+        bad_time = (frame[col] != "") & stamps.isna()
+        problems.add_rows(
+            frame, bad_time, col, "must be an ISO 8601 date and time, e.g. 2024-05-01T14:30:00Z"
+        )
+        frame[col + "_ts"] = stamps
+
+    frame["answers_obj"] = None
+    if "answers" in frame.columns:
+        _check_answers(frame, dims, problems)
 
     # Duplicate (idea, reviewer, dimension) keys: the file must say one thing per rating.
     dup = frame.duplicated(subset=["idea", "reviewer", "dimension"], keep="first") & ok
@@ -215,6 +248,7 @@ def import_ratings(
         | not_int
         | off
         | dup
+        | status_bad
         | frame["dimension_id"].isna()
     )
     final = _check_gates_and_expand(frame, row_bad, dims, problems)
@@ -223,26 +257,29 @@ def import_ratings(
     result = ImportResult(kind="ratings", rows=int(len(frame)))
     if final.empty:
         return result
-    if connection.vendor == "postgresql" and not FORCE_PORTABLE:
-        created, updated, changed_reviewers, assignments = _write_postgres(
-            final, actor=actor, has_rationale=has_rationale
-        )
-    else:
-        created, updated, changed_reviewers, assignments = _write_portable(
-            final, actor=actor, has_rationale=has_rationale
-        )
-    result.created, result.updated = created, updated
-    result.unchanged = int(len(final)) - created - updated
-    gated = int((final["status"] == GATED).sum())
+    if not has_rationale:
+        final = final.assign(rationale=None)
+    stored = ratings_store(
+        rows=final[COLUMNS],
+        source=IMPORT,
+        changed_by_id=getattr(actor, "pk", None),
+        settle_assignments=True,
+    )
+    assignments = stored.assignments
+    result.created, result.updated = stored.created, stored.updated
+    result.unchanged = int(len(final)) - stored.created - stored.updated
+    counts = final["status"].value_counts()
     result.notes.append(
         f"{final[['reviewer_id', 'idea_id']].drop_duplicates().shape[0]} screenings "
         "(reviewer, idea) "
-        f"stored as {len(final)} ratings, {gated} of them not rated by design."
+        f"stored as {len(final)} ratings, {int(counts.get(GATED, 0))} of them not rated by design"
+        f", {int(counts.get(UNANSWERED, 0))} not answered, {int(counts.get(DECLINED, 0))} "
+        "declined."
     )
     if assignments:
-        result.notes.append(f"{assignments} assignments created or marked completed.")
-    if changed_reviewers and not dry_run:
-        ratings_changed(reviewer_ids=changed_reviewers)
+        result.notes.append(f"{assignments} assignments created or updated.")
+    if stored.reviewer_ids and not dry_run:
+        ratings_changed(reviewer_ids=stored.reviewer_ids)
     return result
 
 
@@ -288,6 +325,21 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
     rows = np.zeros((n, m), dtype="int64")
     rows[codes, cols] = block[ROW].to_numpy()
 
+    given_status = np.full((n, m), "", dtype=object)
+    given_status[codes, cols] = block["status_given"].to_numpy(dtype=object)
+    optional = np.array([r.optional for r in rules], dtype=bool)
+
+    # A declined screening is declined on every dimension: no scores, and no other status.
+    declined = (given_status == DECLINED).any(axis=1)
+    mixed = declined[:, None] & (rows > 0) & (given_status != DECLINED)
+    for g, j in zip(*np.nonzero(mixed), strict=True):
+        problems.add(
+            "status",
+            "must be declined too: this reviewer declined this idea in another row",
+            row=int(rows[g, j]),
+            value=given_status[g, j] or "(empty)",
+        )
+
     # Gates, vectorised: a dimension is open when each required one is open and passes.
     index = {r.key: j for j, r in enumerate(rules)}
     is_open = np.zeros((n, m), dtype=bool)
@@ -302,7 +354,13 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
             col_open &= is_open[:, k] & passes
         is_open[:, j] = col_open
     scored = ~np.isnan(scores)
-    violating = ((is_open & ~scored) | (~is_open & scored)).any(axis=1)
+    status = np.where(
+        is_open & scored, SCORED, np.where(is_open & optional[None, :], UNANSWERED, GATED)
+    ).astype(object)
+    status[declined, :] = DECLINED
+    violating = ((is_open & ~scored & ~optional[None, :]) | (~is_open & scored)).any(
+        axis=1
+    ) & ~declined
     if violating.any():
         first_row = np.where(rows > 0, rows, np.iinfo("int64").max).min(axis=1)
         reviewer_of = dict(zip(pair_key, block["reviewer"], strict=False))
@@ -320,323 +378,96 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
                 problems.add(
                     "score", message, row=row, value=err.value if err.value is not None else who
                 )
+    # A stated status must be what the gates make of the scores.
+    contradicts = (given_status != "") & (given_status != status) & ~violating[:, None]
+    contradicts &= ~declined[:, None]
+    for g, j in zip(*np.nonzero(contradicts), strict=True):
+        problems.add(
+            "status",
+            f"says {given_status[g, j]}, but the rubric's gates make {rules[j].key} "
+            f"{status[g, j]} for these scores",
+            row=int(rows[g, j]),
+            value=given_status[g, j],
+        )
 
     # One output row per (pair, dimension): scored where open, not rated by design where closed.
     rationale = np.full((n, m), "", dtype=object)
     if "rationale" in block.columns:
         rationale[codes, cols] = block["rationale"].to_numpy(dtype=object)
-    created = np.full((n, m), np.datetime64("NaT"), dtype="datetime64[ns]")
-    stamps = block["created_at_ts"]
-    if stamps.notna().any():
-        created[codes, cols] = (
-            stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
-        )
-        # Dimensions absent from the file take the screening's earliest given time.
-        earliest = np.where(np.isnat(created), np.datetime64("2262-01-01", "ns"), created).min(
-            axis=1
-        )
-        fill = np.broadcast_to(earliest[:, None], (n, m))
-        created = np.where(np.isnat(created), fill, created)
-        created[created == np.datetime64("2262-01-01", "ns")] = np.datetime64("NaT")
+    answers = np.full((n, m), None, dtype=object)
+    answers[codes, cols] = block["answers_obj"].to_numpy(dtype=object)
     out = pd.DataFrame(
         {
             "reviewer_id": np.repeat((uniques >> 32).astype("int64"), m),
             "idea_id": np.repeat((uniques & 0xFFFFFFFF).astype("int64"), m),
             "dimension_id": np.tile(np.array([d.id for d in rdims], dtype="int64"), n),
-            "status": np.where(is_open, SCORED, GATED).ravel(),
-            "score": pd.array(np.where(is_open, scores, np.nan).ravel(), dtype="Float64").astype(
-                "Int64"
-            ),
-            "rationale": np.where(is_open, rationale, "").ravel(),
-            "created_at": pd.to_datetime(created.ravel()).tz_localize("UTC"),
+            "status": status.ravel(),
+            "score": pd.array(
+                np.where(status == SCORED, scores, np.nan).ravel(), dtype="Float64"
+            ).astype("Int64"),
+            "answers": np.where(status == SCORED, answers, None).ravel(),
+            "rationale": np.where((status == GATED) | (status == DECLINED), "", rationale).ravel(),
+            "created_at": _stamp_matrix(block["created_at_ts"], codes, cols, n, m),
+            "updated_at": _stamp_matrix(block["updated_at_ts"], codes, cols, n, m),
         }
     )
     return out
 
 
-# --- writing -----------------------------------------------------------------------------------
-
-
-def _write_postgres(
-    final: pd.DataFrame, *, actor: Any, has_rationale: bool
-) -> tuple[int, int, list[int], int]:
-    """COPY the ratings into a temporary table, then upsert with set-based SQL and write one history
-    row per created or changed rating in the same statements (data-modifying CTEs)."""
-    r = Rating._meta.db_table
-    h = RatingHistory._meta.db_table
-    a = Assignment._meta.db_table
-    actor_id = getattr(actor, "pk", None)
-    buf = io.StringIO()
-    out = final.copy()
-    out["created_at"] = (
-        out["created_at"]
-        .dt.strftime("%Y-%m-%dT%H:%M:%S.%f+00:00")
-        .where(out["created_at"].notna(), None)
-    )
-    if not has_rationale:
-        out["rationale"] = None
-    out.to_csv(
-        buf,
-        index=False,
-        header=False,
-        columns=[
-            "reviewer_id",
-            "idea_id",
-            "dimension_id",
-            "status",
-            "score",
-            "rationale",
-            "created_at",
-        ],
-    )
-    force = ", FORCE_NOT_NULL (rationale)" if has_rationale else ""
-    connection.ensure_connection()
-    with connection.cursor() as cur:
-        cur.execute("DROP TABLE IF EXISTS pl_import_rating")
-        cur.execute(
-            "CREATE TEMP TABLE pl_import_rating (reviewer_id bigint NOT NULL, idea_id bigint NOT NULL, "
-            "dimension_id bigint NOT NULL, status varchar(16) NOT NULL, score smallint, rationale text, "
-            "created_at timestamptz) ON COMMIT DROP"
+def _stamp_matrix(stamps: pd.Series, codes: Any, cols: Any, n: int, m: int) -> pd.DatetimeIndex:
+    """One time per (screening, dimension); dimensions absent from the file take the screening's
+    earliest given time."""
+    grid = np.full((n, m), np.datetime64("NaT"), dtype="datetime64[ns]")
+    if stamps.notna().any():
+        grid[codes, cols] = (
+            stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
         )
-        raw = cur.cursor
-        with raw.copy(
-            "COPY pl_import_rating (reviewer_id, idea_id, dimension_id, status, score, rationale, created_at) "
-            f"FROM STDIN (FORMAT csv{force})"
-        ) as copy:
-            data = buf.getvalue()
-            step = 8 << 20
-            for start in range(0, len(data), step):
-                copy.write(data[start : start + step])
-        del data, buf
-        cur.execute("ANALYZE pl_import_rating")
-
-        # Changed ratings: history (old -> new) and the update, from one snapshot.
-        cur.execute(
-            f"""
-            WITH changed AS (
-                SELECT r.id, r.reviewer_id, r.status AS old_status, r.score AS old_score,
-                       r.answers AS old_answers, r.rationale AS old_rationale,
-                       t.status, t.score, COALESCE(t.rationale, r.rationale) AS rationale,
-                       CASE WHEN r.score IS NOT DISTINCT FROM t.score AND r.status = t.status
-                            THEN r.answers END AS answers
-                FROM pl_import_rating t
-                JOIN {r} r ON r.reviewer_id = t.reviewer_id AND r.idea_id = t.idea_id
-                          AND r.dimension_id = t.dimension_id
-                WHERE r.status <> t.status OR r.score IS DISTINCT FROM t.score
-                   OR r.rationale <> COALESCE(t.rationale, r.rationale)
-            ), hist AS (
-                INSERT INTO {h} (rating_id, changed_by_id, changed_at, source, old_status, old_score,
-                                 old_answers, old_rationale, new_status, new_score, new_answers, new_rationale)
-                SELECT id, %s::bigint, now(), %s, old_status, old_score, old_answers, old_rationale,
-                       status, score, answers, rationale FROM changed
-            ), upd AS (
-                UPDATE {r} r SET status = c.status, score = c.score, answers = c.answers,
-                                 rationale = c.rationale, source = %s, updated_at = now()
-                FROM changed c WHERE r.id = c.id
-                RETURNING r.reviewer_id
-            )
-            SELECT reviewer_id, count(*) FROM upd GROUP BY reviewer_id
-            """,
-            [actor_id, IMPORT, IMPORT],
-        )
-        upd_rows = cur.fetchall()
-
-        # New ratings: insert and write their creation history in one statement. ON CONFLICT keeps
-        # a concurrent import of the same file from failing or duplicating.
-        cur.execute(
-            f"""
-            WITH ins AS (
-                INSERT INTO {r} (reviewer_id, idea_id, dimension_id, status, score, answers, rationale,
-                                 source, created_at, updated_at)
-                SELECT t.reviewer_id, t.idea_id, t.dimension_id, t.status, t.score, NULL,
-                       COALESCE(t.rationale, ''), %s, COALESCE(t.created_at, now()), now()
-                FROM pl_import_rating t
-                WHERE NOT EXISTS (SELECT 1 FROM {r} r WHERE r.reviewer_id = t.reviewer_id
-                                  AND r.idea_id = t.idea_id AND r.dimension_id = t.dimension_id)
-                ON CONFLICT (reviewer_id, idea_id, dimension_id) DO NOTHING
-                RETURNING id, reviewer_id, status, score, rationale
-            ), hist AS (
-                INSERT INTO {h} (rating_id, changed_by_id, changed_at, source, old_status, old_score,
-                                 old_answers, old_rationale, new_status, new_score, new_answers, new_rationale)
-                SELECT id, %s::bigint, now(), %s, '', NULL, NULL, '', status, score, NULL, rationale FROM ins
-            )
-            SELECT reviewer_id, count(*) FROM ins GROUP BY reviewer_id
-            """,
-            [IMPORT, actor_id, IMPORT],
-        )
-        ins_rows = cur.fetchall()
-
-        cur.execute(
-            f"""
-            INSERT INTO {a} (reviewer_id, idea_id, status, assigned_by_id, decline_reason, created_at, updated_at)
-            SELECT DISTINCT reviewer_id, idea_id, %s, %s::bigint, '', now(), now() FROM pl_import_rating
-            ON CONFLICT (reviewer_id, idea_id) DO UPDATE SET status = EXCLUDED.status, updated_at = now()
-            WHERE {a}.status <> EXCLUDED.status
-            """,
-            [Assignment.Status.COMPLETED.value, actor_id],
-        )
-        assignments = cur.rowcount
-        cur.execute("DROP TABLE IF EXISTS pl_import_rating")
-    created = sum(c for _, c in ins_rows)
-    updated = sum(c for _, c in upd_rows)
-    reviewers = sorted({rid for rid, _ in ins_rows} | {rid for rid, _ in upd_rows})
-    return created, updated, reviewers, assignments
+        never = np.datetime64("2262-01-01", "ns")
+        earliest = np.where(np.isnat(grid), never, grid).min(axis=1)
+        grid = np.where(np.isnat(grid), np.broadcast_to(earliest[:, None], (n, m)), grid)
+        grid[grid == never] = np.datetime64("NaT")
+    return pd.to_datetime(grid.ravel()).tz_localize("UTC")
 
 
-def _write_portable(
-    final: pd.DataFrame, *, actor: Any, has_rationale: bool
-) -> tuple[int, int, list[int], int]:
-    """The same writes through the ORM's bulk operations (SQLite, or any other backend)."""
-    now = timezone.now()
-    existing_rows: list[tuple] = []
-    pairs = final[["reviewer_id", "idea_id"]].drop_duplicates()
-    for reviewer_id, idea_ids in pairs.groupby("reviewer_id")["idea_id"]:
-        for part in chunked(idea_ids.tolist(), 500):
-            existing_rows.extend(
-                Rating.objects.filter(reviewer_id=int(reviewer_id), idea_id__in=part).values_list(
-                    "id",
-                    "reviewer_id",
-                    "idea_id",
-                    "dimension_id",
-                    "status",
-                    "score",
-                    "answers",
-                    "rationale",
-                )
-            )
-    old = pd.DataFrame(
-        existing_rows,
-        columns=[
-            "rating_id",
-            "reviewer_id",
-            "idea_id",
-            "dimension_id",
-            "old_status",
-            "old_score",
-            "old_answers",
-            "old_rationale",
-        ],
-    )
-    for c in ("rating_id", "reviewer_id", "idea_id", "dimension_id"):
-        old[c] = old[c].astype("int64")
-    merged = final.merge(old, on=["reviewer_id", "idea_id", "dimension_id"], how="left")
-    records = merged.to_dict("records")
-    new_ratings: list[Rating] = []
-    new_created: list[Any] = []
-    changed: list[Rating] = []
-    history: list[RatingHistory] = []
-    reviewers: set[int] = set()
-    for rec in records:
-        score = None if pd.isna(rec["score"]) else int(rec["score"])
-        stamp = rec["created_at"]
-        stamp = None if pd.isna(stamp) else stamp.to_pydatetime()
-        if pd.isna(rec["rating_id"]):
-            rating = Rating(
-                reviewer_id=rec["reviewer_id"],
-                idea_id=rec["idea_id"],
-                dimension_id=rec["dimension_id"],
-                status=rec["status"],
-                score=score,
-                answers=None,
-                rationale=rec["rationale"] or "",
-                source=IMPORT,
-            )
-            new_ratings.append(rating)
-            new_created.append(stamp)
-            reviewers.add(int(rec["reviewer_id"]))
+def _check_answers(frame: pd.DataFrame, dims: list[Dimension], problems: Problems) -> None:
+    """Parse the `answers` column: a JSON object of yes/no answers for a question-based dimension
+    (PBIG's competitive advantage), which must give the row's score."""
+    by_id = {d.id: d for d in dims}
+    parsed: list[Any] = [None] * len(frame)
+    for i, (row, cell, dim_id, score) in enumerate(
+        frame[[ROW, "answers", "dimension_id", "score_num"]].itertuples(index=False, name=None)
+    ):
+        if cell == "":
             continue
-        old_score = None if pd.isna(rec["old_score"]) else int(rec["old_score"])
-        rationale = rec["rationale"] if has_rationale else rec["old_rationale"]
-        if (rec["old_status"], old_score, rec["old_rationale"]) == (
-            rec["status"],
-            score,
-            rationale,
-        ):
+        try:
+            value = json.loads(cell)
+        except ValueError:
+            value = None
+        if not isinstance(value, dict) or not all(isinstance(v, bool) for v in value.values()):
+            problems.add(
+                "answers",
+                'must be a JSON object of true/false, e.g. {"q1": true}',
+                row=row,
+                value=cell,
+            )
             continue
-        answers = (
-            rec["old_answers"] if (old_score, rec["old_status"]) == (score, rec["status"]) else None
-        )
-        history.append(
-            RatingHistory(
-                rating_id=int(rec["rating_id"]),
-                changed_by=actor,
-                source=IMPORT,
-                old_status=rec["old_status"],
-                old_score=old_score,
-                old_answers=rec["old_answers"],
-                old_rationale=rec["old_rationale"],
-                new_status=rec["status"],
-                new_score=score,
-                new_answers=answers,
-                new_rationale=rationale,
+        dim = by_id.get(int(dim_id)) if dim_id == dim_id else None
+        if dim is None:
+            continue
+        keys = [q["key"] for q in dim.questions]
+        if not keys:
+            problems.add(
+                "answers", f"must be empty: {dim.key} asks no questions", row=row, value=cell
             )
-        )
-        changed.append(
-            Rating(
-                id=int(rec["rating_id"]),
-                status=rec["status"],
-                score=score,
-                answers=answers,
-                rationale=rationale,
-                source=IMPORT,
-                updated_at=now,
+        elif sorted(value) != sorted(keys):
+            problems.add("answers", "must answer exactly: " + ", ".join(keys), row=row, value=cell)
+        elif score == score and dim.rule().score_from_answers(value) != int(score):
+            problems.add(
+                "answers",
+                f"give {dim.key} {dim.rule().score_from_answers(value)}, not the row's score",
+                row=row,
+                value=cell,
             )
-        )
-        reviewers.add(int(rec["reviewer_id"]))
-    if changed:
-        Rating.objects.bulk_update(
-            changed,
-            ["status", "score", "answers", "rationale", "source", "updated_at"],
-            batch_size=500,
-        )
-    if new_ratings:
-        Rating.objects.bulk_create(new_ratings, batch_size=1000)
-        dated = []
-        for rating, stamp in zip(new_ratings, new_created, strict=True):
-            if stamp is not None:
-                rating.created_at = stamp
-                dated.append(rating)
-            history.append(
-                RatingHistory(
-                    rating_id=rating.pk,
-                    changed_by=actor,
-                    source=IMPORT,
-                    new_status=rating.status,
-                    new_score=rating.score,
-                    new_answers=None,
-                    new_rationale=rating.rationale,
-                )
-            )
-        if dated:
-            Rating.objects.bulk_update(dated, ["created_at"], batch_size=500)
-    RatingHistory.objects.bulk_create(history, batch_size=1000)
-
-    assignments = 0
-    existing_asg: dict[tuple[int, int], Assignment] = {}
-    for reviewer_id, idea_ids in pairs.groupby("reviewer_id")["idea_id"]:
-        for part in chunked(idea_ids.tolist(), 500):
-            for asg in Assignment.objects.filter(reviewer_id=int(reviewer_id), idea_id__in=part):
-                existing_asg[(asg.reviewer_id, asg.idea_id)] = asg
-    to_create = []
-    to_complete = []
-    for reviewer_id, idea_id in pairs.itertuples(index=False):
-        asg = existing_asg.get((int(reviewer_id), int(idea_id)))
-        if asg is None:
-            to_create.append(
-                Assignment(
-                    reviewer_id=int(reviewer_id),
-                    idea_id=int(idea_id),
-                    status=Assignment.Status.COMPLETED,
-                    assigned_by=actor,
-                )
-            )
-        elif asg.status != Assignment.Status.COMPLETED:
-            to_complete.append(asg.pk)
-    Assignment.objects.bulk_create(to_create, batch_size=1000, ignore_conflicts=True)
-    for part in chunked(to_complete, 500):
-        Assignment.objects.filter(pk__in=part).update(
-            status=Assignment.Status.COMPLETED, updated_at=now
-        )
-    assignments = len(to_create) + len(to_complete)
-    created = len(new_ratings)
-    return created, len(changed), sorted(reviewers), assignments
+        else:
+            parsed[i] = {k: value[k] for k in keys}
+    frame["answers_obj"] = parsed

@@ -25,9 +25,9 @@ from apps.catalog.importers.common import (
 )
 from apps.catalog.models import Domain
 
-REQUIRED = ["username", "background"]
-OPTIONAL = ["email", "name", "domains", "years_experience"]
-BACKGROUNDS = [c.value for c in ReviewerProfile.Background]
+REQUIRED = ["username"]
+OPTIONAL = ["background", "email", "name", "domains", "years_experience"]
+BACKGROUND_MAX = ReviewerProfile._meta.get_field("background").max_length
 
 
 def _split_name(name: str) -> tuple[str, str]:
@@ -43,9 +43,10 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
     check_lengths(frame, problems, {"username": 150, "email": 254})
     bad_name = (frame["username"] != "") & ~frame["username"].str.match(r"^[\w.@+-]+$")
     problems.add_rows(frame, bad_name, "username", "may hold only letters, digits and @ . + - _")
-    frame["background"] = frame["background"].str.lower()
-    bad_bg = (frame["background"] != "") & ~frame["background"].isin(BACKGROUNDS)
-    problems.add_rows(frame, bad_bg, "background", "must be one of: " + ", ".join(BACKGROUNDS))
+    if "background" in frame.columns:
+        # A free label: any text, one line, compared case-insensitively.
+        frame["background"] = frame["background"].str.split().str.join(" ").str.lower()
+        check_lengths(frame, problems, {"background": BACKGROUND_MAX})
     if "email" in frame.columns:
         for row, email in frame.loc[frame["email"] != "", ["_row", "email"]].itertuples(
             index=False
@@ -58,7 +59,8 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
         years = frame["years_experience"]
         bad_years = (years != "") & ~years.str.match(INTEGER)
         problems.add_rows(frame, bad_years, "years_experience", "must be a whole number of years")
-        off = (years != "") & ~bad_years & ~years.where(~bad_years, "0").astype(int).between(0, 80)
+        given = (years != "") & ~bad_years
+        off = given & ~years.where(given, "0").astype(int).between(0, 80)
         problems.add_rows(frame, off, "years_experience", "must be between 0 and 80")
 
     domain_lists: list[list[str]] = []
@@ -126,12 +128,12 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
         had_profile = profile is not None
         if profile is None:
             profile = ReviewerProfile.objects.create(
-                user=user, background=rec["background"], years_experience=years
+                user=user, background=rec.get("background", ""), years_experience=years
             )
             changed = True
         else:
             updates = []
-            if profile.background != rec["background"]:
+            if "background" in rec and profile.background != rec["background"]:
                 profile.background = rec["background"]
                 updates.append("background")
             if "years_experience" in rec and profile.years_experience != years:

@@ -34,6 +34,7 @@ class ImportCommand(BaseCommand):
                 filename=path.name,
                 dry_run=options["dry_run"],
                 make_default=options.get("default", False),
+                domains=options.get("domain") or (),
             )
         except ApplicationError as exc:
             for err in exc.errors:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
 
 from django.db import transaction
 
@@ -15,7 +17,7 @@ from apps.catalog.importers.reviewers import import_reviewers
 from apps.catalog.importers.rubric import import_rubric
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 
-__all__ = ["IMPORT_KINDS", "ImportResult", "import_file"]
+__all__ = ["IMPORT_KINDS", "ImportResult", "UploadOutcome", "import_file", "import_upload"]
 
 logger = logging.getLogger(__name__)
 
@@ -31,6 +33,7 @@ def import_file(
     dry_run: bool = False,
     actor: Any = None,
     make_default: bool = False,
+    domains: Sequence[str] = (),
 ) -> ImportResult:
     """Validate a whole file and, unless `dry_run`, store it; all or nothing.
 
@@ -39,6 +42,7 @@ def import_file(
     username, (idea, reviewer, dimension)), so importing the same file twice changes nothing the
     second time. A dry run performs the writes inside the transaction and rolls them back, so its
     counts are exactly what a real import would do. `actor=None` is the system (CLI, demo).
+    `make_default` and `domains` apply to rubrics: the default rubric, and domains to attach.
     """
     if kind not in IMPORT_KINDS:
         raise ApplicationError(
@@ -60,7 +64,11 @@ def import_file(
     with transaction.atomic():
         if kind == "rubric":
             result = import_rubric(
-                content=content, filename=filename, actor=actor, make_default=make_default
+                content=content,
+                filename=filename,
+                actor=actor,
+                make_default=make_default,
+                domains=domains,
             )
         elif kind == "patents":
             result = import_patents(content=content, filename=filename, actor=actor)
@@ -77,3 +85,50 @@ def import_file(
             transaction.set_rollback(True)
     logger.info("import %s from %s: %s", kind, filename, result.summary())
     return result
+
+
+class UploadedFile(Protocol):
+    name: str | None
+
+    def read(self) -> bytes: ...
+
+
+@dataclass
+class UploadOutcome:
+    """What one uploaded file did, as the admin page, the Django admin and the API show it."""
+
+    ok: bool
+    filename: str
+    result: ImportResult | None = None
+    message: str = ""
+    errors: list[FieldError] = field(default_factory=list)
+
+    def error_body(self) -> dict[str, object]:
+        return {"detail": self.message, "errors": [e.as_dict() for e in self.errors]}
+
+
+def import_upload(
+    *,
+    kind: str,
+    upload: UploadedFile,
+    actor: Any,
+    dry_run: bool = False,
+    make_default: bool = False,
+    domains: Sequence[str] = (),
+) -> UploadOutcome:
+    """The one adapter from an uploaded file to `import_file`: every refusal becomes an outcome
+    (never an exception), so each caller only renders it."""
+    filename = upload.name or ""
+    try:
+        result = import_file(
+            kind=kind,
+            content=upload.read(),
+            filename=filename,
+            dry_run=dry_run,
+            actor=actor,
+            make_default=make_default,
+            domains=domains,
+        )
+    except ApplicationError as exc:
+        return UploadOutcome(ok=False, filename=filename, message=exc.message, errors=exc.errors)
+    return UploadOutcome(ok=True, filename=filename, result=result)

@@ -15,6 +15,21 @@ LOCAL_BASELINE_LABEL = "Local baseline (not an LLM)"
 
 
 @dataclass(frozen=True)
+class PromptWording:
+    """A rubric's own words for the prompts; the defaults are PBIG's (product ideas on patents).
+
+    `task` is the opening task statement; empty means one built from the nouns (PBIG's own text
+    when the nouns are PBIG's too)."""
+
+    task: str = ""
+    item_noun: str = "idea"
+    source_noun: str = "patent"
+
+
+PBIG_WORDING = PromptWording()
+
+
+@dataclass(frozen=True)
 class RubricDimension:
     """What the prompt needs to know about one rubric dimension."""
 
@@ -26,6 +41,8 @@ class RubricDimension:
     levels: dict[int, str] = field(default_factory=dict)  # level -> meaning
     # Levels that are categories rather than degrees (PBIG: 0 = "not a B2B product").
     categories: tuple[int, ...] = ()
+    # How the rubric names what is rated and what it is based on.
+    wording: PromptWording = PBIG_WORDING
 
     def __hash__(self) -> int:  # levels is a dict; hash what identifies the dimension
         return hash((self.key, self.scale_min, self.scale_max, self.categories))

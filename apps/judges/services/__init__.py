@@ -882,6 +882,7 @@ def _plan(run: JudgeRun, dims: list[Dimension]) -> list[WorkUnit]:
 
 def _rubric_dimension(dim: Dimension) -> Any:
     from apps.judges.backends.base import RubricDimension
+    from apps.judges.prompting import rubric_wording
 
     return RubricDimension(
         key=dim.key,
@@ -891,6 +892,7 @@ def _rubric_dimension(dim: Dimension) -> Any:
         scale_max=dim.scale_max,
         levels={int(k): str(v) for k, v in (dim.levels or {}).items()},
         categories=tuple(int(c) for c in (dim.categories or [])),
+        wording=rubric_wording(dim.rubric),
     )
 
 

@@ -9,6 +9,7 @@ from rest_framework import serializers
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory, Rubric
+from apps.screening.rubric_files import DIMENSION_FIELDS, WORDING_FIELDS
 
 
 # ---- rubrics ---------------------------------------------------------------------------------
@@ -35,28 +36,27 @@ class DimensionOutputSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Dimension
-        fields = [
-            "key",
-            "name",
-            "description",
-            "position",
-            "scale_min",
-            "scale_max",
-            "levels",
-            "pass_above",
-            "requires",
-            "categories",
-            "questions",
-            "question_scores",
-        ]
+        fields = ["key", *DIMENSION_FIELDS]
 
 
 class RubricOutputSerializer(serializers.ModelSerializer):
     dimensions = DimensionOutputSerializer(many=True)
+    domains = serializers.SlugRelatedField(
+        slug_field="key", many=True, read_only=True, help_text="Domains rated on this rubric."
+    )
 
     class Meta:
         model = Rubric
-        fields = ["id", "key", "name", "description", "is_default", "dimensions"]
+        fields = [
+            "id",
+            "key",
+            "name",
+            "description",
+            "is_default",
+            *WORDING_FIELDS,
+            "domains",
+            "dimensions",
+        ]
 
 
 # ---- ratings ---------------------------------------------------------------------------------
@@ -115,7 +115,8 @@ class RatingHistoryOutputSerializer(serializers.ModelSerializer):
 class MyRatingInputSerializer(serializers.Serializer):
     scores = serializers.DictField(
         child=serializers.IntegerField(allow_null=True),
-        help_text="Score per dimension key. Leave closed stages out (or null).",
+        help_text="Score per dimension key. Leave closed stages out (or null); an optional "
+        "dimension left out (or null) while open is stored as not answered.",
     )
     answers = serializers.DictField(
         child=serializers.DictField(child=serializers.BooleanField(allow_null=True)),
@@ -154,7 +155,9 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
     reviewer_username = serializers.CharField(source="reviewer.username")
     idea = serializers.IntegerField(source="idea_id")
     idea_external_id = serializers.CharField(source="idea.external_id")
-    idea_title = serializers.CharField(source="idea.title")
+    idea_title = serializers.CharField(
+        source="idea.display_title", help_text="The title, or an excerpt when it has none."
+    )
     domain = serializers.CharField(source="idea.patent.domain.key")
     assigned_by = serializers.CharField(
         source="assigned_by.username", allow_null=True, default=None

@@ -67,7 +67,7 @@ def _valid(serializer_class: type, request: Request) -> dict[str, Any]:
 
 # ---- rubrics ---------------------------------------------------------------------------------
 def _rubrics() -> Any:
-    return Rubric.objects.prefetch_related("dimensions").order_by("-is_default", "name")
+    return Rubric.objects.prefetch_related("dimensions", "domains").order_by("-is_default", "name")
 
 
 class RubricListApi(APIView):

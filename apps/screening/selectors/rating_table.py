@@ -61,7 +61,7 @@ def rating_csv_rows(rows: QuerySet[Rating]) -> Iterator[list[object]]:
             r.idea.patent.domain.key,
             r.idea.patent.external_id,
             r.idea.external_id,
-            r.idea.title,
+            r.idea.display_title,
             r.dimension.key,
             r.status,
             r.get_status_display(),

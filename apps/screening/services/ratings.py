@@ -5,15 +5,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import pandas as pd
 from django.db import transaction
 
 from apps.accounts.models import User
 from apps.catalog.models import Idea
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
-from apps.screening.gates import open_dimensions, validate_scores
-from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
+from apps.screening.gates import screening_statuses, validate_scores
+from apps.screening.models import Assignment, Dimension, Rating
 from apps.screening.selectors import dimensions_for_idea
 from apps.screening.selectors.queue import decline_rows, decline_undo_blocker
+from apps.screening.services.rating_store import COLUMNS, ratings_store
+
+GATED = Rating.Status.NOT_RATED_BY_DESIGN.value
 
 
 def ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
@@ -39,45 +43,34 @@ def _lock_assignment(*, reviewer: User, idea: Idea) -> Assignment:
     return assignment
 
 
-def _write_rating(
+def _store_screening(
     *,
-    existing: Rating | None,
     reviewer: User,
     idea: Idea,
-    dimension: Dimension,
-    status: str,
-    score: int | None,
-    answers: Mapping[str, bool] | None,
-    rationale: str,
+    states: list[tuple[Dimension, str, int | None, Mapping[str, Any] | None, str]],
     source: str,
-    changed_by: User | None,
 ) -> bool:
-    """Create or update one rating and record the change; returns whether anything changed."""
-    answers_value = dict(answers) if answers else None
-    if existing is None:
-        rating = Rating.objects.create(
-            reviewer=reviewer, idea=idea, dimension=dimension, status=status, score=score,
-            answers=answers_value, rationale=rationale, source=source,
-        )
-        RatingHistory.objects.create(
-            rating=rating, changed_by=changed_by, source=source, new_status=status,
-            new_score=score, new_answers=answers_value, new_rationale=rationale,
-        )
-        return True
-    if (existing.status, existing.score, existing.answers, existing.rationale) == (
-        status, score, answers_value, rationale
-    ):
-        return False
-    RatingHistory.objects.create(
-        rating=existing, changed_by=changed_by, source=source,
-        old_status=existing.status, old_score=existing.score, old_answers=existing.answers,
-        old_rationale=existing.rationale, new_status=status, new_score=score,
-        new_answers=answers_value, new_rationale=rationale,
+    """Store one screening (dimension, status, score, answers, rationale) through the one storage
+    path, which owns the history rules; returns whether anything changed."""
+    rows = pd.DataFrame(
+        [
+            {
+                "reviewer_id": reviewer.pk,
+                "idea_id": idea.pk,
+                "dimension_id": dim.pk,
+                "status": status,
+                "score": score,
+                "answers": dict(answers) if answers else None,
+                "rationale": rationale,
+                "created_at": None,
+                "updated_at": None,
+            }
+            for dim, status, score, answers, rationale in states
+        ],
+        columns=COLUMNS,
     )
-    existing.status, existing.score, existing.answers = status, score, answers_value
-    existing.rationale, existing.source = rationale, source
-    existing.save(update_fields=["status", "score", "answers", "rationale", "source", "updated_at"])
-    return True
+    result = ratings_store(rows=rows, source=source, changed_by_id=reviewer.pk)
+    return bool(result.created or result.updated)
 
 
 def resolve_scores(
@@ -120,8 +113,10 @@ def rating_submit(
 ) -> list[Rating]:
     """Record a reviewer's complete screening of one idea, enforcing the rubric's gates.
 
-    Open dimensions must be scored; closed ones are stored as not rated by design (their previous
-    scores survive in the history). Idempotent: submitting the same values twice changes nothing.
+    Open dimensions must be scored, except optional ones, which may be absent or None in `scores`
+    and are then stored as not answered; closed ones are stored as not rated by design (their
+    previous scores survive in the history). Idempotent: submitting the same values twice
+    changes nothing.
     """
     assignment = _lock_assignment(reviewer=reviewer, idea=idea)
     if assignment.status == Assignment.Status.DECLINED:
@@ -135,20 +130,21 @@ def rating_submit(
     if errors:
         raise ApplicationError("The rating was not saved.", errors=errors)
 
-    is_open = set(open_dimensions(rules, merged))
-    existing = {r.dimension_id: r for r in Rating.objects.filter(reviewer=reviewer, idea=idea)}
-    changed = False
+    statuses = screening_statuses(rules, merged)
+    states = []
     for dim in dimensions:
-        opened = dim.key in is_open
-        changed |= _write_rating(
-            existing=existing.get(dim.id),
-            reviewer=reviewer, idea=idea, dimension=dim,
-            status=Rating.Status.SCORED if opened else Rating.Status.NOT_RATED_BY_DESIGN,
-            score=merged.get(dim.key) if opened else None,
-            answers=answers.get(dim.key) if opened and dim.questions else None,
-            rationale=(rationales.get(dim.key) or "").strip() if opened else "",
-            source=source, changed_by=reviewer,
+        status = statuses[dim.key]
+        scored = status == Rating.Status.SCORED
+        states.append(
+            (
+                dim,
+                status,
+                merged.get(dim.key) if scored else None,
+                answers.get(dim.key) if scored and dim.questions else None,
+                (rationales.get(dim.key) or "").strip() if status != GATED else "",
+            )
         )
+    changed = _store_screening(reviewer=reviewer, idea=idea, states=states, source=source)
     if assignment.status != Assignment.Status.COMPLETED:
         assignment.status = Assignment.Status.COMPLETED
         assignment.save(update_fields=["status", "updated_at"])
@@ -163,13 +159,10 @@ def rating_decline(
 ) -> Assignment:
     """Recuse the reviewer from an idea: every dimension is stored as declined, with history."""
     assignment = _lock_assignment(reviewer=reviewer, idea=idea)
-    existing = {r.dimension_id: r for r in Rating.objects.filter(reviewer=reviewer, idea=idea)}
-    for dim in dimensions_for_idea(idea):
-        _write_rating(
-            existing=existing.get(dim.id), reviewer=reviewer, idea=idea, dimension=dim,
-            status=Rating.Status.DECLINED, score=None, answers=None, rationale="",
-            source=source, changed_by=reviewer,
-        )
+    states = [
+        (dim, Rating.Status.DECLINED.value, None, None, "") for dim in dimensions_for_idea(idea)
+    ]
+    _store_screening(reviewer=reviewer, idea=idea, states=states, source=source)
     assignment.status = Assignment.Status.DECLINED
     assignment.decline_reason = reason.strip()
     assignment.save(update_fields=["status", "decline_reason", "updated_at"])
@@ -191,7 +184,7 @@ def rating_decline_undo(
     blocker = decline_undo_blocker(assignment)
     if blocker:
         raise ApplicationError(f"The decline cannot be taken back: {blocker}")
-    restored_any = False
+    restored: list[tuple[Dimension, str, int | None, Mapping[str, Any] | None, str]] = []
     for row in decline_rows(assignment):
         rating = Rating.objects.select_related("dimension").get(pk=row.rating_id)
         if rating.status != Rating.Status.DECLINED:
@@ -199,12 +192,12 @@ def rating_decline_undo(
         if not row.old_status:
             rating.delete()
             continue
-        restored_any |= row.old_status == Rating.Status.SCORED
-        _write_rating(
-            existing=rating, reviewer=reviewer, idea=idea, dimension=rating.dimension,
-            status=row.old_status, score=row.old_score, answers=row.old_answers,
-            rationale=row.old_rationale, source=source, changed_by=reviewer,
+        restored.append(
+            (rating.dimension, row.old_status, row.old_score, row.old_answers, row.old_rationale)
         )
+    if restored:
+        _store_screening(reviewer=reviewer, idea=idea, states=restored, source=source)
+    restored_any = any(status == Rating.Status.SCORED for _, status, *_rest in restored)
     assignment.status = (
         Assignment.Status.COMPLETED if restored_any else Assignment.Status.PENDING
     )

@@ -10,3 +10,9 @@ class Command(ImportCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
         parser.add_argument("--default", action="store_true", help="make it the default rubric")
+        parser.add_argument(
+            "--domain",
+            action="append",
+            metavar="KEY",
+            help="attach the rubric to this domain (repeatable; adds to the file's `domains`)",
+        )

@@ -1,0 +1,182 @@
+"""Loading the installation archive into an empty installation (see the package docstring)."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from typing import Any
+
+import pandas as pd
+from django.db import connection, transaction
+
+from apps.accounts.models import User
+from apps.catalog.importers import ImportResult
+from apps.catalog.models import Idea, Patent
+from apps.catalog.services.archive.common import FORMAT, VERSION, check_admin
+from apps.catalog.services.imports import import_file
+from apps.core.errors import ApplicationError, FieldError
+from apps.screening.models import Rating, RatingHistory
+
+
+def _refuse(message: str, field: str, detail: str, value: Any = None) -> ApplicationError:
+    return ApplicationError(message, errors=[FieldError(field=field, message=detail, value=value)])
+
+
+def _read_archive(content: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(content))
+        files = {name: archive.read(name) for name in archive.namelist()}
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise _refuse(
+            "The archive cannot be read.", "file", "is not a zip archive", value=str(exc)
+        ) from exc
+    try:
+        manifest = json.loads(files["manifest.json"])
+    except (KeyError, ValueError) as exc:
+        raise _refuse(
+            "The archive cannot be read.", "manifest.json", "is missing or not JSON"
+        ) from exc
+    if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
+        raise _refuse(
+            "The archive cannot be read.",
+            "manifest.json",
+            f"must say format {FORMAT!r}, version {VERSION}",
+            value=f"{manifest.get('format')} {manifest.get('version')}",
+        )
+    missing = [n for n in [*manifest["load_order"], *manifest["restored"]] if n not in files]
+    if missing:
+        raise ApplicationError(
+            "The archive is incomplete; nothing was imported.",
+            errors=[
+                FieldError(field=n, message="is listed in the manifest but missing")
+                for n in missing
+            ],
+        )
+    return manifest, files
+
+
+def installation_is_empty() -> bool:
+    """No catalog, reviewers or ratings yet (rubrics may exist: PBIG is installed by default)."""
+    return not (
+        Patent.objects.exists()
+        or Idea.objects.exists()
+        or Rating.objects.exists()
+        or User.objects.filter(role=User.Role.REVIEWER).exists()
+    )
+
+
+@transaction.atomic
+def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResult]:
+    """Load an archive made by `installation_export` into an empty installation, all or nothing.
+
+    Each file goes through the same importer as a single upload; an error in any file names the
+    file (field `<file>: <column>`) and rolls everything back.
+    """
+    check_admin(actor)
+    manifest, files = _read_archive(content)
+    if not installation_is_empty():
+        raise _refuse(
+            "The installation is not empty; nothing was imported.",
+            "installation",
+            "already holds patents, ideas, reviewers or ratings: import an archive only into "
+            "a new installation (or import its files one by one)",
+        )
+    results: list[ImportResult] = []
+    for name in manifest["load_order"]:
+        kind = "rubric" if name.startswith("rubrics/") else name.split(".")[0]
+        make_default = name == f"rubrics/{manifest.get('default_rubric')}.yaml"
+        try:
+            results.append(
+                import_file(
+                    kind=kind,
+                    content=files[name],
+                    filename=name.rsplit("/", 1)[-1],
+                    actor=actor,
+                    make_default=make_default,
+                )
+            )
+        except ApplicationError as exc:
+            raise ApplicationError(
+                f"{name}: {exc.message}",
+                errors=[
+                    FieldError(
+                        field=f"{name}: {e.field}", message=e.message, row=e.row, value=e.value
+                    )
+                    for e in exc.errors
+                ],
+            ) from exc
+    results.append(_restore_history(files["rating_history.csv"], actor=actor))
+    return results
+
+
+def _restore_history(content: bytes, *, actor: Any) -> ImportResult:
+    """Replace the history the ratings import just wrote with the archived history."""
+    frame = pd.read_csv(io.BytesIO(content), dtype=str, keep_default_na=False, na_filter=False)
+    result = ImportResult(kind="rating history", rows=len(frame))
+    ids = {
+        (idea, reviewer, dimension): rating_id
+        for idea, reviewer, dimension, rating_id in Rating.objects.values_list(
+            "idea__external_id", "reviewer__username", "dimension__key", "id"
+        ).iterator(chunk_size=5000)
+    }
+    users = dict(User.objects.values_list("username", "id"))
+    errors: list[FieldError] = []
+    rows: list[tuple[Any, ...]] = []
+    stamp = RatingHistory._meta.get_field("changed_at")
+    answers = RatingHistory._meta.get_field("old_answers")
+
+    def _answers(text: str) -> Any:
+        return answers.get_db_prep_value(json.loads(text), connection) if text else None
+
+    for row, rec in enumerate(frame.to_dict("records"), start=2):
+        rating_id = ids.get((rec["idea"], rec["reviewer"], rec["dimension"]))
+        if rating_id is None:
+            errors.append(
+                FieldError(
+                    field="rating_history.csv: idea",
+                    message="names a rating that is not in ratings.csv",
+                    row=row,
+                    value=f"{rec['idea']} / {rec['reviewer']} / {rec['dimension']}",
+                )
+            )
+            continue
+        rows.append(
+            (
+                rating_id,
+                # Changes by accounts the archive does not carry (admins, managers) keep no
+                # author rather than a wrong one.
+                users.get(rec["changed_by"]),
+                stamp.get_db_prep_value(
+                    pd.Timestamp(rec["changed_at"]).to_pydatetime(), connection
+                ),
+                rec["source"],
+                rec["old_status"],
+                int(rec["old_score"]) if rec["old_score"] else None,
+                _answers(rec["old_answers"]),
+                rec["old_rationale"],
+                rec["new_status"],
+                int(rec["new_score"]) if rec["new_score"] else None,
+                _answers(rec["new_answers"]),
+                rec["new_rationale"],
+            )
+        )
+    if errors:
+        raise ApplicationError(
+            "rating_history.csv has errors; nothing was imported.", errors=errors
+        )
+    # The importer wrote one creation row per rating; the archive's history replaces them.
+    RatingHistory.objects.all().delete()
+    # Raw inserts: changed_at is auto_now_add, which the ORM would overwrite with "now".
+    columns = (
+        "rating_id, changed_by_id, changed_at, source, old_status, old_score, old_answers, "
+        "old_rationale, new_status, new_score, new_answers, new_rationale"
+    )
+    with connection.cursor() as cur:
+        cur.executemany(
+            f"INSERT INTO {RatingHistory._meta.db_table} ({columns}) VALUES "
+            f"({', '.join(['%s'] * 12)})",
+            rows,
+        )
+    result.created = len(rows)
+    return result
