@@ -187,6 +187,9 @@ class JudgeRunPlan(models.Model):
     units = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
+    def __str__(self) -> str:
+        return f"Plan of run {self.run_id} ({self.units} calls)"
+
 
 class JudgeRunChunk(models.Model):
     """A slice [start, stop) of a run's work units, claimed by one worker at a time under a lease.

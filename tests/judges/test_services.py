@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import pytest
 import threading
 from datetime import timedelta
 
+import pytest
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -62,7 +62,8 @@ def test_it_schedules_evaluation_and_prediction_once_a_reviewer_reaches_min_hist
         for message in broker.sent("judges.judge_runs_schedule"):
             with django_capture_on_commit_callbacks(execute=True):
                 services.judge_schedule_requests_run(reviewer_ids=message.kwargs["reviewer_ids"])
-        scheduled.extend(m.kwargs["reviewer_ids"] for m in broker.sent("judges.judge_runs_schedule"))
+        schedules = broker.sent("judges.judge_runs_schedule")
+        scheduled.extend(m.kwargs["reviewer_ids"] for m in schedules)
         runs_sent.extend(broker.run_ids_sent())
         broker.purge()
 

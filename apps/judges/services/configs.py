@@ -153,7 +153,9 @@ def judge_config_errors(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[F
             if any(not low <= k <= high for k in ks):
                 errors.append(
                     FieldError(
-                        "shots", f"each k must be between {int(low)} and {int(high)}", value=str(raw)
+                        "shots",
+                        f"each k must be between {int(low)} and {int(high)}",
+                        value=str(raw),
                     )
                 )
             elif len(set(ks)) > MAX_SHOT_VALUES:

@@ -272,7 +272,9 @@ class _Executor:
         self.rubric = {d_id: _rubric_dimension(d) for d_id, d in plan.dims.items()}
         self.configs = {c.id: c for c in JudgeConfig.objects.filter(id__in=plan.specs)}
         self._backends: dict[str, tuple[Any, str]] = {}
-        self.calibrations = _stored_calibrations(run) if run.purpose == JudgeRun.Purpose.PREDICTION else {}
+        self.calibrations = (
+            _stored_calibrations(run) if run.purpose == JudgeRun.Purpose.PREDICTION else {}
+        )
 
     def backend(self, spec: planning.ConfigSpec) -> tuple[Any, str]:
         """(backend, model) of a configuration; one local backend per run, vectors loaded once."""
@@ -353,9 +355,13 @@ class _Executor:
         replies: Sequence[Any],
     ) -> None:
         backend, model = self.backend(spec)
-        calibration = self.calibrations.get(
-            (self.plan.dims[units[0].dimension_id].key, spec.kind, spec.backend)
-        ) if units else None
+        calibration = (
+            self.calibrations.get(
+                (self.plan.dims[units[0].dimension_id].key, spec.kind, spec.backend)
+            )
+            if units
+            else None
+        )
         raw = [r.confidence for r in replies]
         calibrated: list[int | None] = list(raw)
         if calibration is not None:
@@ -424,7 +430,9 @@ def _stored_calibrations(run: JudgeRun) -> dict[tuple[str, str, str], Calibratio
     """The fits of this run's domain, by (dimension key, kind, backend)."""
     return {
         (c.dimension, c.kind, c.backend): Calibration.from_dict(c.fit)
-        for c in JudgeCalibration.objects.filter(domain_id=run.domain_id, dimension__in=run.dimensions)
+        for c in JudgeCalibration.objects.filter(
+            domain_id=run.domain_id, dimension__in=run.dimensions
+        )
     }
 
 
@@ -497,9 +505,11 @@ def _work(run: JudgeRun, plan: _Plan, token: str) -> bool:
         _beat(run.id, chunk.id, token)
         _work_chunk(ex, chunk, token, stored)
     _refresh_progress(run.id)
-    return not JudgeRunChunk.objects.filter(run_id=run.id).exclude(
-        status=JudgeRunChunk.Status.DONE
-    ).exists()
+    return (
+        not JudgeRunChunk.objects.filter(run_id=run.id)
+        .exclude(status=JudgeRunChunk.Status.DONE)
+        .exists()
+    )
 
 
 # --------------------------------------------------------------------------- finishing
@@ -520,8 +530,15 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
     backend_of = {s.id: s.backend for s in plan.specs.values()}
     groups: dict[tuple[int, str, str], list[tuple[int, int, int, bool]]] = defaultdict(list)
     rows = JudgePrediction.objects.filter(run_id=run.id, score__isnull=False).values_list(
-        "id", "reviewer_id", "idea_id", "dimension_id", "kind", "config_id", "score",
-        "raw_confidence", "confidence",
+        "id",
+        "reviewer_id",
+        "idea_id",
+        "dimension_id",
+        "kind",
+        "config_id",
+        "score",
+        "raw_confidence",
+        "confidence",
     )
     for pid, reviewer, idea, dim_id, kind, config_id, score, raw, current in rows:
         if raw is None or (reviewer, idea, dim_id) not in truth:
@@ -555,14 +572,23 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
 
 def _finalize(run: JudgeRun) -> None:
     """Majority vote over each target's kept seeds (postprocess.aggregate_seeds); upserted."""
-    thresholds = dict(JudgeConfig.objects.filter(runs=run).values_list("id", "confidence_threshold"))
+    thresholds = dict(
+        JudgeConfig.objects.filter(runs=run).values_list("id", "confidence_threshold")
+    )
     groups: dict[tuple[int, int, int, str, int], list[tuple]] = defaultdict(list)
     rows = (
         JudgePrediction.objects.filter(run_id=run.id)
         .order_by("seed")
         .values_list(
-            "reviewer_id", "idea_id", "dimension_id", "kind", "k", "config_id", "score",
-            "confidence", "reason",
+            "reviewer_id",
+            "idea_id",
+            "dimension_id",
+            "kind",
+            "k",
+            "config_id",
+            "score",
+            "confidence",
+            "reason",
         )
     )
     for reviewer, idea, dim_id, kind, k, config_id, score, confidence, reason in rows:

@@ -78,7 +78,9 @@ class WorkUnit:
         return (self.reviewer_id, self.idea_id, self.dimension_id, self.kind, self.k, self.seed)
 
 
-def k_values(*, purpose: str, run_shots: Sequence[int], kind: str, config_k: Sequence[int]) -> list[int]:
+def k_values(
+    *, purpose: str, run_shots: Sequence[int], kind: str, config_k: Sequence[int]
+) -> list[int]:
     """The k a configuration is run with: zero-shot 0; a prediction its largest k; a study the
     run's k sweep; otherwise the configuration's own."""
     if kind == ZERO_SHOT:
@@ -91,7 +93,10 @@ def k_values(*, purpose: str, run_shots: Sequence[int], kind: str, config_k: Seq
 
 
 def plan_units(
-    *, dimension_ids: Sequence[int], targets: dict[int, list[TargetRow]], configs: Sequence[ConfigSpec]
+    *,
+    dimension_ids: Sequence[int],
+    targets: dict[int, list[TargetRow]],
+    configs: Sequence[ConfigSpec],
 ) -> list[WorkUnit]:
     """Every (configuration, k, seed, target) of a run, in a stable order.
 
@@ -137,16 +142,16 @@ class _RankedPool:
             self._own[reviewer_id] = np.flatnonzero(self.reviewer == reviewer_id)
         return self._own[reviewer_id]
 
-    def pick(self, *, kind: str, reviewer_id: int, idea_id: int, patent_id: int, k: int) -> list[int]:
+    def pick(
+        self, *, kind: str, reviewer_id: int, idea_id: int, patent_id: int, k: int
+    ) -> list[int]:
         if kind == PERSONALIZED:
             pos = self.own(reviewer_id)
             ok = (self.patent[pos] != patent_id) & (self.idea[pos] != idea_id)
             chosen = pos[ok][:k]
         else:
             ok = (
-                (self.reviewer != reviewer_id)
-                & (self.patent != patent_id)
-                & (self.idea != idea_id)
+                (self.reviewer != reviewer_id) & (self.patent != patent_id) & (self.idea != idea_id)
             )
             chosen = np.flatnonzero(ok)[:k]
         return [int(x) for x in self.rating[chosen]]
@@ -180,7 +185,9 @@ def examples_for_units(
     return out
 
 
-def chunk_bounds(units: Sequence[WorkUnit], backends: dict[int, str], llm_size: int) -> list[tuple[int, int]]:
+def chunk_bounds(
+    units: Sequence[WorkUnit], backends: dict[int, str], llm_size: int
+) -> list[tuple[int, int]]:
     """[start, stop) ranges of the units, one range per chunk.
 
     LLM calls (one per target and seed) are split into chunks of `llm_size`, which several
