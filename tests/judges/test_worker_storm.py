@@ -40,14 +40,14 @@ def test_a_burst_of_200_rating_writes_sends_one_scheduling_task_per_reviewer(
     burst = time.monotonic() - started
     assert JudgeScheduleRequest.objects.filter(status="queued").count() <= len(reviewers)
 
-    wait_for(
-        lambda: (
-            JudgeRun.objects.filter(purpose="loo_evaluation").count() == len(reviewers)
+    def settled() -> bool:
+        judged = JudgeRun.objects.filter(purpose="loo_evaluation", status="done")
+        return (
+            judged.values("reviewer_id").distinct().count() == len(reviewers)
             and not JudgeScheduleRequest.objects.exists()
-        ),
-        timeout=60,
-        message=celery_worker.log()[-3000:],
-    )
+        )
+
+    wait_for(settled, timeout=180, message="the scheduling did not settle")
     received = re.findall(
         r"Task judges\.judge_runs_schedule\[[^\]]+\] received", celery_worker.log()
     )
