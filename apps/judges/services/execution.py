@@ -75,6 +75,9 @@ LOCAL_BATCH = 5000
 # batches, so a batch must stay well under JUDGE_LEASE_SECONDS.
 LLM_ROUNDS_PER_BATCH = 2
 PROGRESS_EVERY_SECONDS = 1.0
+# Calibrated confidences of up to this many rows are written in one statement (bulk_update);
+# more, with one UPDATE per distinct value (at most 101).
+SMALL_UPDATE = 500
 
 
 class RunDeferred(Exception):
@@ -520,8 +523,8 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
     reviewer (a reviewer's confidences come from a fit that did not see them), and store the
     fit per (domain, dimension, kind, backend) for later prediction runs of that scope.
 
-    Rows whose calibrated confidence differs are updated with one UPDATE per distinct value
-    (at most 101), the same statements on every database."""
+    Only rows whose calibrated confidence differs are written (see SMALL_UPDATE), with the same
+    statements on every database."""
     truth = {
         (int(r[3]), int(r[1]), dim_id): int(r[4])
         for dim_id, rows in plan.pools.items()
@@ -556,13 +559,31 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
             if item[4] != int(value):
                 changed[int(value)].append(item[0])
         fit = fit_calibration(raw, correct)
-        JudgeCalibration.objects.update_or_create(
-            domain_id=run.domain_id,
-            dimension=plan.dims[dim_id].key,
-            kind=kind,
-            backend=backend,
-            defaults={"fit": fit.to_dict(), "n": len(items), "run": run},
+        scope = {
+            "domain_id": run.domain_id,
+            "dimension": plan.dims[dim_id].key,
+            "kind": kind,
+            "backend": backend,
+        }
+        # A fit on more predictions (a study) is not replaced by one on fewer (one reviewer's
+        # evaluation); equal or larger ones replace it, so it follows the newer ratings.
+        stored_n = JudgeCalibration.objects.filter(**scope).values_list("n", flat=True).first()
+        if stored_n is None or len(items) >= stored_n:
+            JudgeCalibration.objects.update_or_create(
+                **scope, defaults={"fit": fit.to_dict(), "n": len(items), "run": run}
+            )
+    n_changed = sum(len(ids) for ids in changed.values())
+    if n_changed <= SMALL_UPDATE:
+        JudgePrediction.objects.bulk_update(
+            [
+                JudgePrediction(id=pid, confidence=value)
+                for value, ids in changed.items()
+                for pid in ids
+            ],
+            ["confidence"],
+            batch_size=SMALL_UPDATE,
         )
+        return
     for value, ids in changed.items():
         for start in range(0, len(ids), 5000):
             JudgePrediction.objects.filter(id__in=ids[start : start + 5000]).update(
