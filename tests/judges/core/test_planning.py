@@ -73,7 +73,11 @@ def test_a_smaller_k_is_a_prefix_of_the_larger_ks_examples():
         configs=[planning.ConfigSpec(1, "personalized", (2, 9), 1)],
     )
     picked = dict(
-        zip([(u.idea_id, u.k) for u in units], planning.examples_for_units(units, {1: rows}))
+        zip(
+            [(u.idea_id, u.k) for u in units],
+            planning.examples_for_units(units, {1: rows}),
+            strict=True,
+        )
     )
     for (idea, k), ids in picked.items():
         if k == 2:
