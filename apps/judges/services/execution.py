@@ -569,9 +569,13 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
         # evaluation); equal or larger ones replace it, so it follows the newer ratings.
         stored_n = JudgeCalibration.objects.filter(**scope).values_list("n", flat=True).first()
         if stored_n is None or len(items) >= stored_n:
-            JudgeCalibration.objects.update_or_create(
-                **scope, defaults={"fit": fit.to_dict(), "n": len(items), "run": run}
-            )
+            try:
+                with transaction.atomic():
+                    JudgeCalibration.objects.update_or_create(
+                        **scope, defaults={"fit": fit.to_dict(), "n": len(items), "run": run}
+                    )
+            except IntegrityError:  # another run of the scope stored its fit at the same moment
+                pass
     n_changed = sum(len(ids) for ids in changed.values())
     if n_changed <= SMALL_UPDATE:
         JudgePrediction.objects.bulk_update(
