@@ -135,7 +135,7 @@ class JudgeRun(TimestampedModel):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     error = models.TextField(blank=True)
-    # Set by whichever worker executes the run, every JUDGE_HEARTBEAT_SECONDS; a running run whose
+    # Renewed by the worker executing the run before each batch it stores; a running run whose
     # heartbeat is older than JUDGE_LEASE_SECONDS has lost its worker and is reclaimed.
     heartbeat_at = models.DateTimeField(null=True, blank=True)
 
