@@ -159,8 +159,9 @@ JUDGE_DEBOUNCE_SECONDS = env.int("JUDGE_DEBOUNCE_SECONDS", default=30)
 # A queued run (or scheduling) no worker picked up after this long lost its message: sent again.
 JUDGE_REQUEUE_AFTER_SECONDS = env.int("JUDGE_REQUEUE_AFTER_SECONDS", default=600)
 # The run lock is a lease: a worker owns a run's chunk while it heartbeats (before each stored
-# batch) more often than JUDGE_LEASE_SECONDS; a dead worker's chunk is taken over after that. The reclaim job runs every
-# JUDGE_RECLAIM_SECONDS: a dead worker's run resumes within lease + reclaim + queue wait.
+# batch) more often than JUDGE_LEASE_SECONDS; a dead worker's chunk is taken over after that.
+# The reclaim job runs every JUDGE_RECLAIM_SECONDS: a dead worker's run resumes within
+# lease + reclaim + queue wait.
 JUDGE_LEASE_SECONDS = env.float("JUDGE_LEASE_SECONDS", default=45.0)
 JUDGE_RECLAIM_SECONDS = env.int("JUDGE_RECLAIM_SECONDS", default=30)
 # LLM runs are split into chunks of this many calls, processed by every worker in parallel
