@@ -74,7 +74,7 @@ class ConfigInputSerializer(serializers.Serializer):
     seeds = serializers.IntegerField(min_value=1, max_value=10, required=False)
     temperature = serializers.FloatField(min_value=0, max_value=2, required=False)
     confidence_threshold = serializers.IntegerField(min_value=0, max_value=100, required=False)
-    min_history = serializers.IntegerField(min_value=1, max_value=1000, required=False)
+    min_history = serializers.IntegerField(min_value=1, required=False)
     concurrency = serializers.IntegerField(min_value=1, max_value=64, required=False)
     is_active = serializers.BooleanField(required=False)
     auto = serializers.BooleanField(required=False)
