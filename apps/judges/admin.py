@@ -6,11 +6,13 @@ from django.contrib import admin, messages
 
 from apps.core.errors import ApplicationError
 from apps.judges import services
+from apps.judges.forms import JudgeConfigForm
 from apps.judges.models import JudgeConfig, JudgeHistory, JudgeRun
 
 
 @admin.register(JudgeConfig)
 class JudgeConfigAdmin(admin.ModelAdmin):
+    form = JudgeConfigForm
     list_display = [
         "name",
         "kind",

@@ -4,6 +4,7 @@ from django import forms
 
 from apps.catalog.models import Domain
 from apps.judges.models import JudgeConfig
+from apps.judges.services.configs import BOUNDS, CONFIG_FIELDS, judge_config_errors
 from apps.screening.models import Dimension
 
 
@@ -57,6 +58,35 @@ class StudyForm(forms.Form):
         if not values or any(k < 0 or k > 50 for k in values):
             raise forms.ValidationError("Give one or more k values between 0 and 50.")
         return values
+
+
+class JudgeConfigForm(forms.ModelForm):
+    """The admin's configuration form: the one validator (services.configs) decides, and its
+    errors are shown on the fields they name."""
+
+    class Meta:
+        model = JudgeConfig
+        fields = CONFIG_FIELDS
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        # Bounds are the validator's (one home); the model fields' own range checks would
+        # answer first with another wording.
+        for name in BOUNDS:
+            self.fields[name].validators = []
+
+    def clean(self) -> dict:
+        cleaned = super().clean() or {}
+        values = {f: cleaned[f] for f in CONFIG_FIELDS if f in cleaned}
+        checked, errors = judge_config_errors(values)
+        for error in errors:
+            field = error.field if error.field in self.fields else None
+            message = f"{error.message} (got {error.value!r})" if error.value else error.message
+            if field is None or field not in self.errors:
+                self.add_error(field, message)
+        if not errors:
+            cleaned.update(checked)
+        return cleaned
 
 
 class PredictionFilterForm(forms.Form):

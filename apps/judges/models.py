@@ -135,6 +135,9 @@ class JudgeRun(TimestampedModel):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     error = models.TextField(blank=True)
+    # Renewed by the worker executing the run before each batch it stores; a running run whose
+    # heartbeat is older than JUDGE_LEASE_SECONDS has lost its worker and is reclaimed.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -162,6 +165,121 @@ class JudgeRun(TimestampedModel):
         return min(100, round(100 * self.done / self.total))
 
 
+class JudgeRunPlan(models.Model):
+    """What a run judges, fixed when it starts: a resumed run executes this plan, never a newer
+    state of the ratings (a run never mixes two states of the data).
+
+    `pool`: per dimension id, the scored ratings the examples are drawn from, as rows
+    [rating_id, idea_id, patent_id, reviewer_id, score]; `targets`: per dimension id, the
+    [reviewer_id, idea_id] pairs judged. Examples are re-derived from the pool by
+    apps.judges.services.planning, deterministically, so they need not be stored. Kept out of
+    JudgeRun so that listing runs never loads it.
+    """
+
+    run = models.OneToOneField(
+        JudgeRun, on_delete=models.CASCADE, primary_key=True, related_name="plan"
+    )
+    pool = models.JSONField(default=dict)
+    targets = models.JSONField(default=dict)
+    # The configurations as they were when the run started: [{id, kind, k_values, seeds,
+    # backend}], so a configuration edited meanwhile does not change a resumed run.
+    configs = models.JSONField(default=list)
+    units = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"Plan of run {self.run_id} ({self.units} calls)"
+
+
+class JudgeRunChunk(models.Model):
+    """A slice [start, stop) of a run's work units, claimed by one worker at a time under a lease.
+
+    The lease is the run lock, on every database: a worker owns the chunk while `lease_token` is
+    its token and `heartbeat_at` is fresher than JUDGE_LEASE_SECONDS; a chunk whose holder died
+    is claimed by the next worker that asks (a conditional UPDATE, see services.execution).
+    """
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="chunks")
+    index = models.PositiveIntegerField()
+    start = models.PositiveIntegerField()
+    stop = models.PositiveIntegerField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    lease_token = models.CharField(max_length=64, blank=True)
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "index"], name="unique_judge_run_chunk")
+        ]
+
+    def __str__(self) -> str:
+        return f"Run {self.run_id} chunk {self.index} ({self.status})"
+
+
+class JudgeScheduleRequest(models.Model):
+    """A reviewer's pending judge scheduling (the debounce of issue 9.7).
+
+    At most one QUEUED row per reviewer (partial unique constraint), and one scheduling task is
+    sent only when a row is created: a burst of rating writes becomes one task per reviewer.
+    `changed_at` is the latest change the row stands for (a run started after it read it).
+    """
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    changed_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+    sent_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reviewer"],
+                condition=Q(status="queued"),
+                name="one_queued_judge_schedule_per_reviewer",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Judge scheduling for reviewer {self.reviewer_id} ({self.status})"
+
+
+class JudgeCalibration(models.Model):
+    """The empirical confidence calibration of one scope, fitted on leave-one-out predictions
+    (apps.judges.calibration) and applied to later prediction runs of the same scope."""
+
+    domain = models.ForeignKey("catalog.Domain", on_delete=models.CASCADE, related_name="+")
+    dimension = models.CharField(max_length=100)
+    kind = models.CharField(max_length=16, choices=JudgeConfig.Kind.choices)
+    backend = models.CharField(max_length=16, choices=JudgeConfig.Backend.choices)
+    fit = models.JSONField(default=dict)
+    n = models.PositiveIntegerField(default=0)
+    run = models.ForeignKey(
+        JudgeRun, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["domain", "dimension", "kind", "backend"], name="unique_judge_calibration"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"Calibration {self.dimension} {self.kind} {self.backend} (n={self.n})"
+
+
 class JudgePrediction(models.Model):
     """One judge call's outcome (one seed). Upserted under its unique key."""
 
@@ -180,6 +298,8 @@ class JudgePrediction(models.Model):
     score = models.SmallIntegerField(null=True, blank=True)
     reason = models.TextField(blank=True)
     confidence = models.SmallIntegerField(null=True, blank=True)
+    # The backend's own confidence before calibration (confidence is the calibrated one).
+    raw_confidence = models.SmallIntegerField(null=True, blank=True)
     model = models.CharField(max_length=200, blank=True)
     backend = models.CharField(max_length=16, choices=JudgeConfig.Backend.choices)
     # How the reply was constrained: json_schema, json_object or text (LLM); empty for local.

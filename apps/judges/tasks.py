@@ -1,4 +1,6 @@
-"""Thin Celery tasks: ids in, one service call. acks_late and time limits are global settings."""
+"""Thin Celery tasks: ids in, one service call. acks_late and time limits are global settings.
+
+Messages are sent only by apps.judges.services.dispatch, by task name."""
 
 from __future__ import annotations
 
@@ -10,34 +12,50 @@ from apps.judges.services import (
     RunDeferred,
     judge_run_execute,
     judge_run_fail,
-    judge_runs_schedule,
+    judge_runs_reclaim,
+    judge_schedule_requests_run,
 )
 
 
-@shared_task(name="judges.judge_run_execute", bind=True, max_retries=20, default_retry_delay=30)
-def judge_run_execute_task(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
-    """Execute (or resume) one judge run. Safe to run twice: see apps.judges.services."""
+def _execute(task, run_id: int) -> str:  # type: ignore[no-untyped-def]
     try:
         return judge_run_execute(run_id=run_id)
     except RunDeferred as exc:
         # The endpoint is rate-limiting or down (or the time limit hit): the run stays running
         # and the retry resumes it where it stopped.
-        if self.request.retries >= self.max_retries:
+        if task.request.retries >= task.max_retries:
             judge_run_fail(run_id=run_id, error=f"The judge endpoint kept failing; gave up: {exc}")
             return "failed"
         countdown = 0 if "time limit" in str(exc) else None
-        raise self.retry(exc=exc, countdown=countdown) from exc
+        raise task.retry(exc=exc, countdown=countdown) from exc
 
 
-# Sent to the default queue, not "judges" (see services._enqueue_schedule).
+@shared_task(name="judges.judge_run_execute", bind=True, max_retries=20, default_retry_delay=30)
+def judge_run_execute_task(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
+    """Execute (or resume) one judge run. Safe to run twice: see services.execution."""
+    return _execute(self, run_id)
+
+
+@shared_task(name="judges.judge_run_chunk", bind=True, max_retries=20, default_retry_delay=30)
+def judge_run_chunk_task(self, run_id: int, index: int) -> str:  # type: ignore[no-untyped-def]
+    """Help with a run split into chunks (LLM runs): claims whichever chunks are free."""
+    return _execute(self, run_id)
+
+
+# Sent to the default queue, not "judges" (see services.dispatch.send_schedule).
 @shared_task(name="judges.judge_runs_schedule")
 def judge_runs_schedule_task(
     reviewer_ids: list[int], countdown: float | None = None, changed_at: str | None = None
 ) -> dict:
     """Decide and queue the automatic runs for these reviewers. Safe to run twice: a queued run
     for a scope is reused, never duplicated."""
-    return judge_runs_schedule(
+    return judge_schedule_requests_run(
         reviewer_ids=reviewer_ids,
-        countdown=countdown,
         changed_at=datetime.fromisoformat(changed_at) if changed_at else None,
     )
+
+
+@shared_task(name="judges.judge_runs_reclaim")
+def judge_runs_reclaim_task() -> dict:
+    """Periodic (Celery beat): resume runs whose worker died, resend lost messages."""
+    return judge_runs_reclaim()

@@ -148,15 +148,64 @@ CELERY_TASK_IGNORE_RESULT = True
 # Judge runs can keep a worker busy for minutes; their own queue keeps metric recomputes and
 # other short tasks from waiting behind them. Workers consume both (see bin/demo, compose).
 CELERY_TASK_ROUTES = {"judges.*": {"queue": "judges"}}
+# Redis redelivers an unacknowledged message (acks_late) only after `visibility_timeout`.
+# Judge runs do not rely on it: a run's worker heartbeats its lease, and the reclaim job below
+# re-enqueues a run whose heartbeat went stale within about JUDGE_LEASE_SECONDS +
+# JUDGE_RECLAIM_SECONDS. So the timeout is set just above the hard task time limit: a task that is
+# still running (up to CELERY_TASK_TIME_LIMIT) is never redelivered to a second worker, and a
+# message lost with its worker is still redelivered eventually as a last resort. Redis's
+# default (1 hour) was below the time limit plus queueing, and was the only recovery path.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int(
+        "CELERY_VISIBILITY_TIMEOUT", default=CELERY_TASK_TIME_LIMIT + 10 * 60
+    )
+}
+# Periodic jobs: run with a beat process (docker-compose `beat`) or a worker started with -B
+# (bin/demo). The reclaim is what resumes runs whose worker died.
+CELERY_BEAT_SCHEDULE = {
+    "judges-reclaim": {
+        "task": "judges.judge_runs_reclaim",
+        "schedule": float(env.int("JUDGE_RECLAIM_SECONDS", default=30)),
+        # Short work: the default queue, never behind a long judge run.
+        "options": {"queue": "celery", "expires": 60},
+    }
+}
+
 # Seconds automatic judge runs wait after a rating change, so a burst lands in one run
 # (bin/demo sets 0 for its initial import, where there is no burst to wait for).
 JUDGE_DEBOUNCE_SECONDS = env.int("JUDGE_DEBOUNCE_SECONDS", default=30)
+# A queued run (or scheduling) no worker picked up after this long lost its message: sent again.
+JUDGE_REQUEUE_AFTER_SECONDS = env.int("JUDGE_REQUEUE_AFTER_SECONDS", default=600)
+# The run lock is a lease: a worker owns a run's chunk while it heartbeats (before each stored
+# batch) more often than JUDGE_LEASE_SECONDS; a dead worker's chunk is taken over after that.
+# The reclaim job runs every JUDGE_RECLAIM_SECONDS: a dead worker's run resumes within
+# lease + reclaim + queue wait.
+JUDGE_LEASE_SECONDS = env.float("JUDGE_LEASE_SECONDS", default=45.0)
+JUDGE_RECLAIM_SECONDS = env.int("JUDGE_RECLAIM_SECONDS", default=30)
+# LLM runs are split into chunks of this many calls, processed by every worker in parallel
+# (add workers to go faster). Local runs are one chunk: they are judged in vectorised batches.
+JUDGE_LLM_CHUNK_CALLS = env.int("JUDGE_LLM_CHUNK_CALLS", default=64)
+# Per-seed predictions below a configuration's confidence threshold are discarded. Default for
+# new local configurations: 0 keeps every prediction (>= 90 % coverage is required, and the
+# local judge's confidences are calibrated empirically, shown, and filtered by the reader).
+JUDGE_LOCAL_CONFIDENCE_THRESHOLD = env.int("JUDGE_LOCAL_CONFIDENCE_THRESHOLD", default=0)
+# LLM configurations: the paper's threshold (Dong et al. 2024).
+JUDGE_LLM_CONFIDENCE_THRESHOLD = env.int("JUDGE_LLM_CONFIDENCE_THRESHOLD", default=80)
 
 # LLM endpoint used by judges configured with the "openai" backend.
 LLM_BASE_URL = env("LLM_BASE_URL", default="")
 LLM_API_KEY = env("LLM_API_KEY", default="")
 LLM_MODEL = env("LLM_MODEL", default="gpt-4o-mini")
 LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
+# Other endpoints a judge configuration's base_url may name (SSRF guard): LLM_BASE_URL is always
+# allowed, anything else must be listed here (comma-separated in the environment).
+LLM_ALLOWED_BASE_URLS = env.list("LLM_ALLOWED_BASE_URLS", default=[])
+# SDK-level retries of transient errors (429, 5xx, timeouts) and the backoff base in seconds.
+LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=5)
+LLM_BACKOFF_BASE = env.float("LLM_BACKOFF_BASE", default=1.0)
+# Prices (USD per million tokens) for the run cost estimate.
+LLM_PRICE_IN_PER_MTOK = env.float("LLM_PRICE_IN_PER_MTOK", default=0.15)
+LLM_PRICE_OUT_PER_MTOK = env.float("LLM_PRICE_OUT_PER_MTOK", default=0.60)
 EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL", default="")
 EMBEDDINGS_API_KEY = env("EMBEDDINGS_API_KEY", default="")
 EMBEDDINGS_MODEL = env("EMBEDDINGS_MODEL", default="")

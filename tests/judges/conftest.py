@@ -16,13 +16,25 @@ from tests.judges.helpers import small_configs
 
 
 @pytest.fixture
-def fake_llm() -> Iterator[FakeLLM]:
-    """A fresh fake OpenAI-compatible server per test; `fake_llm.base_url` ends in /v1."""
+def fake_llm(settings) -> Iterator[FakeLLM]:
+    """A fresh fake OpenAI-compatible server per test; `fake_llm.base_url` ends in /v1. It is
+    an allowed LLM endpoint (LLM_ALLOWED_BASE_URLS) for the duration of the test."""
     server = FakeLLM().start()
+    settings.LLM_ALLOWED_BASE_URLS = [*settings.LLM_ALLOWED_BASE_URLS, server.base_url]
     try:
         yield server
     finally:
         server.stop()
+
+
+@pytest.fixture
+def broker():
+    """The test Redis broker, emptied before and after: `broker.sent()` lists what was sent."""
+    from tests.judges import broker as module
+
+    module.purge()
+    yield module
+    module.purge()
 
 
 # --- judges Django side (H8) below ------------------------------------------------------------

@@ -19,8 +19,7 @@ def api():
 
 
 @pytest.fixture
-def queued_run(domain, two_reviewers_history, monkeypatch):
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: None)
+def queued_run(domain, two_reviewers_history, broker):
     rita, _, _ = two_reviewers_history
     run, _ = services.judge_run_request(
         purpose="loo_evaluation",
@@ -90,11 +89,9 @@ def test_an_admin_starts_a_study_by_api_and_the_same_study_is_not_duplicated(
     manager,
     domain,
     two_reviewers_history,
-    monkeypatch,
+    broker,
     django_capture_on_commit_callbacks,
 ):
-    enqueued = []
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: enqueued.append(run_id))
     small_configs()
     body = {
         "domain": "nlp",
@@ -113,7 +110,7 @@ def test_an_admin_starts_a_study_by_api_and_the_same_study_is_not_duplicated(
     assert first.status_code == 201, first.content
     second = api.post(url, body, format="json")
     assert second.status_code == 200 and second.json()["id"] == first.json()["id"]
-    assert enqueued == [first.json()["id"]]
+    assert broker.run_ids_sent() == [first.json()["id"]]
     bad = api.post(url, {**body, "dimensions": ["novelty"]}, format="json")
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "dimensions"
     bad = api.post(url, {**body, "domain": "nowhere"}, format="json")

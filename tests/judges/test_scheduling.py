@@ -27,29 +27,24 @@ def _reviewers_with_history(domain, ideas, n: int, *, start: int = 0) -> list:
 
 
 def test_a_rating_change_sends_one_scheduling_task_and_queues_no_run_in_the_request(
-    domain, monkeypatch, django_capture_on_commit_callbacks
+    domain, broker, django_capture_on_commit_callbacks
 ):
-    sent = []
-    monkeypatch.setattr(
-        judge_runs_schedule_task, "apply_async", lambda **kw: sent.append(kw), raising=False
-    )
     small_configs(min_history=3)
     ideas = make_ideas(domain, 4)
     reviewers = _reviewers_with_history(domain, ideas, 5)
     with django_capture_on_commit_callbacks(execute=True):
         ratings_changed(reviewer_ids=[r.id for r in reversed(reviewers)] + [reviewers[0].id])
     assert JudgeRun.objects.count() == 0, "the request itself queues no run"
+    sent = broker.sent(judge_runs_schedule_task.name)
     assert len(sent) == 1
-    assert sent[0]["kwargs"]["reviewer_ids"] == sorted(r.id for r in reviewers)
+    assert sent[0].kwargs["reviewer_ids"] == sorted(r.id for r in reviewers)
     # The scheduling is short work: the default queue, not behind long runs on "judges".
-    assert sent[0]["queue"] == "celery"
+    assert sent[0].queue == "celery"
 
 
 def test_scheduling_many_reviewers_costs_no_more_queries_than_scheduling_a_few(
-    domain, monkeypatch, django_capture_on_commit_callbacks
+    domain, broker, django_capture_on_commit_callbacks
 ):
-    sent = []
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: sent.append(run_id))
     small_configs(min_history=3)
     ideas = make_ideas(domain, 4)
     few = _reviewers_with_history(domain, ideas, 2)
@@ -65,6 +60,7 @@ def test_scheduling_many_reviewers_costs_no_more_queries_than_scheduling_a_few(
     # 2 dimensions x (evaluation + prediction) per reviewer
     assert summary_few["created"] == 2 * 4 and summary_many["created"] == 12 * 4
     assert len(q_many) <= len(q_few), [q["sql"][:120] for q in q_many.captured_queries]
+    sent = broker.run_ids_sent()
     assert len(sent) == JudgeRun.objects.count() == 14 * 4
     # Every run has its configurations and its "queued" history entry, as one by one.
     run = JudgeRun.objects.get(
@@ -85,9 +81,8 @@ def test_scheduling_many_reviewers_costs_no_more_queries_than_scheduling_a_few(
 
 
 def test_scheduling_skips_predictions_outside_the_reviewers_profile_domains(
-    domain, other_domain, monkeypatch
+    domain, other_domain, broker
 ):
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: None)
     small_configs(min_history=3)
     ideas = make_ideas(other_domain, 4)
     reviewer = ReviewerFactory(username="elsewhere", profile=[domain])
@@ -98,23 +93,12 @@ def test_scheduling_skips_predictions_outside_the_reviewers_profile_domains(
     ]
 
 
-def test_the_file_lock_used_without_postgresql_admits_one_holder_at_a_time(tmp_path):
-    path = tmp_path / "locks" / "run-1.lock"
-    with services._file_lock(path) as first:
-        assert first
-        with services._file_lock(path) as second:
-            assert not second, "a second holder (another delivery of the task) is refused"
-    with services._file_lock(path) as after:
-        assert after, "released on exit"
-
-
 def test_a_trigger_that_waited_while_its_scope_was_judged_queues_nothing_more(
-    domain, two_reviewers_history, monkeypatch
+    domain, two_reviewers_history, broker
 ):
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: None)
     rita, _, _ = two_reviewers_history
     small_configs(min_history=5)
-    changed_at = services._db_now()
+    changed_at = services.db_now()
     services.judge_runs_schedule(reviewer_ids=[rita.id], changed_at=changed_at)
     assert JudgeRun.objects.filter(reviewer=rita).count() == 2
     for run in JudgeRun.objects.filter(reviewer=rita):
@@ -124,5 +108,5 @@ def test_a_trigger_that_waited_while_its_scope_was_judged_queues_nothing_more(
     late = services.judge_runs_schedule(reviewer_ids=[rita.id], changed_at=changed_at)
     assert late["created"] == 0 and JudgeRun.objects.filter(reviewer=rita).count() == 2
     # A change made after the runs started needs fresh runs.
-    fresh = services.judge_runs_schedule(reviewer_ids=[rita.id], changed_at=services._db_now())
+    fresh = services.judge_runs_schedule(reviewer_ids=[rita.id], changed_at=services.db_now())
     assert fresh["created"] == 2 and JudgeRun.objects.filter(reviewer=rita).count() == 4

@@ -2,14 +2,26 @@
 
 from __future__ import annotations
 
+import threading
+from datetime import timedelta
+
 import pytest
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
+from django.utils import timezone
 
 from apps.core.errors import ApplicationError
 from apps.judges import services
-from apps.judges.models import JudgeConfig, JudgeFinal, JudgeHistory, JudgePrediction, JudgeRun
+from apps.judges.models import (
+    JudgeConfig,
+    JudgeFinal,
+    JudgeHistory,
+    JudgePrediction,
+    JudgeRun,
+    JudgeRunChunk,
+)
 from apps.screening.services.ratings import rating_submit
 from tests.judges.helpers import make_ideas, reviewer_with_assignments, small_configs
+from tests.workers import wait_for
 
 pytestmark = pytest.mark.django_db
 
@@ -36,28 +48,32 @@ def _loo(domain, reviewer, configs, dims=("innovativeness",)):
 
 
 def test_it_schedules_evaluation_and_prediction_once_a_reviewer_reaches_min_history(
-    domain, django_capture_on_commit_callbacks, monkeypatch
+    domain, django_capture_on_commit_callbacks, broker, settings
 ):
-    enqueued = []
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: enqueued.append(run_id))
-    # The scheduling task, run here instead of on a worker (tests/judges/test_worker.py has both).
-    scheduled = []
-    monkeypatch.setattr(
-        services,
-        "_enqueue_schedule",
-        lambda ids, countdown: scheduled.append(ids)
-        or services.judge_runs_schedule(reviewer_ids=ids, countdown=countdown),
-    )
+    settings.JUDGE_DEBOUNCE_SECONDS = 0
     small_configs(min_history=3)
     ideas = make_ideas(domain, 5)
     rita = reviewer_with_assignments(domain, "rita", ideas)
-    for idea in ideas[:2]:
+
+    def submit(idea, scores):
         with django_capture_on_commit_callbacks(execute=True):
-            rating_submit(reviewer=rita, idea=idea, scores=PASSING)
+            rating_submit(reviewer=rita, idea=idea, scores=scores)
+        # The scheduling task, run here instead of on a worker (test_worker.py has both).
+        for message in broker.sent("judges.judge_runs_schedule"):
+            with django_capture_on_commit_callbacks(execute=True):
+                services.judge_schedule_requests_run(reviewer_ids=message.kwargs["reviewer_ids"])
+        schedules = broker.sent("judges.judge_runs_schedule")
+        scheduled.extend(m.kwargs["reviewer_ids"] for m in schedules)
+        runs_sent.extend(broker.run_ids_sent())
+        broker.purge()
+
+    scheduled: list[list[int]] = []
+    runs_sent: list[int] = []
+    for idea in ideas[:2]:
+        submit(idea, PASSING)
     assert JudgeRun.objects.count() == 0, "two ratings are below min_history"
 
-    with django_capture_on_commit_callbacks(execute=True):
-        rating_submit(reviewer=rita, idea=ideas[2], scores={**PASSING, "innovativeness": 4})
+    submit(ideas[2], {**PASSING, "innovativeness": 4})
     runs = JudgeRun.objects.filter(reviewer=rita)
     # one LOO and one prediction run per dimension (all six are scored here)
     assert runs.filter(purpose="loo_evaluation").count() == 6
@@ -67,12 +83,11 @@ def test_it_schedules_evaluation_and_prediction_once_a_reviewer_reaches_min_hist
     assert {c.kind for c in loo.configs.all()} == {"zero_shot", "aggregate", "personalized"}
     pred = runs.get(purpose="prediction", dimensions=["innovativeness"])
     assert {c.kind for c in pred.configs.all()} == {"personalized"}
-    assert sorted(enqueued) == sorted(runs.values_list("id", flat=True))
+    assert sorted(runs_sent) == sorted(runs.values_list("id", flat=True))
     assert scheduled == [[rita.id]] * 3, "one scheduling task per rating change"
 
 
-def test_it_does_not_duplicate_a_queued_run_when_ratings_change_again(domain, monkeypatch):
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: None)
+def test_it_does_not_duplicate_a_queued_run_when_ratings_change_again(domain, broker):
     small_configs(min_history=2)
     from tests.judges.helpers import rate
 
@@ -99,14 +114,12 @@ def test_the_database_refuses_a_second_active_run_for_the_same_scope(domain, two
 
 
 def test_a_trigger_while_running_marks_the_run_for_a_rerun_that_follows(
-    domain, two_reviewers_history, monkeypatch
+    domain, two_reviewers_history, broker
 ):
-    enqueued = []
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: enqueued.append(run_id))
     rita, _, _ = two_reviewers_history
     configs = small_configs(min_history=5)
     run = _loo(domain, rita, configs)
-    JudgeRun.objects.filter(id=run.id).update(status="running")
+    JudgeRun.objects.filter(id=run.id).update(status="running", heartbeat_at=timezone.now())
     services.judge_runs_schedule(reviewer_ids=[rita.id])
     run.refresh_from_db()
     assert run.rerun_requested
@@ -174,13 +187,20 @@ def test_a_run_left_running_by_a_dead_worker_is_resumed_without_duplicates(
             "reviewer_id", "idea_id", "dimension_id", "kind", "k", "seed", "score"
         )
     )
-    # Simulate a crash after some chunks: part of the predictions, no finals, still "running".
+    # Simulate a crash after some batches: part of the predictions, no finals, still "running",
+    # the dead worker's leases left behind with their last heartbeat.
     keep = list(
         JudgePrediction.objects.filter(run=run).order_by("id").values_list("id", flat=True)[:10]
     )
     JudgePrediction.objects.filter(run=run).exclude(id__in=keep).delete()
     JudgeFinal.objects.filter(run=run).delete()
-    JudgeRun.objects.filter(id=run.id).update(status="running", done=10, finished_at=None)
+    dead = timezone.now() - timedelta(minutes=5)
+    JudgeRun.objects.filter(id=run.id).update(
+        status="running", done=10, finished_at=None, heartbeat_at=dead
+    )
+    JudgeRunChunk.objects.filter(run=run).update(
+        status="running", lease_token="dead-worker", heartbeat_at=dead
+    )
 
     assert services.judge_run_execute(run_id=run.id) == "done"
     resumed = sorted(
@@ -207,22 +227,36 @@ def test_a_cancelled_run_is_not_executed_and_cannot_be_cancelled_twice(
     assert run.history.last().changed_by == admin
 
 
-def test_cancelling_mid_run_stops_between_chunks(domain, two_reviewers_history, monkeypatch, admin):
+@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+def test_cancelling_mid_run_stops_it_between_batches(
+    transactional_db, domain, two_reviewers_history, fake_llm, settings, admin
+):
+    settings.LLM_API_KEY = "test-key"
+    settings.LLM_ALLOWED_BASE_URLS = [fake_llm.base_url]
+    fake_llm.latency = 0.1
     rita, _, _ = two_reviewers_history
-    run = _loo(domain, rita, small_configs())
-    real_store = services._store
-    calls = []
+    config = JudgeConfig.objects.create(
+        name="llm", kind="personalized", backend="openai", base_url=fake_llm.base_url,
+        model="fake-judge", shots=[2], seeds=2, concurrency=1,
+    )
+    run = _loo(domain, rita, [config])
+    outcome: list[str] = []
 
-    def store_then_cancel(*args, **kwargs):
-        real_store(*args, **kwargs)
-        calls.append(1)
-        if len(calls) == 1:
-            JudgeRun.objects.filter(id=run.id).update(status="cancelled")
+    def execute() -> None:
+        try:
+            outcome.append(services.judge_run_execute(run_id=run.id))
+        finally:
+            connection.close()
 
-    monkeypatch.setattr(services, "_store", store_then_cancel)
-    assert services.judge_run_execute(run_id=run.id, chunk_size=4) == "cancelled"
-    assert len(calls) == 1
-    assert JudgePrediction.objects.filter(run=run).count() == 4
+    worker = threading.Thread(target=execute)
+    worker.start()
+    wait_for(lambda: JudgePrediction.objects.filter(run=run).count() >= 2, timeout=30)
+    services.judge_run_cancel(run=run, by=admin)
+    worker.join(timeout=30)
+    assert outcome == ["cancelled"]
+    stored = JudgePrediction.objects.filter(run=run).count()
+    assert stored < 24, "the run stopped at the next batch, not at the end"
+    assert len(fake_llm.chat_requests) <= stored + 2
 
 
 def test_a_prediction_run_covers_only_ideas_the_reviewer_has_not_rated(
@@ -257,7 +291,7 @@ def test_an_openai_config_without_an_endpoint_fails_the_run_with_a_clear_error(
     assert "LLM_BASE_URL" in run.error
 
 
-def test_config_changes_write_history(admin):
+def test_config_changes_write_history(admin, settings):
     config = services.judge_config_create(
         by=admin, name="p", kind="personalized", backend="local", shots=[9, 1]
     )
@@ -270,7 +304,13 @@ def test_config_changes_write_history(admin):
         JudgeHistory.objects.filter(config=config).values_list("event", "old_value", "new_value")
     )
     assert rows[0][0] == "config_created"
-    assert rows[1] == ("config_changed", {"confidence_threshold": 80}, {"confidence_threshold": 70})
+    # A new local configuration starts at the declared default threshold.
+    default = settings.JUDGE_LOCAL_CONFIDENCE_THRESHOLD
+    assert rows[1] == (
+        "config_changed",
+        {"confidence_threshold": default},
+        {"confidence_threshold": 70},
+    )
     assert len(rows) == 2
 
 
@@ -376,28 +416,22 @@ def test_the_dashboard_query_count_does_not_grow_with_reviewers(
 
 
 def test_a_queued_run_whose_message_was_lost_is_enqueued_again_on_the_next_trigger(
-    domain, two_reviewers_history, monkeypatch, django_capture_on_commit_callbacks, settings
+    domain, two_reviewers_history, broker, django_capture_on_commit_callbacks, settings
 ):
-    settings.JUDGE_DEBOUNCE_SECONDS = 0
     settings.JUDGE_REQUEUE_AFTER_SECONDS = 60
-    enqueued = []
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: enqueued.append(run_id))
     rita, _, _ = two_reviewers_history
     small_configs(min_history=5)
     with django_capture_on_commit_callbacks(execute=True):
         services.judge_runs_schedule(reviewer_ids=[rita.id])
-    assert len(enqueued) == 2
+    assert len(broker.run_ids_sent()) == 2
     with django_capture_on_commit_callbacks(execute=True):
         services.judge_runs_schedule(reviewer_ids=[rita.id])
-    assert len(enqueued) == 2, "a fresh queued run is not sent twice"
-    from datetime import timedelta
-
-    from django.utils import timezone
+    assert len(broker.run_ids_sent()) == 2, "a fresh queued run is not sent twice"
 
     JudgeRun.objects.update(updated_at=timezone.now() - timedelta(minutes=5))
     with django_capture_on_commit_callbacks(execute=True):
         services.judge_runs_schedule(reviewer_ids=[rita.id])
-    assert len(enqueued) == 4 and JudgeRun.objects.count() == 2
+    assert len(broker.run_ids_sent()) == 4 and JudgeRun.objects.count() == 2
 
 
 def test_the_task_run_twice_leaves_the_same_rows(domain, two_reviewers_history):

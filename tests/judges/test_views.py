@@ -152,9 +152,8 @@ def test_an_admin_starts_a_study_from_the_runs_page_and_a_manager_cannot(
     domain,
     two_reviewers_history,
     django_capture_on_commit_callbacks,
-    monkeypatch,
+    broker,
 ):
-    monkeypatch.setattr(services, "_enqueue", lambda run_id, countdown: None)
     configs = small_configs()
     form = {
         "domain": domain.id,

@@ -79,6 +79,13 @@ class ConfigInputSerializer(serializers.Serializer):
     is_active = serializers.BooleanField(required=False)
     auto = serializers.BooleanField(required=False)
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        # The one configuration validator (services.configs): bounds, kinds, the SSRF allowlist.
+        checked, errors = services.judge_config_errors(attrs)
+        if errors:
+            raise serializers.ValidationError({e.field: [str(e)] for e in errors})
+        return checked
+
 
 class JudgeConfigListApi(APIView):
     permission_classes = [ConfigsReadManagersWriteAdmins]

@@ -1,0 +1,230 @@
+"""Planning a judge run (pure: no database, no Django): its work units and their examples.
+
+A run's plan is computed once, when the run starts, from a snapshot of the ratings (the pool of
+scored ratings per dimension, and the targets) that is stored with the run
+(models.JudgeRunPlan). Everything here is a function of that snapshot, so a resumed run, or a
+second worker helping with it, derives exactly the same units and examples.
+
+Examples follow apps.judges.examples.select_examples exactly (same rating ids, same order; a
+test compares the two), computed in batch: the priorities of a (dimension, seed) are hashed
+once for the whole pool, each target's eligible candidates are a mask over the ranked pool, and
+a smaller k is a prefix of the larger k's list (the draw takes the k smallest priorities).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+ZERO_SHOT, AGGREGATE, PERSONALIZED = "zero_shot", "aggregate", "personalized"
+PURPOSE_PREDICTION = "prediction"
+
+# Pool rows, as stored in JudgeRunPlan.pool: [rating_id, idea_id, patent_id, reviewer_id, score].
+PoolRow = Sequence[int]
+# Target rows, as stored in JudgeRunPlan.targets: [reviewer_id, idea_id, patent_id].
+TargetRow = Sequence[int]
+
+
+@dataclass(frozen=True)
+class ConfigSpec:
+    """What planning needs to know of a configuration (JudgeConfig, or its run overrides)."""
+
+    id: int
+    kind: str
+    k_values: tuple[int, ...]
+    seeds: int
+    backend: str = "local"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "k_values": list(self.k_values),
+            "seeds": self.seeds,
+            "backend": self.backend,
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, object]) -> ConfigSpec:
+        return cls(
+            id=int(data["id"]),  # type: ignore[call-overload]
+            kind=str(data["kind"]),
+            k_values=tuple(int(k) for k in data["k_values"]),  # type: ignore[attr-defined]
+            seeds=int(data["seeds"]),  # type: ignore[call-overload]
+            backend=str(data.get("backend", "local")),
+        )
+
+
+@dataclass(frozen=True)
+class WorkUnit:
+    """One judge call: a configuration, k and seed, on one target (reviewer, idea, dimension)."""
+
+    config_id: int
+    kind: str
+    k: int
+    seed: int
+    reviewer_id: int
+    idea_id: int
+    dimension_id: int
+    patent_id: int = 0
+
+    @property
+    def key(self) -> tuple[int, int, int, str, int, int]:
+        """The prediction's unique key (models.JudgePrediction's constraint, minus the run)."""
+        return (self.reviewer_id, self.idea_id, self.dimension_id, self.kind, self.k, self.seed)
+
+
+def k_values(
+    *, purpose: str, run_shots: Sequence[int], kind: str, config_k: Sequence[int]
+) -> list[int]:
+    """The k a configuration is run with: zero-shot 0; a prediction its largest k; a study the
+    run's k sweep; otherwise the configuration's own."""
+    if kind == ZERO_SHOT:
+        return [0]
+    if purpose == PURPOSE_PREDICTION:
+        return [max(config_k)] if config_k else [0]
+    if run_shots:
+        return sorted({int(k) for k in run_shots})
+    return sorted({int(k) for k in config_k}) or [0]
+
+
+def plan_units(
+    *,
+    dimension_ids: Sequence[int],
+    targets: dict[int, list[TargetRow]],
+    configs: Sequence[ConfigSpec],
+) -> list[WorkUnit]:
+    """Every (configuration, k, seed, target) of a run, in a stable order.
+
+    Within one (dimension, configuration, k, seed) the targets are sorted by (reviewer, idea), so
+    the calls for one reviewer and dimension are sent back to back: with personalized examples
+    they share the prompt prefix, which single-slot LLM servers cache.
+    """
+    units: list[WorkUnit] = []
+    for dim_id in dimension_ids:
+        rows = sorted((int(r), int(i), int(p)) for r, i, p in targets.get(dim_id, []))
+        for config in configs:
+            for k in config.k_values:
+                for seed in range(config.seeds):
+                    units.extend(
+                        WorkUnit(config.id, config.kind, k, seed, r, i, dim_id, p)
+                        for r, i, p in rows
+                    )
+    return units
+
+
+def _priority(seed: int, rating_id: int) -> int:
+    # The same priority as apps.judges.examples._priority (the documented draw).
+    digest = hashlib.sha256(f"{int(seed)}:{int(rating_id)}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+class _RankedPool:
+    """One dimension's pool, ordered by the draw priority of one seed."""
+
+    def __init__(self, pool: Sequence[PoolRow], seed: int) -> None:
+        by_id = {int(row[0]): row for row in pool}
+        order = sorted(by_id, key=lambda rid: (_priority(seed, rid), rid))
+        rows = [by_id[rid] for rid in order]
+        self.rating = np.array([int(r[0]) for r in rows], dtype=np.int64)
+        self.idea = np.array([int(r[1]) for r in rows], dtype=np.int64)
+        self.patent = np.array([int(r[2]) for r in rows], dtype=np.int64)
+        self.reviewer = np.array([int(r[3]) for r in rows], dtype=np.int64)
+        self._own: dict[int, np.ndarray] = {}
+
+    def own(self, reviewer_id: int) -> np.ndarray:
+        """Positions of one reviewer's ratings, in priority order (cached)."""
+        if reviewer_id not in self._own:
+            self._own[reviewer_id] = np.flatnonzero(self.reviewer == reviewer_id)
+        return self._own[reviewer_id]
+
+    def pick(
+        self, *, kind: str, reviewer_id: int, idea_id: int, patent_id: int, k: int
+    ) -> list[int]:
+        if kind == PERSONALIZED:
+            pos = self.own(reviewer_id)
+            ok = (self.patent[pos] != patent_id) & (self.idea[pos] != idea_id)
+            chosen = pos[ok][:k]
+        else:
+            ok = (
+                (self.reviewer != reviewer_id) & (self.patent != patent_id) & (self.idea != idea_id)
+            )
+            chosen = np.flatnonzero(ok)[:k]
+        return [int(x) for x in self.rating[chosen]]
+
+
+def examples_for_units(
+    units: Sequence[WorkUnit], pools: dict[int, Sequence[PoolRow]]
+) -> list[list[int]]:
+    """The example rating ids of every unit (same as select_examples, unit by unit)."""
+    wanted: dict[tuple[int, int, str, int, int, int], int] = defaultdict(int)
+    for u in units:
+        if u.kind != ZERO_SHOT and u.k > 0:
+            key = (u.dimension_id, u.seed, u.kind, u.reviewer_id, u.idea_id, u.patent_id)
+            wanted[key] = max(wanted[key], u.k)
+    ranked: dict[tuple[int, int], _RankedPool] = {}
+    longest: dict[tuple[int, int, str, int, int, int], list[int]] = {}
+    for key, k in wanted.items():
+        dim_id, seed, kind, reviewer_id, idea_id, patent_id = key
+        if (dim_id, seed) not in ranked:
+            ranked[(dim_id, seed)] = _RankedPool(pools.get(dim_id, []), seed)
+        longest[key] = ranked[(dim_id, seed)].pick(
+            kind=kind, reviewer_id=reviewer_id, idea_id=idea_id, patent_id=patent_id, k=k
+        )
+    out: list[list[int]] = []
+    for u in units:
+        if u.kind == ZERO_SHOT or u.k <= 0:
+            out.append([])
+        else:
+            key = (u.dimension_id, u.seed, u.kind, u.reviewer_id, u.idea_id, u.patent_id)
+            out.append(longest[key][: u.k])
+    return out
+
+
+def chunk_bounds(
+    units: Sequence[WorkUnit], backends: dict[int, str], llm_size: int
+) -> list[tuple[int, int]]:
+    """[start, stop) ranges of the units, one range per chunk.
+
+    LLM calls (one per target and seed) are split into chunks of `llm_size`, which several
+    workers process in parallel; the local judge's units stay one chunk per configuration and
+    dimension, judged in vectorised batches by one worker.
+    """
+    bounds: list[tuple[int, int]] = []
+    start = 0
+    size = max(1, int(llm_size))
+    for i in range(1, len(units) + 1):
+        end_of_segment = i == len(units) or (
+            (units[i].config_id, units[i].dimension_id)
+            != (units[start].config_id, units[start].dimension_id)
+        )
+        is_llm = backends.get(units[start].config_id, "local") != "local"
+        if end_of_segment or (is_llm and i - start >= size):
+            bounds.append((start, i))
+            start = i
+    return bounds
+
+
+def leave_one_out_targets(
+    pool: Iterable[PoolRow], *, reviewer_id: int | None, min_history: int
+) -> list[list[int]]:
+    """Targets of an evaluation (one reviewer) or a study (every reviewer with at least
+    `min_history` scored ratings in the pool): each rated idea, as [reviewer, idea, patent]."""
+    rows = list(pool)
+    counts: dict[int, int] = defaultdict(int)
+    for row in rows:
+        counts[int(row[3])] += 1
+    out = []
+    for row in rows:
+        reviewer = int(row[3])
+        if reviewer_id is not None:
+            if reviewer != reviewer_id:
+                continue
+        elif counts[reviewer] < min_history:
+            continue
+        out.append([reviewer, int(row[1]), int(row[2])])
+    return sorted(out)

@@ -1,0 +1,430 @@
+"""Automatic judge runs: from rating changes to queued runs, and the reclaim of lost work.
+
+How a write storm stays one task per reviewer (issue 9.7, the disagreement app's debounce):
+- every rating change calls `judge_ratings_changed` after its commit;
+- a reviewer's pending scheduling is a JudgeScheduleRequest row in status QUEUED, at most one
+  per reviewer (partial unique constraint). If it exists, the change only moves its
+  `changed_at` forward (one UPDATE), and no task is sent: the pending task will read it;
+- otherwise a QUEUED row is created and one task is sent with the debounce countdown;
+- the task claims its rows QUEUED -> RUNNING, so a change arriving while it works creates a
+  fresh row and a fresh task: no change is ever left unread.
+
+The reclaim job (`judge_runs_reclaim`, every JUDGE_RECLAIM_SECONDS via Celery beat) sends again
+the runs whose worker died (stale heartbeat) or whose message was lost, and the scheduling rows
+no task took.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+from django.conf import settings
+from django.db import IntegrityError, connection, transaction
+from django.db.models import Max, Q
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.catalog.models import Domain
+from apps.judges import selectors
+from apps.judges.models import (
+    JudgeConfig,
+    JudgeHistory,
+    JudgeRun,
+    JudgeScheduleRequest,
+)
+from apps.judges.services import dispatch
+from apps.judges.services.configs import judge_configs_ensure_defaults
+from apps.judges.services.runs import (
+    AUTOMATIC,
+    judge_run_request,
+    lease_expired_before,
+    looks_lost,
+    scope_key,
+)
+
+log = logging.getLogger(__name__)
+
+SCHEDULE_BATCH = 200  # reviewers per transaction (keeps every IN list and transaction short)
+
+
+def db_now() -> datetime:
+    """The database server's clock: run start times are taken from it too (the run claim), so
+    comparing the two never depends on two machines' clocks agreeing."""
+    if connection.vendor == "postgresql":
+        sql = "SELECT clock_timestamp()"
+    elif connection.vendor == "sqlite":
+        sql = "SELECT STRFTIME('%Y-%m-%d %H:%M:%f', 'NOW')"
+    else:
+        return timezone.now()
+    with connection.cursor() as cur:
+        cur.execute(sql)
+        value = cur.fetchone()[0]
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value).replace(tzinfo=UTC)
+    return value
+
+
+def judge_ratings_changed(*, reviewer_ids: Iterable[int]) -> int:
+    """These reviewers' ratings changed (called after their commit): schedule judge work.
+
+    Debounced (module docstring): a reviewer with a pending scheduling costs one UPDATE and
+    sends nothing; the others get a pending row each and share ONE task. Deciding which runs to
+    queue reads every reviewer's history, which after a large import takes long enough that it
+    must not happen in the web request: it happens in the task (`judge_runs_schedule`).
+    Returns the number of reviewers the task was sent for (0: all were pending already).
+    """
+    ids = sorted({int(i) for i in reviewer_ids})
+    if not ids:
+        return 0
+    countdown = float(settings.JUDGE_DEBOUNCE_SECONDS)
+    now = db_now()
+    with transaction.atomic():
+        pending = JudgeScheduleRequest.objects.filter(
+            reviewer_id__in=ids, status=JudgeScheduleRequest.Status.QUEUED
+        )
+        joined = set(pending.values_list("reviewer_id", flat=True))
+        if joined:
+            pending.update(changed_at=now)
+    fresh = [i for i in ids if i not in joined]
+    if not fresh:
+        return 0
+    try:
+        with transaction.atomic():
+            JudgeScheduleRequest.objects.bulk_create(
+                [JudgeScheduleRequest(reviewer_id=i, changed_at=now, sent_at=now) for i in fresh]
+            )
+    except IntegrityError:
+        # Another process created some of these rows meanwhile: theirs will be read by their
+        # task; keep only the reviewers still without a pending row.
+        created = []
+        for reviewer_id in fresh:
+            try:
+                with transaction.atomic():
+                    JudgeScheduleRequest.objects.create(
+                        reviewer_id=reviewer_id, changed_at=now, sent_at=now
+                    )
+                created.append(reviewer_id)
+            except IntegrityError:
+                JudgeScheduleRequest.objects.filter(
+                    reviewer_id=reviewer_id, status=JudgeScheduleRequest.Status.QUEUED
+                ).update(changed_at=now)
+        fresh = created
+    if fresh:
+        dispatch.send_schedule(fresh, countdown=countdown, changed_at=now)
+    return len(fresh)
+
+
+def judge_schedule_requests_run(
+    *, reviewer_ids: Iterable[int], changed_at: datetime | None = None
+) -> dict[str, int]:
+    """The scheduling task's body: claim these reviewers' pending rows, schedule, clear them.
+
+    Claiming (QUEUED -> RUNNING) first means a change arriving from now on makes a new row and
+    a new task, so nothing it wrote is missed; the latest `changed_at` of the claimed rows is
+    what the runs must have read.
+    """
+    ids = sorted({int(i) for i in reviewer_ids})
+    rows = JudgeScheduleRequest.objects.filter(
+        reviewer_id__in=ids, status=JudgeScheduleRequest.Status.QUEUED
+    )
+    latest = rows.aggregate(latest=Max("changed_at"))["latest"]
+    claimed = list(rows.values_list("id", flat=True))
+    JudgeScheduleRequest.objects.filter(
+        id__in=claimed, status=JudgeScheduleRequest.Status.QUEUED
+    ).update(status=JudgeScheduleRequest.Status.RUNNING)
+    if latest is not None and (changed_at is None or latest > changed_at):
+        changed_at = latest
+    try:
+        return judge_runs_schedule(reviewer_ids=ids, changed_at=changed_at)
+    finally:
+        JudgeScheduleRequest.objects.filter(id__in=claimed).delete()
+
+
+@dataclass(frozen=True)
+class _Wanted:
+    purpose: str
+    reviewer_id: int
+    domain_id: int
+    dimension: str
+    config_ids: tuple[int, ...]
+
+    @property
+    def key(self) -> str:
+        return scope_key(
+            purpose=self.purpose,
+            reviewer_id=self.reviewer_id,
+            domain_id=self.domain_id,
+            dimensions=[self.dimension],
+            config_ids=self.config_ids,
+            shots=(),
+            seeds=None,
+            backend="",
+        )
+
+
+def judge_runs_schedule(
+    *,
+    reviewer_ids: Iterable[int],
+    countdown: float = 0,
+    changed_at: datetime | None = None,
+) -> dict[str, int]:
+    """Queue the automatic judge runs these reviewers' histories call for (runs in a worker).
+
+    For each (domain, dimension) where a reviewer has at least `min_history` scored ratings: a
+    leave-one-out evaluation with every eligible active automatic configuration, and a prediction
+    run over the domain's ideas they have not rated (personalized configurations, domains of
+    their profile). A queued run for the scope is reused (it reads the ratings when it starts);
+    a running one is marked for a rerun. Evaluations are sent before predictions so the
+    alignment dashboard fills first.
+
+    `changed_at` (when the ratings changed): a run of the scope that started after it has read
+    those ratings already, so it needs neither a successor nor a rerun. Without this, a trigger
+    that waited in the queue while its scope was judged would judge it again for nothing.
+
+    Cost: per batch of reviewers one aggregate query for the histories, one for their profiles,
+    one for their active runs, then bulk inserts; not one query per reviewer or scope.
+    Returns counts: created, reused, rerun_requested, requeued.
+    """
+    judge_configs_ensure_defaults()
+    summary = {"created": 0, "reused": 0, "rerun_requested": 0, "requeued": 0}
+    configs = selectors.active_auto_configs()
+    ids = sorted({int(i) for i in reviewer_ids})
+    if not configs or not ids:
+        return summary
+    domains = {d.id: d for d in Domain.objects.select_related("rubric")}
+    known = {
+        d_id: {dim.key for dim in selectors.dimensions_for_domain(d)} for d_id, d in domains.items()
+    }
+    for start in range(0, len(ids), SCHEDULE_BATCH):
+        batch = ids[start : start + SCHEDULE_BATCH]
+        counts = selectors.reviewers_history_counts(reviewer_ids=batch)
+        profile_domains = selectors.reviewers_profile_domain_ids(reviewer_ids=batch)
+        evaluations: list[_Wanted] = []
+        predictions: list[_Wanted] = []
+        for row in counts:
+            reviewer_id, domain_id, dim = row["reviewer_id"], row["domain_id"], row["dimension"]
+            if domain_id not in domains or dim not in known[domain_id]:
+                continue  # a rating on a dimension outside the domain's rubric: nothing to judge
+            eligible = [c for c in configs if row["n"] >= c.min_history]
+            if not eligible:
+                continue
+            evaluations.append(
+                _Wanted(
+                    JudgeRun.Purpose.LOO_EVALUATION,
+                    reviewer_id,
+                    domain_id,
+                    dim,
+                    tuple(c.id for c in eligible),
+                )
+            )
+            personal = [c.id for c in eligible if c.kind == JudgeConfig.Kind.PERSONALIZED]
+            mine = profile_domains.get(reviewer_id, set())
+            if personal and (not mine or domain_id in mine):
+                predictions.append(
+                    _Wanted(
+                        JudgeRun.Purpose.PREDICTION, reviewer_id, domain_id, dim, tuple(personal)
+                    )
+                )
+        for key, n in _runs_request_many(
+            evaluations + predictions,
+            reviewer_ids=batch,
+            countdown=countdown,
+            changed_at=changed_at,
+        ).items():
+            summary[key] += n
+    if any(summary.values()):
+        log.info("judge scheduling for %s reviewers: %s", len(ids), summary)
+    return summary
+
+
+@transaction.atomic
+def _runs_request_many(
+    wanted: list[_Wanted],
+    *,
+    reviewer_ids: list[int],
+    countdown: float,
+    changed_at: datetime | None = None,
+) -> dict[str, int]:
+    """`judge_run_request` for many automatic scopes at once, with the same invariants."""
+    out = {"created": 0, "reused": 0, "rerun_requested": 0, "requeued": 0}
+    if not wanted:
+        return out
+    read_already: set[str] = set()
+    if changed_at is not None:
+        read_already = set(
+            JudgeRun.objects.filter(
+                reviewer_id__in=reviewer_ids,
+                purpose__in=AUTOMATIC,
+                status__in=[JudgeRun.Status.RUNNING, JudgeRun.Status.DONE],
+                started_at__gt=changed_at,
+            ).values_list("scope_key", flat=True)
+        )
+    active = {
+        r.scope_key: r
+        for r in JudgeRun.objects.select_for_update().filter(
+            reviewer_id__in=reviewer_ids, purpose__in=AUTOMATIC, status__in=JudgeRun.ACTIVE
+        )
+    }
+    rerun: list[int] = []
+    resend: list[int] = []
+    fresh: list[_Wanted] = []
+    for w in wanted:
+        run = active.get(w.key)
+        if w.key in read_already and (run is None or run.status == JudgeRun.Status.RUNNING):
+            out["reused"] += 1
+            continue
+        if run is None:
+            fresh.append(w)
+            continue
+        if run.status == JudgeRun.Status.RUNNING and not run.rerun_requested:
+            rerun.append(run.id)
+        if looks_lost(run, countdown):
+            # Its message may have been lost (broker down at enqueue time), or its worker died:
+            # send it again. A duplicate delivery is harmless, the claim and the lease see to it.
+            resend.append(run.id)
+        elif run.status == JudgeRun.Status.QUEUED:
+            out["reused"] += 1
+    now = timezone.now()
+    if rerun:
+        JudgeRun.objects.filter(id__in=rerun).update(rerun_requested=True, updated_at=now)
+    if resend:
+        JudgeRun.objects.filter(id__in=resend).update(updated_at=now, heartbeat_at=now)
+    out["rerun_requested"], out["requeued"] = len(rerun), len(resend)
+
+    created: list[JudgeRun] = []
+    if fresh:
+        rows = [
+            JudgeRun(
+                purpose=w.purpose,
+                reviewer_id=w.reviewer_id,
+                domain_id=w.domain_id,
+                dimensions=[w.dimension],
+                shots=[],
+                scope_key=w.key,
+            )
+            for w in fresh
+        ]
+        try:
+            with transaction.atomic():
+                created = JudgeRun.objects.bulk_create(rows, batch_size=500)
+        except IntegrityError:
+            # Another process queued one of these scopes meanwhile: fall back to one at a time,
+            # which resolves each conflict the way judge_run_request always has.
+            configs = {c.id: c for c in JudgeConfig.objects.filter(is_active=True)}
+            reviewers = {u.id: u for u in User.objects.filter(id__in=reviewer_ids)}
+            domains = {d.id: d for d in Domain.objects.filter(id__in={w.domain_id for w in fresh})}
+            for w in fresh:
+                _, made = judge_run_request(
+                    purpose=w.purpose,
+                    domain=domains[w.domain_id],
+                    dimensions=[w.dimension],
+                    configs=[configs[i] for i in w.config_ids if i in configs],
+                    reviewer=reviewers[w.reviewer_id],
+                    countdown=countdown,
+                )
+                out["created" if made else "reused"] += 1
+            created = []
+        else:
+            if any(r.pk is None for r in created):  # no RETURNING on this database
+                by_key = dict(
+                    JudgeRun.objects.filter(
+                        scope_key__in=[w.key for w in fresh], status=JudgeRun.Status.QUEUED
+                    ).values_list("scope_key", "id")
+                )
+                for r in created:
+                    r.pk = r.id = by_key[r.scope_key]
+            through = JudgeRun.configs.through
+            through.objects.bulk_create(
+                [
+                    through(judgerun_id=run.id, judgeconfig_id=config_id)
+                    for run, w in zip(created, fresh, strict=True)
+                    for config_id in w.config_ids
+                ],
+                batch_size=500,
+            )
+            JudgeHistory.objects.bulk_create(
+                [
+                    JudgeHistory(
+                        event=JudgeHistory.Event.RUN_STATUS,
+                        run_id=run.id,
+                        new_value={"status": JudgeRun.Status.QUEUED},
+                    )
+                    for run in created
+                ],
+                batch_size=500,
+            )
+            out["created"] += len(created)
+    # Evaluations were listed first, so their messages are sent (and, FIFO, executed) first.
+    send = [r.id for r in created] + resend
+    if send:
+        transaction.on_commit(lambda: dispatch.send_runs(send, countdown=countdown))
+    return out
+
+
+def judge_runs_reclaim() -> dict[str, int]:
+    """The periodic reclaim (Celery beat): resume what a dead worker or a lost message left.
+
+    - running runs whose heartbeat is older than JUDGE_LEASE_SECONDS: their worker died (a
+      SIGKILL leaves the message unacked in Redis until its visibility timeout); sent again, they
+      resume from the stored plan, skipping stored predictions;
+    - queued runs no worker took within JUDGE_REQUEUE_AFTER_SECONDS: sent again;
+    - pending scheduling rows older than that: their task is sent again.
+    Each resent row's clock is reset, so a run is not sent again on every pass while it waits in
+    the queue. Duplicate deliveries are harmless (the claim and the lease). Returns counts.
+    """
+    now = timezone.now()
+    requeue_before = now - timedelta(seconds=float(settings.JUDGE_REQUEUE_AFTER_SECONDS))
+    with transaction.atomic():
+        stale = list(
+            JudgeRun.objects.select_for_update(skip_locked=True)
+            .filter(
+                Q(status=JudgeRun.Status.RUNNING)
+                & (
+                    Q(heartbeat_at__lt=lease_expired_before())
+                    | Q(heartbeat_at__isnull=True, updated_at__lt=lease_expired_before())
+                )
+            )
+            .values_list("id", flat=True)
+        )
+        lost = list(
+            JudgeRun.objects.select_for_update(skip_locked=True)
+            .filter(status=JudgeRun.Status.QUEUED, updated_at__lt=requeue_before)
+            .order_by("id")
+            .values_list("id", flat=True)
+        )
+        if stale:
+            JudgeRun.objects.filter(id__in=stale).update(heartbeat_at=now, updated_at=now)
+        if lost:
+            JudgeRun.objects.filter(id__in=lost).update(updated_at=now)
+        schedules = list(
+            JudgeScheduleRequest.objects.filter(
+                status=JudgeScheduleRequest.Status.QUEUED, sent_at__lt=requeue_before
+            ).values_list("reviewer_id", flat=True)
+        )
+        if schedules:
+            JudgeScheduleRequest.objects.filter(
+                reviewer_id__in=schedules, status=JudgeScheduleRequest.Status.QUEUED
+            ).update(sent_at=now)
+        # A scheduling task killed mid-work leaves its rows RUNNING; they block nothing, but go.
+        JudgeScheduleRequest.objects.filter(
+            status=JudgeScheduleRequest.Status.RUNNING, created_at__lt=requeue_before
+        ).delete()
+        send = stale + lost
+        transaction.on_commit(lambda: dispatch.send_runs(send))
+        if schedules:
+            when = db_now()
+            transaction.on_commit(
+                lambda: dispatch.send_schedule(schedules, countdown=0, changed_at=when)
+            )
+    if stale or lost or schedules:
+        log.warning(
+            "judge reclaim: %s runs with a dead worker, %s lost runs, %s lost schedulings sent "
+            "again",
+            len(stale),
+            len(lost),
+            len(schedules),
+        )
+    return {"stale": len(stale), "lost": len(lost), "schedules": len(schedules)}
