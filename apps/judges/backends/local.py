@@ -2,62 +2,52 @@
 
 Label it "Local baseline (not an LLM)" wherever its predictions appear.
 
-Few-shot (k >= 1): the target (patent + idea text) and each example are turned into TF-IDF
-vectors (word unigrams and bigrams, English stop words removed, sublinear tf; the vocabulary is
-fitted on the request's own texts), and the cosine similarity of the target to every example is
-computed. Each example votes for its score with weight softmax(similarity / temperature); the
-score with the largest total weight wins. Ties go to the score closest to the weighted mean,
-then to a seeded draw (so the seed matters only on exact ties).
-Confidence = 100 x (winner's share of the weight) x k / (k + 0.5): agreement among similar
-examples, shrunk for tiny k (one example cannot make the judge sure).
+Few-shot (k >= 1), from the k examples only (so k keeps its meaning in studies):
+- every item (patent + idea) is a vector; stored vectors are passed in
+  (``get_backend("local", vectors={idea_id: unit vector})``, see ``apps.judges.vectors``),
+  otherwise the texts are hashed (``apps.judges.item_text.hash_item_vectors``);
+- each example's weight is softmax(cosine(target, example) / temperature), temperature 0.3: an
+  example 0.3 more similar weighs e (2.7x) as much. Flatter than a nearest-neighbour vote on
+  purpose: on the demo, text similarity says little about which score a reviewer gives, and a
+  sharp vote follows noise (docs/notes/offline.md has the measurements);
+- the examples vote for their own scores with those weights, so the prediction stays on the
+  reviewer's own scale (a strict reviewer's examples give strict predictions). The heaviest
+  score wins; ties go to the score closest to the weighted mean, then to the lower score;
+- raw confidence = the smoothed chance that the reviewer gives exactly that score, estimated
+  from the weighted votes: 100 x (k x share + 0.5) / (k + 0.5 x levels). Nine unanimous
+  examples on a 4-level scale give 86, one example 50 at most. Runs calibrate it further on
+  leave-one-out results (``apps.judges.calibration``).
 
-Because the vote is over the examples' own scores, a personalized judge (examples from the
-target reviewer) reproduces that reviewer's scale: a strict reviewer's examples give strict
-predictions. That is the effect the paper measures, in its simplest form.
+Zero-shot (k = 0): there is no evidence about the reviewer's scale, so it predicts near the
+middle of the scale, nudged by how detailed the idea text is, with confidence at most 30, and
+says so in its reason.
 
-Zero-shot (k = 0): there is nothing to calibrate on, so it predicts near the middle of the
-scale, nudged by how detailed and specific the idea text is (length, numbers, distinct words),
-with low confidence (at most 30), which the usual threshold of 80 discards.
+``judge_batch(requests)`` is vectorised (one similarity computation for the batch, numpy
+votes); ``judge(request)`` is a batch of one and gives the same reply.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
-import random
 import re
 import time
+from collections.abc import Mapping, Sequence
 
 import numpy as np
-from sklearn.feature_extraction.text import TfidfVectorizer
 
 from apps.judges.backends.base import (
     LOCAL_BASELINE_LABEL,
     JudgeReply,
     JudgeRequest,
 )
-from apps.judges.prompting import build_messages, prompt_fingerprint
+from apps.judges.item_text import hash_item_vectors
 
-MODEL_NAME = "local-tfidf-vote-v1"
+MODEL_NAME = "local-similarity-vote-v2"
 ZERO_SHOT_MAX_CONFIDENCE = 30
-
-
-def _similarities(target: str, examples: list[str]) -> np.ndarray:
-    vectorizer = TfidfVectorizer(
-        ngram_range=(1, 2), stop_words="english", sublinear_tf=True, norm="l2"
-    )
-    try:
-        matrix = vectorizer.fit_transform([target, *examples])
-    except ValueError:  # every text empty or only stop words: no evidence either way
-        return np.zeros(len(examples))
-    sims = (matrix[1:] @ matrix[0].T).toarray().ravel()
-    return np.clip(sims, 0.0, 1.0)
-
-
-def _softmax(values: np.ndarray, temperature: float) -> np.ndarray:
-    z = values / max(temperature, 1e-6)
-    z = z - z.max()
-    w = np.exp(z)
-    return w / w.sum()
+DEFAULT_TEMPERATURE = 0.3
+# Dirichlet smoothing of the vote share into a chance of being exactly right.
+SMOOTHING = 0.5
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
@@ -77,24 +67,68 @@ def specificity_position(text: str) -> float:
     return 0.5 * length_cue + 0.35 * variety_cue + 0.15 * numbers_cue
 
 
+def local_fingerprint(request: JudgeRequest) -> str:
+    """What identifies a local judgment: dimension, target and example ids (or their texts
+    when no ids are given). A cheap stand-in for the prompt fingerprint: the local judge never
+    builds a prompt."""
+    d = request.dimension
+    if request.idea_id is not None:
+        target = f"idea:{request.idea_id}"
+    else:
+        target = hashlib.sha256(
+            f"{request.patent_text}\n{request.idea_text}".encode()
+        ).hexdigest()
+    examples = ",".join(
+        f"{e.item_id}:{e.idea_id}:{e.score}" if e.idea_id is not None else
+        f"{e.item_id}:{hashlib.sha256((e.patent_text + e.idea_text).encode()).hexdigest()}:{e.score}"
+        for e in request.examples
+    )
+    key = f"{MODEL_NAME}|{d.key}|{d.scale_min}-{d.scale_max}|{target}|{examples}"
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
 class LocalBackend:
     name = "local"
     is_llm = False
     label = LOCAL_BASELINE_LABEL
 
-    def __init__(self, *, temperature: float = 0.1, **_ignored: object) -> None:
-        # Softmax temperature over cosine similarities (which mostly lie in 0-0.5): 0.1 lets an
-        # example 0.1 more similar weigh e (2.7x) as much. Other options (model, timeout...) are
-        # accepted and ignored so callers can pass one option set to any backend.
-        self.temperature = float(temperature)
+    def __init__(
+        self,
+        *,
+        vectors: Mapping[int, np.ndarray] | None = None,
+        temperature: float = DEFAULT_TEMPERATURE,
+        **_ignored: object,
+    ) -> None:
+        # Other options (model, timeout...) are accepted and ignored so callers can pass one
+        # option set to any backend.
+        self.vectors: Mapping[int, np.ndarray] = vectors or {}
+        self.temperature = max(float(temperature), 1e-6)
+
+    # ------------------------------------------------------------------ public
 
     def judge(self, request: JudgeRequest) -> JudgeReply:
+        return self.judge_batch([request])[0]
+
+    def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeReply]:
         started = time.perf_counter()
-        messages = build_messages(request)
-        reply = self._few_shot(request) if request.examples else self._zero_shot(request)
-        reply.prompt_fingerprint = prompt_fingerprint(messages)
-        reply.latency_ms = int((time.perf_counter() - started) * 1000)
-        return reply
+        replies: list[JudgeReply | None] = [None] * len(requests)
+        few = [i for i, r in enumerate(requests) if r.examples]
+        for i, request in enumerate(requests):
+            if not request.examples:
+                replies[i] = self._zero_shot(request)
+        if few:
+            for i, reply in zip(few, self._few_shot([requests[i] for i in few]), strict=True):
+                replies[i] = reply
+        per_request_ms = int((time.perf_counter() - started) * 1000 / max(1, len(requests)))
+        done: list[JudgeReply] = []
+        for request, reply in zip(requests, replies, strict=True):
+            assert reply is not None
+            reply.prompt_fingerprint = local_fingerprint(request)
+            reply.latency_ms = per_request_ms
+            done.append(reply)
+        return done
+
+    # ------------------------------------------------------------------ zero-shot
 
     def _zero_shot(self, request: JudgeRequest) -> JudgeReply:
         d = request.dimension
@@ -107,46 +141,159 @@ class LocalBackend:
         score = degrees[index]
         confidence = round(10 + (ZERO_SHOT_MAX_CONFIDENCE - 10) * abs(position - 0.5) * 2)
         reason = (
-            f"{LOCAL_BASELINE_LABEL}: no examples, so the score sits near the middle of the "
-            f"{d.scale_min}-{d.scale_max} scale, adjusted by how detailed the idea text is "
-            f"(specificity cue {position:.2f}); low confidence."
+            f"{LOCAL_BASELINE_LABEL}: no examples, so no evidence of how this reviewer scores; "
+            f"the score sits near the middle of the {d.scale_min}-{d.scale_max} scale, adjusted "
+            f"by how detailed the idea text is (cue {position:.2f}). Low confidence."
         )
         return JudgeReply(
             score=score, reason=reason, confidence=confidence, raw="", attempts=1,
             model=MODEL_NAME,
         )
 
-    def _few_shot(self, request: JudgeRequest) -> JudgeReply:
-        examples = list(request.examples)
-        target = f"{request.patent_text}\n{request.idea_text}"
-        sims = _similarities(target, [f"{e.patent_text}\n{e.idea_text}" for e in examples])
-        weights = _softmax(sims, self.temperature)
+    # ------------------------------------------------------------------ few-shot
 
-        totals: dict[int, float] = {}
-        for example, weight in zip(examples, weights, strict=True):
-            totals[example.score] = totals.get(example.score, 0.0) + float(weight)
-        best = max(totals.values())
-        tied = sorted(s for s, w in totals.items() if math.isclose(w, best, rel_tol=1e-9))
-        if len(tied) > 1:
-            mean = sum(float(w) * e.score for e, w in zip(examples, weights, strict=True))
-            closest = min(abs(s - mean) for s in tied)
-            tied = [s for s in tied if math.isclose(abs(s - mean), closest, abs_tol=1e-9)]
-        score = tied[0] if len(tied) == 1 else random.Random(request.seed).choice(tied)
+    def _item_matrix(
+        self, requests: Sequence[JudgeRequest]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Unique item vectors U and, per request, the row of its target and of each example
+        (-1 pads requests with fewer examples than the longest)."""
+        kmax = max(len(r.examples) for r in requests)
+        target_rows = np.empty(len(requests), dtype=np.int64)
+        example_rows = np.full((len(requests), kmax), -1, dtype=np.int64)
+        rows: dict[object, int] = {}
+        stored: list[np.ndarray] = []
+        texts: list[tuple[str, str]] = []
+        # A request uses stored vectors only if its target and all its examples have one, so
+        # its similarities all come from one space; otherwise all of its items are hashed.
+        keys: list[list[object]] = []
+        for request in requests:
+            ids = [request.idea_id, *(e.idea_id for e in request.examples)]
+            if all(i is not None and i in self.vectors for i in ids):
+                keys.append([("v", i) for i in ids])
+            else:
+                items = [(request.patent_text, request.idea_text)] + [
+                    (e.patent_text, e.idea_text) for e in request.examples
+                ]
+                keys.append([("t", item) for item in items])
+        for n, request_keys in enumerate(keys):
+            for j, key in enumerate(request_keys):
+                row = rows.get(key)
+                if row is None:
+                    row = rows[key] = len(rows)
+                    if key[0] == "v":
+                        stored.append(np.asarray(self.vectors[key[1]], dtype=np.float32))
+                        texts.append(("", ""))
+                    else:
+                        stored.append(np.empty(0, dtype=np.float32))
+                        texts.append(key[1])  # type: ignore[arg-type]
+                if j == 0:
+                    target_rows[n] = row
+                else:
+                    example_rows[n, j - 1] = row
+        return self._stack(rows, stored, texts), target_rows, example_rows
 
+    @staticmethod
+    def _stack(
+        rows: dict[object, int], stored: list[np.ndarray], texts: list[tuple[str, str]]
+    ) -> np.ndarray:
+        hashed_rows = [row for key, row in rows.items() if key[0] == "t"]  # type: ignore[index]
+        stored_rows = [row for key, row in rows.items() if key[0] == "v"]  # type: ignore[index]
+        width_stored = max((len(stored[r]) for r in stored_rows), default=0)
+        hashed = hash_item_vectors([texts[r] for r in hashed_rows])
+        # Stored and hashed vectors never meet in one request: pad both into one matrix.
+        width = width_stored + (hashed.shape[1] if hashed_rows else 0)
+        matrix = np.zeros((len(rows), max(width, 1)), dtype=np.float32)
+        for r in stored_rows:
+            vector = stored[r]
+            matrix[r, : len(vector)] = vector
+        if hashed_rows:
+            matrix[np.asarray(hashed_rows), width_stored:] = hashed
+        return matrix
+
+    @staticmethod
+    def _similarities(
+        matrix: np.ndarray, target_rows: np.ndarray, example_rows: np.ndarray
+    ) -> np.ndarray:
+        safe = np.where(example_rows >= 0, example_rows, 0)
+        # A Gram matrix of the distinct items when that is cheaper than one dot per pair.
+        if len(matrix) ** 2 <= 2 * example_rows.size:
+            gram = matrix @ matrix.T
+            sims = gram[target_rows[:, None], safe]
+        else:
+            sims = np.empty(example_rows.shape, dtype=np.float32)
+            for start in range(0, len(target_rows), 512):
+                stop = start + 512
+                sims[start:stop] = np.einsum(
+                    "nd,nkd->nk", matrix[target_rows[start:stop]], matrix[safe[start:stop]]
+                )
+        return np.clip(sims, 0.0, 1.0)
+
+    def _few_shot(self, requests: Sequence[JudgeRequest]) -> list[JudgeReply]:
+        n = len(requests)
+        matrix, target_rows, example_rows = self._item_matrix(requests)
+        present = example_rows >= 0
+        sims = self._similarities(matrix, target_rows, example_rows)
+
+        lows = np.array([r.dimension.scale_min for r in requests], dtype=np.int64)
+        highs = np.array([r.dimension.scale_max for r in requests], dtype=np.int64)
+        scores = np.zeros(example_rows.shape, dtype=np.int64)
+        for i, request in enumerate(requests):
+            scores[i, : len(request.examples)] = [e.score for e in request.examples]
+        offsets = np.where(present, np.clip(scores - lows[:, None], 0, None), 0)
+        n_levels = highs - lows + 1
+        width = int(n_levels.max())
+        offsets = np.minimum(offsets, width - 1)
+
+        z = np.where(present, sims / self.temperature, -np.inf)
+        z = z - z.max(axis=1, keepdims=True)
+        weights = np.where(present, np.exp(z), 0.0)
+        weights = weights / weights.sum(axis=1, keepdims=True)
+
+        votes = np.zeros((n, width))
+        np.add.at(votes, (np.repeat(np.arange(n), offsets.shape[1]), offsets.ravel()),
+                  weights.ravel())
+        levels = np.arange(width)
+        mean = (votes * levels).sum(axis=1)
+        best = votes.max(axis=1, keepdims=True)
+        tied = votes >= best - 1e-9
+        # Heaviest score; ties: closest to the weighted mean, then the lower score.
+        distance = np.where(tied, np.abs(levels[None, :] - mean[:, None]), np.inf)
+        winner = np.argmin(distance + levels[None, :] * 1e-7, axis=1)
+        share = votes[np.arange(n), winner]
+        k = present.sum(axis=1)
+        confidence = np.rint(
+            100 * (k * share + SMOOTHING) / (k + SMOOTHING * n_levels)
+        ).astype(int)
+        predicted = lows + winner
+
+        replies = []
+        for i, request in enumerate(requests):
+            replies.append(
+                JudgeReply(
+                    score=int(predicted[i]),
+                    reason=self._reason(request, sims[i], int(predicted[i]), float(share[i])),
+                    confidence=int(np.clip(confidence[i], 0, 100)),
+                    raw="",
+                    attempts=1,
+                    model=MODEL_NAME,
+                )
+            )
+        return replies
+
+    @staticmethod
+    def _reason(
+        request: JudgeRequest, sims: np.ndarray, score: int, share: float
+    ) -> str:
+        examples = request.examples
         k = len(examples)
-        share = totals[score]
-        confidence = max(0, min(100, round(100 * share * k / (k + 0.5))))
-        order = np.argsort(-sims, kind="stable")[:3]
+        agreeing = sum(1 for e in examples if e.score == score)
+        order = np.argsort(-sims[:k], kind="stable")[:2]
         nearest = ", ".join(
-            f"example {int(i) + 1} (score {examples[int(i)].score}, similarity {sims[int(i)]:.2f})"
-            for i in order
+            f"example {int(j) + 1} (score {examples[int(j)].score}, similarity {sims[int(j)]:.2f})"
+            for j in order
         )
-        reason = (
-            f"{LOCAL_BASELINE_LABEL}: most similar {nearest}; "
-            f"score {score} carries {share:.0%} of the similarity-weighted vote over {k} "
-            f"example{'s' if k != 1 else ''}."
-        )
-        return JudgeReply(
-            score=score, reason=reason, confidence=confidence, raw="", attempts=1,
-            model=MODEL_NAME,
+        return (
+            f"{LOCAL_BASELINE_LABEL}: {agreeing} of {k} example{'s' if k != 1 else ''} "
+            f"scored {score}, {share:.0%} of the similarity-weighted vote; most similar: "
+            f"{nearest}."
         )
