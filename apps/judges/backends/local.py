@@ -38,6 +38,7 @@ import numpy as np
 
 from apps.judges.backends.base import (
     LOCAL_BASELINE_LABEL,
+    Example,
     JudgeReply,
     JudgeRequest,
 )
@@ -46,6 +47,10 @@ from apps.judges.item_text import hash_item_vectors
 MODEL_NAME = "local-similarity-vote-v2"
 ZERO_SHOT_MAX_CONFIDENCE = 30
 DEFAULT_TEMPERATURE = 0.3
+# Sharper weightings a request may switch to when its examples show that similarity predicts
+# their scores (leave-one-out among the examples), and by how many more exact hits.
+SHARPER_TEMPERATURES = (0.05, 0.1)
+SHARPER_MARGIN = 2
 # Dirichlet smoothing of the vote share into a chance of being exactly right.
 SMOOTHING = 0.5
 
@@ -67,6 +72,10 @@ def specificity_position(text: str) -> float:
     return 0.5 * length_cue + 0.35 * variety_cue + 0.15 * numbers_cue
 
 
+def _text_key(example: Example) -> str:
+    return hashlib.sha256(f"{example.patent_text}\n{example.idea_text}".encode()).hexdigest()
+
+
 def local_fingerprint(request: JudgeRequest) -> str:
     """What identifies a local judgment: dimension, target and example ids (or their texts
     when no ids are given). A cheap stand-in for the prompt fingerprint: the local judge never
@@ -79,12 +88,36 @@ def local_fingerprint(request: JudgeRequest) -> str:
             f"{request.patent_text}\n{request.idea_text}".encode()
         ).hexdigest()
     examples = ",".join(
-        f"{e.item_id}:{e.idea_id}:{e.score}" if e.idea_id is not None else
-        f"{e.item_id}:{hashlib.sha256((e.patent_text + e.idea_text).encode()).hexdigest()}:{e.score}"
+        f"{e.item_id}:{e.idea_id if e.idea_id is not None else _text_key(e)}:{e.score}"
         for e in request.examples
     )
     key = f"{MODEL_NAME}|{d.key}|{d.scale_min}-{d.scale_max}|{target}|{examples}"
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _votes(
+    sims: np.ndarray, offsets: np.ndarray, present: np.ndarray, width: int,
+    temperature: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Similarity-weighted votes per level (rows sum to 1) and the weights themselves."""
+    n, k = sims.shape
+    z = np.where(present, sims / temperature[:, None], -np.inf)
+    z = z - z.max(axis=1, keepdims=True)
+    weights = np.where(present, np.exp(z), 0.0)
+    weights = weights / weights.sum(axis=1, keepdims=True)
+    votes = np.zeros((n, width))
+    np.add.at(votes, (np.repeat(np.arange(n), k), offsets.ravel()), weights.ravel())
+    return votes, weights
+
+
+def _winner(votes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The heaviest level; ties: closest to the weighted mean, then the lower level."""
+    levels = np.arange(votes.shape[1])
+    mean = (votes * levels).sum(axis=1)
+    tied = votes >= votes.max(axis=1, keepdims=True) - 1e-9
+    distance = np.where(tied, np.abs(levels[None, :] - mean[:, None]), np.inf)
+    winner = np.argmin(distance + levels[None, :] * 1e-7, axis=1)
+    return winner, votes[np.arange(len(votes)), winner]
 
 
 class LocalBackend:
@@ -97,12 +130,14 @@ class LocalBackend:
         *,
         vectors: Mapping[int, np.ndarray] | None = None,
         temperature: float = DEFAULT_TEMPERATURE,
+        adaptive: bool = True,
         **_ignored: object,
     ) -> None:
         # Other options (model, timeout...) are accepted and ignored so callers can pass one
         # option set to any backend.
         self.vectors: Mapping[int, np.ndarray] = vectors or {}
         self.temperature = max(float(temperature), 1e-6)
+        self.adaptive = bool(adaptive)
 
     # ------------------------------------------------------------------ public
 
@@ -229,7 +264,6 @@ class LocalBackend:
         return np.clip(sims, 0.0, 1.0)
 
     def _few_shot(self, requests: Sequence[JudgeRequest]) -> list[JudgeReply]:
-        n = len(requests)
         matrix, target_rows, example_rows = self._item_matrix(requests)
         present = example_rows >= 0
         sims = self._similarities(matrix, target_rows, example_rows)
@@ -239,27 +273,13 @@ class LocalBackend:
         scores = np.zeros(example_rows.shape, dtype=np.int64)
         for i, request in enumerate(requests):
             scores[i, : len(request.examples)] = [e.score for e in request.examples]
-        offsets = np.where(present, np.clip(scores - lows[:, None], 0, None), 0)
         n_levels = highs - lows + 1
         width = int(n_levels.max())
-        offsets = np.minimum(offsets, width - 1)
+        offsets = np.where(present, np.clip(scores - lows[:, None], 0, width - 1), 0)
 
-        z = np.where(present, sims / self.temperature, -np.inf)
-        z = z - z.max(axis=1, keepdims=True)
-        weights = np.where(present, np.exp(z), 0.0)
-        weights = weights / weights.sum(axis=1, keepdims=True)
-
-        votes = np.zeros((n, width))
-        np.add.at(votes, (np.repeat(np.arange(n), offsets.shape[1]), offsets.ravel()),
-                  weights.ravel())
-        levels = np.arange(width)
-        mean = (votes * levels).sum(axis=1)
-        best = votes.max(axis=1, keepdims=True)
-        tied = votes >= best - 1e-9
-        # Heaviest score; ties: closest to the weighted mean, then the lower score.
-        distance = np.where(tied, np.abs(levels[None, :] - mean[:, None]), np.inf)
-        winner = np.argmin(distance + levels[None, :] * 1e-7, axis=1)
-        share = votes[np.arange(n), winner]
+        temperature = self._temperatures(matrix, example_rows, offsets, present, width)
+        votes, weights = _votes(sims, offsets, present, width, temperature)
+        winner, share = _winner(votes)
         k = present.sum(axis=1)
         confidence = np.rint(
             100 * (k * share + SMOOTHING) / (k + SMOOTHING * n_levels)
@@ -271,7 +291,10 @@ class LocalBackend:
             replies.append(
                 JudgeReply(
                     score=int(predicted[i]),
-                    reason=self._reason(request, sims[i], int(predicted[i]), float(share[i])),
+                    reason=self._reason(
+                        request, sims[i], int(predicted[i]), float(share[i]),
+                        float(temperature[i]),
+                    ),
                     confidence=int(np.clip(confidence[i], 0, 100)),
                     raw="",
                     attempts=1,
@@ -280,9 +303,53 @@ class LocalBackend:
             )
         return replies
 
+    def _temperatures(
+        self,
+        matrix: np.ndarray,
+        example_rows: np.ndarray,
+        offsets: np.ndarray,
+        present: np.ndarray,
+        width: int,
+    ) -> np.ndarray:
+        """Per request, how sharply similarity weighs: the default, unless the examples show
+        that their own texts predict their scores. Each example is predicted from the others
+        (leave-one-out) at every candidate temperature; a sharper one is used only if it gets
+        at least SHARPER_MARGIN more examples exactly right than the default. Computed once
+        per distinct example set (most targets of a reviewer share one)."""
+        n, kmax = example_rows.shape
+        result = np.full(n, self.temperature)
+        if kmax < 3 or not self.adaptive:
+            return result
+        key = np.concatenate([example_rows, offsets], axis=1)
+        unique, inverse = np.unique(key, axis=0, return_inverse=True)
+        inverse = np.asarray(inverse).ravel()
+        rows_u, offsets_u = unique[:, :kmax], unique[:, kmax:]
+        present_u = rows_u >= 0
+        vectors = matrix[np.where(present_u, rows_u, 0)]  # sets x k x d
+        among = np.clip(np.einsum("skd,sjd->skj", vectors, vectors), 0.0, 1.0)
+        candidates = (*SHARPER_TEMPERATURES, self.temperature)
+        hits = np.zeros((len(candidates), len(unique)))
+        for j in range(kmax):
+            others = present_u.copy()
+            others[:, j] = False
+            usable = present_u[:, j] & others.any(axis=1)
+            if not usable.any():
+                continue
+            for c, temperature in enumerate(candidates):
+                votes, _ = _votes(
+                    among[:, j, :], offsets_u, others, width,
+                    np.full(len(unique), temperature),
+                )
+                winner, _ = _winner(votes)
+                hits[c] += usable & (winner == offsets_u[:, j])
+        sharp = np.argmax(hits[:-1], axis=0)  # the sharpest among equals
+        use_sharp = hits[sharp, np.arange(len(unique))] >= hits[-1] + SHARPER_MARGIN
+        chosen = np.where(use_sharp, np.asarray(SHARPER_TEMPERATURES)[sharp], self.temperature)
+        return chosen[inverse]
+
     @staticmethod
     def _reason(
-        request: JudgeRequest, sims: np.ndarray, score: int, share: float
+        request: JudgeRequest, sims: np.ndarray, score: int, share: float, temperature: float
     ) -> str:
         examples = request.examples
         k = len(examples)
@@ -292,8 +359,12 @@ class LocalBackend:
             f"example {int(j) + 1} (score {examples[int(j)].score}, similarity {sims[int(j)]:.2f})"
             for j in order
         )
+        weighting = (
+            "" if temperature >= DEFAULT_TEMPERATURE else
+            " (the examples' own texts predict their scores, so similarity weighs more)"
+        )
         return (
             f"{LOCAL_BASELINE_LABEL}: {agreeing} of {k} example{'s' if k != 1 else ''} "
-            f"scored {score}, {share:.0%} of the similarity-weighted vote; most similar: "
-            f"{nearest}."
+            f"scored {score}, {share:.0%} of the similarity-weighted vote{weighting}; "
+            f"most similar: {nearest}."
         )
