@@ -14,12 +14,13 @@ Few-shot (k >= 1), from the k examples only (so k keeps its meaning in studies):
   reviewer's own scale (a strict reviewer's examples give strict predictions). The heaviest
   score wins; ties go to the score closest to the weighted mean, then to the lower score;
 - raw confidence = the smoothed chance that the reviewer gives exactly that score, estimated
-  from the weighted votes: 100 x (k x share + 0.5) / (k + 0.5 x levels). Nine unanimous
-  examples on a 4-level scale give 86, one example 50 at most. Runs calibrate it further on
+  from the weighted votes: 100 x (n x share + 0.5) / (n + 0.5 x levels), n = the effective
+  number of examples 1 / sum(weight^2) (k for equal weights, 1 when one example dominates).
+  Nine unanimous, equally weighted examples on a 4-level scale give 86, one example 50. Runs calibrate it further on
   leave-one-out results (``apps.judges.calibration``).
 
 Zero-shot (k = 0): there is no evidence about the reviewer's scale, so it predicts near the
-middle of the scale, nudged by how detailed the idea text is, with confidence at most 30, and
+middle of the scale, nudged by how detailed the idea text is, with confidence at most 25 (below the recommended threshold of 30), and
 says so in its reason.
 
 ``judge_batch(requests)`` is vectorised (one similarity computation for the batch, numpy
@@ -45,7 +46,7 @@ from apps.judges.backends.base import (
 from apps.judges.item_text import hash_item_vectors
 
 MODEL_NAME = "local-similarity-vote-v2"
-ZERO_SHOT_MAX_CONFIDENCE = 30
+ZERO_SHOT_MAX_CONFIDENCE = 25
 DEFAULT_TEMPERATURE = 0.3
 # Sharper weightings a request may switch to when its examples show that similarity predicts
 # their scores (leave-one-out among the examples), and by how many more exact hits.
@@ -280,9 +281,10 @@ class LocalBackend:
         temperature = self._temperatures(matrix, example_rows, offsets, present, width)
         votes, weights = _votes(sims, offsets, present, width, temperature)
         winner, share = _winner(votes)
-        k = present.sum(axis=1)
+        # Effective number of examples (Kish): k for equal weights, 1 when one example dominates.
+        k_eff = 1.0 / np.square(weights).sum(axis=1)
         confidence = np.rint(
-            100 * (k * share + SMOOTHING) / (k + SMOOTHING * n_levels)
+            100 * (k_eff * share + SMOOTHING) / (k_eff + SMOOTHING * n_levels)
         ).astype(int)
         predicted = lows + winner
 
