@@ -60,8 +60,9 @@ def main() -> None:
     print(f"demo seed {args.seed}: {len(data.ideas)} ideas, {len(data.ratings)} scored ratings")
     vectors, build_s = cpu(lambda: E.domain_vectors(data))
     dim = len(next(iter(vectors.values())))
-    print(f"vector build (fit on every domain, {len(vectors)} items, {dim} dims): "
-          f"{build_s:.2f} s CPU")
+    print(
+        f"vector build (fit on every domain, {len(vectors)} items, {dim} dims): {build_s:.2f} s CPU"
+    )
 
     tables = {}
     seeds_frames = {}
@@ -75,43 +76,69 @@ def main() -> None:
         )
     pers, pers_ref = tables["personalized"]
     agg, agg_ref = tables["aggregate"]
-    table = pd.DataFrame({
-        "pers": pers["alpha"], "pers_ref": pers_ref["alpha"],
-        "pers-ref": pers["alpha"] - pers_ref["alpha"], "pers_cov": pers["coverage"],
-        "agg": agg["alpha"], "agg_ref": agg_ref["alpha"], "agg_cov": agg["coverage"],
-        "pers-agg": pers["alpha"] - agg["alpha"],
-    })
+    table = pd.DataFrame(
+        {
+            "pers": pers["alpha"],
+            "pers_ref": pers_ref["alpha"],
+            "pers-ref": pers["alpha"] - pers_ref["alpha"],
+            "pers_cov": pers["coverage"],
+            "agg": agg["alpha"],
+            "agg_ref": agg_ref["alpha"],
+            "agg_cov": agg["coverage"],
+            "pers-agg": pers["alpha"] - agg["alpha"],
+        }
+    )
     pd.set_option("display.width", 200)
-    print(f"\nKrippendorff ordinal alpha at k={args.k}, threshold {args.threshold} "
-          "(ours) vs reference (no threshold):")
+    print(
+        f"\nKrippendorff ordinal alpha at k={args.k}, threshold {args.threshold} "
+        "(ours) vs reference (no threshold):"
+    )
     print(table.round(3).to_string())
     below = table[table["pers-ref"] < 0]
-    print(f"cells where personalized ours < reference: {len(below)} of {len(table)}"
-          + (f" (worst {below['pers-ref'].min():+.3f})" if len(below) else ""))
+    print(
+        f"cells where personalized ours < reference: {len(below)} of {len(table)}"
+        + (f" (worst {below['pers-ref'].min():+.3f})" if len(below) else "")
+    )
     planted = table[table.index.get_level_values("dimension").isin(PLANTED)]
-    print(f"planted cells where personalized <= aggregate: {(planted['pers-agg'] <= 0).sum()} "
-          f"of {len(planted)}")
-    print(f"mean alpha: ours pers {table['pers'].mean():.3f} vs ref {table['pers_ref'].mean():.3f};"
-          f" ours agg {table['agg'].mean():.3f} vs ref {table['agg_ref'].mean():.3f}")
+    print(
+        f"planted cells where personalized <= aggregate: {(planted['pers-agg'] <= 0).sum()} "
+        f"of {len(planted)}"
+    )
+    print(
+        f"mean alpha: ours pers {table['pers'].mean():.3f} vs ref {table['pers_ref'].mean():.3f};"
+        f" ours agg {table['agg'].mean():.3f} vs ref {table['agg_ref'].mean():.3f}"
+    )
 
     for kind, frame in seeds_frames.items():
         print(f"\ncalibration ({kind}, per seed prediction, cross-fitted by reviewer):")
-        bins = pd.cut(frame["confidence"], [-1, 19, 39, 59, 79, 100],
-                      labels=["0-19", "20-39", "40-59", "60-79", "80-100"])
+        bins = pd.cut(
+            frame["confidence"],
+            [-1, 19, 39, 59, 79, 100],
+            labels=["0-19", "20-39", "40-59", "60-79", "80-100"],
+        )
         cal = frame.groupby(bins, observed=False).agg(
-            n=("correct", "size"), exactly_right=("correct", "mean"),
-            mean_conf=("confidence", "mean"))
+            n=("correct", "size"),
+            exactly_right=("correct", "mean"),
+            mean_conf=("confidence", "mean"),
+        )
         print(cal.round(3).to_string())
         high = frame[frame["confidence"] >= 80]
-        print(f"confidence >= 80: {len(high)} predictions, "
-              f"{high['correct'].mean() if len(high) else float('nan'):.3f} exactly right")
+        print(
+            f"confidence >= 80: {len(high)} predictions, "
+            f"{high['correct'].mean() if len(high) else float('nan'):.3f} exactly right"
+        )
         final_all = E.finals(frame, threshold=0)
         curve = coverage_accuracy_curve(
             final_all["final_confidence"].to_numpy(float),
-            (final_all["final"] == final_all["score"]).to_numpy())
-        print("coverage-accuracy (final confidence >= t): "
-              + "; ".join(f"t={r['threshold']}: cov {r['coverage']:.2f} acc "
-                          f"{(r['accuracy'] or 0):.2f}" for r in curve[::10]))
+            (final_all["final"] == final_all["score"]).to_numpy(),
+        )
+        print(
+            "coverage-accuracy (final confidence >= t): "
+            + "; ".join(
+                f"t={r['threshold']}: cov {r['coverage']:.2f} acc {(r['accuracy'] or 0):.2f}"
+                for r in curve[::10]
+            )
+        )
         for t in (20, 25, 30, 35, 40, 50):
             f = E.finals(frame, threshold=t)
             print(f"  threshold {t}: final coverage {f['final'].notna().mean():.3f}")
@@ -123,9 +150,11 @@ def main() -> None:
     many = (requests * (40_000 // len(requests) + 1))[:40_000]
     _, many_s = cpu(lambda: backend.judge_batch(many))
     per_1000 = 1e6 / len(requests)  # seconds for the batch -> ms per 1,000 requests
-    print(f"\nspeed (CPU, one core): ours {ours_s * per_1000:.0f} ms per 1,000 requests "
-          f"({len(requests)} in one batch); reference loop (incl. its TF-IDF fits) "
-          f"{ref_s * per_1000:.0f} ms per 1,000; 40,000 requests at k={args.k}: {many_s:.2f} s")
+    print(
+        f"\nspeed (CPU, one core): ours {ours_s * per_1000:.0f} ms per 1,000 requests "
+        f"({len(requests)} in one batch); reference loop (incl. its TF-IDF fits) "
+        f"{ref_s * per_1000:.0f} ms per 1,000; 40,000 requests at k={args.k}: {many_s:.2f} s"
+    )
 
 
 if __name__ == "__main__":

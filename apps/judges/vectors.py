@@ -36,8 +36,14 @@ def _domain_texts(domain_id: int) -> dict[int, tuple[str, str]]:
         .select_related("patent")
         .order_by("id")
         .only(
-            "id", "title", "description", "implementation", "differentiation",
-            "patent__title", "patent__abstract", "patent__claims",
+            "id",
+            "title",
+            "description",
+            "implementation",
+            "differentiation",
+            "patent__title",
+            "patent__abstract",
+            "patent__claims",
         )
     )
     return {

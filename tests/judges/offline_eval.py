@@ -96,7 +96,11 @@ def demo_set(seed: int = 0) -> DemoSet:
         )
     dimensions = {
         key: RubricDimension(
-            key=key, name=key.replace("_", " "), description="", scale_min=lo, scale_max=hi,
+            key=key,
+            name=key.replace("_", " "),
+            description="",
+            scale_min=lo,
+            scale_max=hi,
             categories=(0,) if lo == 0 else (),
         )
         for key, lo, hi in DIMENSIONS
@@ -121,8 +125,11 @@ def _priority(seed: int, rating_id: int) -> int:
 
 def select_all(pool: pd.DataFrame, *, kind: str, k: int, seed: int) -> list[list[int]]:
     """Example rating ids for every row of ``pool`` (one domain and dimension) as the target."""
-    records = list(pool[["rating_id", "idea_id", "patent_id", "reviewer_id"]].itertuples(
-        index=False, name=None))
+    records = list(
+        pool[["rating_id", "idea_id", "patent_id", "reviewer_id"]].itertuples(
+            index=False, name=None
+        )
+    )
     ranked = sorted(records, key=lambda r: (_priority(seed, r[0]), r[0]))
     by_reviewer: dict[int, list[tuple]] = {}
     for r in ranked:
@@ -162,10 +169,11 @@ def build_requests(
     idea_of = dict(zip(texts.index, texts["idea_text"], strict=True))
     requests: list[JudgeRequest] = []
     frames = []
-    for domain, key, pool in _cells(data, dimensions):
+    for _domain, key, pool in _cells(data, dimensions):
         rating = pool.set_index("rating_id")
         for target, example_ids in zip(
-            pool.itertuples(index=False), select_all(pool, kind=kind, k=k, seed=seed),
+            pool.itertuples(index=False),
+            select_all(pool, kind=kind, k=k, seed=seed),
             strict=True,
         ):
             examples = tuple(
@@ -180,9 +188,12 @@ def build_requests(
             )
             requests.append(
                 JudgeRequest(
-                    dimension=data.dimensions[key], examples=examples,
-                    patent_text=patent_of[target.idea_id], idea_text=idea_of[target.idea_id],
-                    seed=seed, idea_id=int(target.idea_id),
+                    dimension=data.dimensions[key],
+                    examples=examples,
+                    patent_text=patent_of[target.idea_id],
+                    idea_text=idea_of[target.idea_id],
+                    seed=seed,
+                    idea_id=int(target.idea_id),
                 )
             )
         frames.append(pool.assign(kind=kind, k=k, seed=seed))
@@ -190,8 +201,13 @@ def build_requests(
 
 
 def local_predictions(
-    data: DemoSet, vectors: dict[int, np.ndarray], *, kind: str, k: int,
-    seeds: tuple[int, ...] = SEEDS, dimensions: list[str] | None = None,
+    data: DemoSet,
+    vectors: dict[int, np.ndarray],
+    *,
+    kind: str,
+    k: int,
+    seeds: tuple[int, ...] = SEEDS,
+    dimensions: list[str] | None = None,
 ) -> pd.DataFrame:
     """Per-seed predictions of our local judge: targets + pred, raw_confidence, reason."""
     backend = LocalBackend(vectors=vectors)
@@ -199,16 +215,22 @@ def local_predictions(
     for seed in seeds:
         requests, targets = build_requests(data, kind=kind, k=k, seed=seed, dimensions=dimensions)
         replies = backend.judge_batch(requests)
-        frames.append(targets.assign(
-            pred=[r.score for r in replies],
-            raw_confidence=[r.confidence for r in replies],
-            reason=[r.reason for r in replies],
-        ))
+        frames.append(
+            targets.assign(
+                pred=[r.score for r in replies],
+                raw_confidence=[r.confidence for r in replies],
+                reason=[r.reason for r in replies],
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
 def reference_predictions(
-    data: DemoSet, *, kind: str, k: int, seeds: tuple[int, ...] = SEEDS,
+    data: DemoSet,
+    *,
+    kind: str,
+    k: int,
+    seeds: tuple[int, ...] = SEEDS,
     dimensions: list[str] | None = None,
 ) -> pd.DataFrame:
     """Per-seed predictions of the reference judge (module docstring)."""
@@ -262,8 +284,15 @@ def finals(preds: pd.DataFrame, *, threshold: int | None) -> pd.DataFrame:
         rows.append((*key, int(group["score"].iloc[0]), final.score, final.confidence))
     return pd.DataFrame(
         rows,
-        columns=["domain", "dimension", "reviewer_id", "idea_id", "score", "final",
-                 "final_confidence"],
+        columns=[
+            "domain",
+            "dimension",
+            "reviewer_id",
+            "idea_id",
+            "score",
+            "final",
+            "final_confidence",
+        ],
     )
 
 
@@ -274,8 +303,18 @@ def alpha_table(final: pd.DataFrame, data: DemoSet) -> pd.DataFrame:
         d = data.dimensions[key]
         pred = group["final"].to_numpy(dtype=float)
         reliability = np.vstack([group["score"].to_numpy(dtype=float), pred])
-        alpha = float(krippendorff_alpha(
-            reliability, level="ordinal", values=list(range(d.scale_min, d.scale_max + 1))))
-        rows.append({"domain": domain, "dimension": key, "alpha": alpha,
-                     "coverage": float(np.mean(~np.isnan(pred))), "n": len(group)})
+        alpha = float(
+            krippendorff_alpha(
+                reliability, level="ordinal", values=list(range(d.scale_min, d.scale_max + 1))
+            )
+        )
+        rows.append(
+            {
+                "domain": domain,
+                "dimension": key,
+                "alpha": alpha,
+                "coverage": float(np.mean(~np.isnan(pred))),
+                "n": len(group),
+            }
+        )
     return pd.DataFrame(rows).set_index(["domain", "dimension"])

@@ -16,12 +16,13 @@ Few-shot (k >= 1), from the k examples only (so k keeps its meaning in studies):
 - raw confidence = the smoothed chance that the reviewer gives exactly that score, estimated
   from the weighted votes: 100 x (n x share + 0.5) / (n + 0.5 x levels), n = the effective
   number of examples 1 / sum(weight^2) (k for equal weights, 1 when one example dominates).
-  Nine unanimous, equally weighted examples on a 4-level scale give 86, one example 50. Runs calibrate it further on
-  leave-one-out results (``apps.judges.calibration``).
+  Nine unanimous, equally weighted examples on a 4-level scale give 86, one example 50. It
+  overclaims (on the demo, 86 is right 63 % of the time): runs calibrate it on leave-one-out
+  results (``apps.judges.calibration``), after which it is a chance of being exactly right.
 
 Zero-shot (k = 0): there is no evidence about the reviewer's scale, so it predicts near the
-middle of the scale, nudged by how detailed the idea text is, with confidence at most 25 (below the recommended threshold of 30), and
-says so in its reason.
+middle of the scale, nudged by how detailed the idea text is, with confidence at most 25
+(below RECOMMENDED_THRESHOLD, 30), and says so in its reason.
 
 ``judge_batch(requests)`` is vectorised (one similarity computation for the batch, numpy
 votes); ``judge(request)`` is a batch of one and gives the same reply.
@@ -46,12 +47,16 @@ from apps.judges.backends.base import (
 from apps.judges.item_text import hash_item_vectors
 
 MODEL_NAME = "local-similarity-vote-v2"
+# The confidence threshold recommended for local configurations (calibrated confidences are
+# chances of being exactly right, about 35-65 on the demo): keeps >= 90 % of few-shot targets
+# and discards zero-shot (at most 25). Measured in docs/notes/offline.md.
+RECOMMENDED_THRESHOLD = 30
 ZERO_SHOT_MAX_CONFIDENCE = 25
 DEFAULT_TEMPERATURE = 0.3
 # Sharper weightings a request may switch to when its examples show that similarity predicts
 # their scores (leave-one-out among the examples), and by how many more exact hits.
 SHARPER_TEMPERATURES = (0.05, 0.1)
-SHARPER_MARGIN = 2
+SHARPER_MARGIN = 3
 # Dirichlet smoothing of the vote share into a chance of being exactly right.
 SMOOTHING = 0.5
 
@@ -85,9 +90,7 @@ def local_fingerprint(request: JudgeRequest) -> str:
     if request.idea_id is not None:
         target = f"idea:{request.idea_id}"
     else:
-        target = hashlib.sha256(
-            f"{request.patent_text}\n{request.idea_text}".encode()
-        ).hexdigest()
+        target = hashlib.sha256(f"{request.patent_text}\n{request.idea_text}".encode()).hexdigest()
     examples = ",".join(
         f"{e.item_id}:{e.idea_id if e.idea_id is not None else _text_key(e)}:{e.score}"
         for e in request.examples
@@ -97,15 +100,19 @@ def local_fingerprint(request: JudgeRequest) -> str:
 
 
 def _votes(
-    sims: np.ndarray, offsets: np.ndarray, present: np.ndarray, width: int,
+    sims: np.ndarray,
+    offsets: np.ndarray,
+    present: np.ndarray,
+    width: int,
     temperature: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Similarity-weighted votes per level (rows sum to 1) and the weights themselves."""
     n, k = sims.shape
     z = np.where(present, sims / temperature[:, None], -np.inf)
-    z = z - z.max(axis=1, keepdims=True)
+    top = z.max(axis=1, keepdims=True)
+    z = z - np.where(np.isfinite(top), top, 0.0)  # a row with no example keeps zero weights
     weights = np.where(present, np.exp(z), 0.0)
-    weights = weights / weights.sum(axis=1, keepdims=True)
+    weights = weights / np.maximum(weights.sum(axis=1, keepdims=True), 1e-300)
     votes = np.zeros((n, width))
     np.add.at(votes, (np.repeat(np.arange(n), k), offsets.ravel()), weights.ravel())
     return votes, weights
@@ -182,7 +189,11 @@ class LocalBackend:
             f"by how detailed the idea text is (cue {position:.2f}). Low confidence."
         )
         return JudgeReply(
-            score=score, reason=reason, confidence=confidence, raw="", attempts=1,
+            score=score,
+            reason=reason,
+            confidence=confidence,
+            raw="",
+            attempts=1,
             model=MODEL_NAME,
         )
 
@@ -294,7 +305,10 @@ class LocalBackend:
                 JudgeReply(
                     score=int(predicted[i]),
                     reason=self._reason(
-                        request, sims[i], int(predicted[i]), float(share[i]),
+                        request,
+                        sims[i],
+                        int(predicted[i]),
+                        float(share[i]),
                         float(temperature[i]),
                     ),
                     confidence=int(np.clip(confidence[i], 0, 100)),
@@ -339,7 +353,10 @@ class LocalBackend:
                 continue
             for c, temperature in enumerate(candidates):
                 votes, _ = _votes(
-                    among[:, j, :], offsets_u, others, width,
+                    among[:, j, :],
+                    offsets_u,
+                    others,
+                    width,
                     np.full(len(unique), temperature),
                 )
                 winner, _ = _winner(votes)
@@ -362,8 +379,9 @@ class LocalBackend:
             for j in order
         )
         weighting = (
-            "" if temperature >= DEFAULT_TEMPERATURE else
-            " (the examples' own texts predict their scores, so similarity weighs more)"
+            ""
+            if temperature >= DEFAULT_TEMPERATURE
+            else " (the examples' own texts predict their scores, so similarity weighs more)"
         )
         return (
             f"{LOCAL_BASELINE_LABEL}: {agreeing} of {k} example{'s' if k != 1 else ''} "

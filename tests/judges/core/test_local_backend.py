@@ -1,6 +1,9 @@
-"""The local baseline (not an LLM): similarity-weighted vote over the examples' scores."""
+"""The local baseline (not an LLM): similarity-weighted vote over the examples' scores,
+vectorised over a batch."""
 
 import random
+
+import numpy as np
 
 from apps.judges.backends import (
     LOCAL_BASELINE_LABEL,
@@ -8,6 +11,7 @@ from apps.judges.backends import (
     JudgeRequest,
     get_backend,
 )
+from apps.judges.backends.local import RECOMMENDED_THRESHOLD
 from apps.judges.postprocess import aggregate_seeds
 from tests.judges.core.conftest import NEED, SPECIFICITY, make_request
 
@@ -96,3 +100,55 @@ def test_it_is_deterministic_and_labelled_as_not_an_llm():
     first, second = backend.judge(make_request()), backend.judge(make_request())
     assert (first.score, first.confidence, first.reason, first.prompt_fingerprint) == (
         second.score, second.confidence, second.reason, second.prompt_fingerprint)
+
+
+def _stored_batch():
+    """Requests over six items with stored vectors, mixed k (0, 1, 3, 9) and dimensions."""
+    rng = np.random.default_rng(3)
+    vectors = {i: v / np.linalg.norm(v) for i, v in enumerate(rng.random((12, 16), np.float32))}
+    requests = []
+    for t in range(12):
+        for k in (0, 1, 3, 9):
+            pool = [i for i in range(12) if i != t]
+            ids = [pool[(t + 2 * j) % len(pool)] for j in range(k)]
+            requests.append(make_request(
+                dimension=NEED if t % 2 else SPECIFICITY,
+                idea_id=t,
+                examples=tuple(
+                    Example(item_id=100 + i, patent_text=f"p{i}", idea_text=f"idea {i}",
+                            score=(1 + (i * 7 + t) % 3), idea_id=i)
+                    for i in ids
+                ),
+            ))
+    return vectors, requests
+
+
+def test_judge_batch_gives_the_same_replies_as_judging_one_by_one():
+    vectors, requests = _stored_batch()
+    for backend in (get_backend("local", vectors=vectors), get_backend("local")):
+        batch = backend.judge_batch(requests)
+        alone = [backend.judge(r) for r in requests]
+        assert [(r.score, r.confidence, r.reason, r.prompt_fingerprint) for r in batch] == [
+            (r.score, r.confidence, r.reason, r.prompt_fingerprint) for r in alone]
+
+
+def test_it_uses_stored_vectors_when_given_and_text_otherwise():
+    examples = (
+        Example(1, "p", "alpha words here", 4, idea_id=1),
+        Example(2, "p", "beta words there", 1, idea_id=2),
+    )
+    request = make_request(examples=examples, idea_id=3, idea_text="beta words there")
+    by_text = get_backend("local").judge(request)
+    assert by_text.score == 1  # the target's text matches example 2
+    # Stored vectors say the target is example 1's twin: the vectors win over the text.
+    vectors = {1: np.array([1.0, 0.0], np.float32), 2: np.array([0.0, 1.0], np.float32),
+               3: np.array([1.0, 0.0], np.float32)}
+    by_vector = get_backend("local", vectors=vectors).judge(request)
+    assert by_vector.score == 4
+    assert "most similar: example 1 (score 4, similarity 1.00)" in by_vector.reason
+
+
+def test_zero_shot_says_it_has_no_evidence_and_falls_below_the_recommended_threshold():
+    reply = get_backend("local").judge(make_request(examples=()))
+    assert "no evidence" in reply.reason
+    assert reply.confidence < RECOMMENDED_THRESHOLD
