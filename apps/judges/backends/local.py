@@ -57,6 +57,7 @@ DEFAULT_TEMPERATURE = 0.3
 # their scores (leave-one-out among the examples), and by how many more exact hits.
 SHARPER_TEMPERATURES = (0.05, 0.1)
 SHARPER_MARGIN = 3
+GRAM_MAX_ITEMS = 3000
 # Dirichlet smoothing of the vote share into a chance of being exactly right.
 SMOOTHING = 0.5
 
@@ -259,12 +260,13 @@ class LocalBackend:
 
     @staticmethod
     def _similarities(
-        matrix: np.ndarray, target_rows: np.ndarray, example_rows: np.ndarray
+        matrix: np.ndarray,
+        gram: np.ndarray | None,
+        target_rows: np.ndarray,
+        example_rows: np.ndarray,
     ) -> np.ndarray:
         safe = np.where(example_rows >= 0, example_rows, 0)
-        # A Gram matrix of the distinct items when that is cheaper than one dot per pair.
-        if len(matrix) ** 2 <= 2 * example_rows.size:
-            gram = matrix @ matrix.T
+        if gram is not None:
             sims = gram[target_rows[:, None], safe]
         else:
             sims = np.empty(example_rows.shape, dtype=np.float32)
@@ -278,7 +280,10 @@ class LocalBackend:
     def _few_shot(self, requests: Sequence[JudgeRequest]) -> list[JudgeReply]:
         matrix, target_rows, example_rows = self._item_matrix(requests)
         present = example_rows >= 0
-        sims = self._similarities(matrix, target_rows, example_rows)
+        # A Gram matrix of the distinct items (a batch holds one domain's items or a few
+        # thousand at most); past GRAM_MAX_ITEMS, one dot product per needed pair instead.
+        gram = matrix @ matrix.T if len(matrix) <= GRAM_MAX_ITEMS else None
+        sims = self._similarities(matrix, gram, target_rows, example_rows)
 
         lows = np.array([r.dimension.scale_min for r in requests], dtype=np.int64)
         highs = np.array([r.dimension.scale_max for r in requests], dtype=np.int64)
@@ -289,7 +294,7 @@ class LocalBackend:
         width = int(n_levels.max())
         offsets = np.where(present, np.clip(scores - lows[:, None], 0, width - 1), 0)
 
-        temperature = self._temperatures(matrix, example_rows, offsets, present, width)
+        temperature = self._temperatures(matrix, gram, example_rows, offsets, present, width)
         votes, weights = _votes(sims, offsets, present, width, temperature)
         winner, share = _winner(votes)
         # Effective number of examples (Kish): k for equal weights, 1 when one example dominates.
@@ -322,6 +327,7 @@ class LocalBackend:
     def _temperatures(
         self,
         matrix: np.ndarray,
+        gram: np.ndarray | None,
         example_rows: np.ndarray,
         offsets: np.ndarray,
         present: np.ndarray,
@@ -341,8 +347,12 @@ class LocalBackend:
         inverse = np.asarray(inverse).ravel()
         rows_u, offsets_u = unique[:, :kmax], unique[:, kmax:]
         present_u = rows_u >= 0
-        vectors = matrix[np.where(present_u, rows_u, 0)]  # sets x k x d
-        among = np.clip(np.einsum("skd,sjd->skj", vectors, vectors), 0.0, 1.0)
+        safe_u = np.where(present_u, rows_u, 0)
+        if gram is not None:
+            among = np.clip(gram[safe_u[:, :, None], safe_u[:, None, :]], 0.0, 1.0)
+        else:
+            vectors = matrix[safe_u]  # sets x k x d
+            among = np.clip(np.einsum("skd,sjd->skj", vectors, vectors), 0.0, 1.0)
         candidates = (*SHARPER_TEMPERATURES, self.temperature)
         hits = np.zeros((len(candidates), len(unique)))
         for j in range(kmax):
