@@ -1,7 +1,7 @@
 """Quality and speed of the offline ("local", not an LLM) judge on the demo, next to the
 reference judge of issue 7 measured in the same run. Prints figures; asserts nothing.
 
-    .venv/bin/python bench/bench_offline_judge.py [--seed 0] [--threshold 30] [--k 9]
+    .venv/bin/python bench/bench_offline_judge.py [--seed 0] [--threshold 25] [--k 9]
 
 No Django or database needed (tests/judges/offline_eval.py builds everything from
 apps.demo.generator.generate_demo). Runs on one core: BLAS/OpenMP pools are pinned to 1 thread
@@ -38,7 +38,7 @@ import pandas as pd  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apps.demo.generator import PLANTED  # noqa: E402
-from apps.judges.backends.local import LocalBackend  # noqa: E402
+from apps.judges.backends.local import RECOMMENDED_THRESHOLD, LocalBackend  # noqa: E402
 from apps.judges.calibration import coverage_accuracy_curve  # noqa: E402
 from tests.judges import offline_eval as E  # noqa: E402
 
@@ -52,7 +52,9 @@ def cpu(fn):
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=0, help="demo seed (the demo uses 0)")
-    parser.add_argument("--threshold", type=int, default=30, help="calibrated confidence cut")
+    parser.add_argument(
+        "--threshold", type=int, default=RECOMMENDED_THRESHOLD, help="calibrated confidence cut"
+    )
     parser.add_argument("--k", type=int, default=9)
     args = parser.parse_args()
 
@@ -139,7 +141,7 @@ def main() -> None:
                 for r in curve[::10]
             )
         )
-        for t in (20, 25, 30, 35, 40, 50):
+        for t in (20, 25, 30, 35, 40):
             f = E.finals(frame, threshold=t)
             print(f"  threshold {t}: final coverage {f['final'].notna().mean():.3f}")
 

@@ -21,8 +21,8 @@ Few-shot (k >= 1), from the k examples only (so k keeps its meaning in studies):
   results (``apps.judges.calibration``), after which it is a chance of being exactly right.
 
 Zero-shot (k = 0): there is no evidence about the reviewer's scale, so it predicts near the
-middle of the scale, nudged by how detailed the idea text is, with confidence at most 25
-(below RECOMMENDED_THRESHOLD, 30), and says so in its reason.
+middle of the scale, nudged by how detailed the idea text is, with confidence at most 20
+(below RECOMMENDED_THRESHOLD, 25), and says so in its reason.
 
 ``judge_batch(requests)`` is vectorised (one similarity computation for the batch, numpy
 votes); ``judge(request)`` is a batch of one and gives the same reply.
@@ -47,11 +47,12 @@ from apps.judges.backends.base import (
 from apps.judges.item_text import hash_item_vectors
 
 MODEL_NAME = "local-similarity-vote-v2"
-# The confidence threshold recommended for local configurations (calibrated confidences are
-# chances of being exactly right, about 35-65 on the demo): keeps >= 90 % of few-shot targets
-# and discards zero-shot (at most 25). Measured in docs/notes/offline.md.
-RECOMMENDED_THRESHOLD = 30
-ZERO_SHOT_MAX_CONFIDENCE = 25
+# The confidence threshold recommended for local configurations. Calibrated confidences are
+# chances of being exactly right (about 30-65 on the demo): 25 keeps every personalized target
+# and >= 98 % of aggregate ones on the demo (30 already drops half of some aggregate cells), and
+# discards zero-shot (at most 20). Measured in docs/notes/offline.md.
+RECOMMENDED_THRESHOLD = 25
+ZERO_SHOT_MAX_CONFIDENCE = 20
 DEFAULT_TEMPERATURE = 0.3
 # Sharper weightings a request may switch to when its examples show that similarity predicts
 # their scores (leave-one-out among the examples), and by how many more exact hits.
