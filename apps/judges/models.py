@@ -287,7 +287,9 @@ class ItemVector(models.Model):
     text_sha256 = models.CharField(max_length=64)
     corpus_sha256 = models.CharField(max_length=64)
     dimensions = models.PositiveIntegerField()
-    vector = models.BinaryField()  # float32, little-endian, L2-normalised
+    # A sparse L2-normalised row: int32 column indices, then float32 values (little-endian);
+    # ``dimensions`` is its width (apps.judges.vectors).
+    vector = models.BinaryField()
     computed_at = models.DateTimeField(auto_now=True)
 
     class Meta:

@@ -12,7 +12,10 @@ tests and the benchmark measure the same thing:
 - ``reference_predictions(...)``: the REFERENCE judge of issue 7, for comparison only (never
   product code): TF-IDF (word 1-2-grams, English stop words, sublinear tf) fitted once on all
   items of the domain, each of the same k examples votes for its score with weight
-  0.001 + cosine, the weighted majority wins; no confidence;
+  0.001 + cosine, the weighted majority wins (scores within REFERENCE_TIE_TOLERANCE of the
+  heaviest are tied; the lowest tied score wins); no confidence. Deliberately its own code
+  (scikit-learn directly, a Python loop per request), not the product's functions, so the
+  comparison stays a real check;
 - ``finals(...)``: seeds -> one prediction per target with postprocess.aggregate_seeds (the
   reference: majority over its seeds, no threshold);
 - ``alpha_table(...)``: Krippendorff's ordinal alpha between final predictions and the
@@ -27,6 +30,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 from sklearn.feature_extraction.text import TfidfVectorizer
 
 from apps.demo.generator import DIMENSIONS, generate_demo
@@ -39,6 +43,7 @@ from apps.judges.postprocess import aggregate_seeds
 from apps.judges.prompting import idea_text, patent_text
 
 SEEDS = (0, 1, 2)
+REFERENCE_TIE_TOLERANCE = 1e-6
 DEMO_NOW = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -108,13 +113,13 @@ def demo_set(seed: int = 0) -> DemoSet:
     return DemoSet(ideas=ideas, ratings=pd.DataFrame(rows), dimensions=dimensions)
 
 
-def domain_vectors(data: DemoSet) -> dict[int, np.ndarray]:
-    """What apps.judges.vectors stores: one fit per domain over all its items."""
-    vectors: dict[int, np.ndarray] = {}
+def domain_vectors(data: DemoSet) -> dict[int, sparse.csr_matrix]:
+    """What apps.judges.vectors stores: one fit per domain over all its items (sparse rows)."""
+    vectors: dict[int, sparse.csr_matrix] = {}
     for domain in data.domains:
         part = data.ideas[data.ideas["domain"] == domain]
         rows = fit_item_vectors(list(zip(part["patent_text"], part["idea_text"], strict=True)))
-        vectors.update(zip(part["idea_id"].astype(int), rows, strict=True))
+        vectors.update((int(i), rows[n]) for n, i in enumerate(part["idea_id"]))
     return vectors
 
 
@@ -202,7 +207,7 @@ def build_requests(
 
 def local_predictions(
     data: DemoSet,
-    vectors: dict[int, np.ndarray],
+    vectors: dict[int, sparse.csr_matrix],
     *,
     kind: str,
     k: int,
@@ -255,7 +260,9 @@ def reference_predictions(
             for e in request.examples:
                 weight = 0.001 + max(0.0, float(grams[domain][t, index[e.idea_id][1]]))
                 votes[e.score] = votes.get(e.score, 0.0) + weight
-            preds.append(max(votes, key=lambda s: (votes[s], -s)) if votes else None)
+            heaviest = max(votes.values(), default=0.0)
+            tied = [s for s, w in votes.items() if w >= heaviest - REFERENCE_TIE_TOLERANCE]
+            preds.append(min(tied) if tied else None)
         frames.append(targets.assign(pred=preds, raw_confidence=None))
     return pd.concat(frames, ignore_index=True)
 
