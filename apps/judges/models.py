@@ -389,3 +389,33 @@ class JudgeHistory(models.Model):
 
     def __str__(self) -> str:
         return f"{self.get_event_display()} at {self.changed_at:%Y-%m-%d %H:%M}"
+
+
+class ItemVector(models.Model):
+    """The offline judge's vector of one idea (with its patent), computed once and kept.
+
+    ``model`` names the representation (apps.judges.item_text.VECTOR_MODEL). It is fitted on
+    all ideas of the idea's domain together, so ``corpus_sha256`` (the fingerprint of every
+    idea text of that domain) says which fit a row belongs to: rows whose fingerprint differs
+    from the domain's current one are stale and recomputed, in bulk, by
+    apps.judges.vectors.item_vectors. ``text_sha256`` is the idea's own rendered text
+    (prompting.patent_text + idea_text) when the vector was computed.
+    """
+
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="+")
+    model = models.CharField(max_length=64)
+    text_sha256 = models.CharField(max_length=64)
+    corpus_sha256 = models.CharField(max_length=64)
+    dimensions = models.PositiveIntegerField()
+    # A sparse L2-normalised row: int32 column indices, then float32 values (little-endian);
+    # ``dimensions`` is its width (apps.judges.vectors).
+    vector = models.BinaryField()
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["idea", "model"], name="unique_item_vector"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model} vector of idea {self.idea_id}"

@@ -8,10 +8,14 @@
 3. The final score is the majority vote over the kept predictions.
 
 Tie rule (deterministic, documented in docs/judges.md):
-  a. among the scores with the most votes, the one whose predictions have the highest mean
-     confidence wins;
-  b. still tied: the score closest to the median of all kept scores;
+  a. among the scores with the most votes, the one closest to the median of all kept scores
+     wins (three seeds that split three ways give the middle score: the majority of the seeds
+     on an ordinal scale, as the reference judge of issue 7 does);
+  b. still tied (e.g. two kept seeds that disagree): the score whose predictions have the
+     highest mean confidence;
   c. still tied: the lower score (the conservative choice).
+Median before confidence: on the demo, choosing the most confident of three split seeds was no
+more often exactly right and further off on average (docs/notes/offline.md).
 """
 
 from __future__ import annotations
@@ -65,8 +69,8 @@ def aggregate_seeds(
         by_score,
         key=lambda s: (
             -len(by_score[s]),
-            -statistics.fmean(by_score[s]),
             abs(s - median),
+            -statistics.fmean(by_score[s]),
             s,
         ),
     )

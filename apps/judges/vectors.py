@@ -1,18 +1,136 @@
 """Item vectors for the offline judge: each idea (with its patent) is embedded once and kept.
 
 Contract used by the run execution:
-    item_vectors(idea_ids) -> {idea_id: 1-D float32 numpy array, L2-normalised}
-computed on first use and stored, recomputed only when the idea's or its patent's text changes.
-The execution passes the mapping to the local backend: get_backend("local", vectors=mapping).
+    item_vectors(idea_ids) -> {idea_id: sparse row}
+a sparse row is a 1 x width ``scipy.sparse.csr_matrix`` (float32, L2-normalised; width = the
+size of its domain's vocabulary, so rows of different domains differ in width and are never
+compared). Computed on first use and stored, recomputed only when the idea's or its patent's
+text changes. The execution only passes the mapping on, unread, to the local backend:
+get_backend("local", vectors=mapping) (which also accepts dense 1-D arrays as values).
+
+How (the representation itself is in apps.judges.item_text): vectors are TF-IDF fitted on ALL
+ideas of a domain, so they are keyed by (model, domain): every stored row carries the
+fingerprint of its domain's texts (``corpus_sha256``). A call renders the texts of the domains
+of the requested ideas (prompting.patent_text + idea_text), and
+- if every requested idea has a row of the current model with the domain's current
+  fingerprint, those rows are decoded and returned (no fitting);
+- otherwise the domain is fitted once and the rows of ALL its ideas are written in one bulk
+  upsert (rows of older representations of those ideas are deleted). So an edited, added or
+  removed idea refits its domain (a fraction of a second for hundreds of ideas), and nothing
+  else ever does.
+Vectors of different domains are never compared (examples come from the target's domain).
+
+Storage (``ItemVector.vector``): the row's nonzero entries, int32 column indices then float32
+values, both little-endian; ``dimensions`` is the row's width. A demo idea has a few hundred
+nonzeros (a few KB), whatever the size of the vocabulary.
 """
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 
 import numpy as np
+from scipy import sparse
+
+from apps.catalog.models import Idea
+from apps.judges.item_text import VECTOR_MODEL, corpus_sha256, fit_item_vectors, text_sha256
+from apps.judges.models import ItemVector
+from apps.judges.prompting import idea_text, patent_text
 
 
-def item_vectors(idea_ids: Iterable[int]) -> dict[int, np.ndarray]:
-    """Placeholder until the offline judge lands: no stored vectors (the backend embeds text)."""
-    return {}
+def _domain_texts(domain_id: int) -> dict[int, tuple[str, str]]:
+    ideas = (
+        Idea.objects.filter(patent__domain_id=domain_id)
+        .select_related("patent")
+        .order_by("id")
+        .only(
+            "id",
+            "title",
+            "description",
+            "implementation",
+            "differentiation",
+            "patent__title",
+            "patent__abstract",
+            "patent__claims",
+        )
+    )
+    return {
+        idea.id: (
+            patent_text(idea.patent.title, idea.patent.abstract, idea.patent.claims),
+            idea_text(idea.title, idea.description, idea.implementation, idea.differentiation),
+        )
+        for idea in ideas
+    }
+
+
+def _encode(row: sparse.csr_matrix) -> bytes:
+    return row.indices.astype("<i4").tobytes() + row.data.astype("<f4").tobytes()
+
+
+def _decode(stored: bytes | memoryview, width: int) -> sparse.csr_matrix:
+    raw = bytes(stored)
+    if len(raw) % 8:
+        raise ValueError(f"stored item vector has {len(raw)} bytes, not a multiple of 8")
+    nonzeros = len(raw) // 8
+    indices = np.frombuffer(raw, dtype="<i4", count=nonzeros).astype(np.int32)
+    values = np.frombuffer(raw, dtype="<f4", offset=4 * nonzeros).astype(np.float32)
+    if nonzeros and (indices.min() < 0 or indices.max() >= width):
+        raise ValueError(f"stored item vector has an index outside its width {width}")
+    return sparse.csr_matrix(
+        (values, indices, np.array([0, nonzeros], dtype=np.int32)), shape=(1, width)
+    )
+
+
+def _refit_domain(texts: dict[int, tuple[str, str]], corpus: str) -> dict[int, sparse.csr_matrix]:
+    ids = sorted(texts)
+    matrix = fit_item_vectors([texts[i] for i in ids])
+    vectors = {idea_id: matrix[n] for n, idea_id in enumerate(ids)}
+    ItemVector.objects.filter(idea_id__in=ids).exclude(model=VECTOR_MODEL).delete()
+    ItemVector.objects.bulk_create(
+        [
+            ItemVector(
+                idea_id=idea_id,
+                model=VECTOR_MODEL,
+                text_sha256=text_sha256(*texts[idea_id]),
+                corpus_sha256=corpus,
+                dimensions=matrix.shape[1],
+                vector=_encode(vectors[idea_id]),
+            )
+            for idea_id in ids
+        ],
+        batch_size=500,
+        update_conflicts=True,
+        unique_fields=["idea", "model"],
+        update_fields=["text_sha256", "corpus_sha256", "dimensions", "vector", "computed_at"],
+    )
+    return vectors
+
+
+def item_vectors(idea_ids: Iterable[int]) -> dict[int, sparse.csr_matrix]:
+    """Stored vectors of these ideas, computing missing or stale ones (module docstring).
+    Unknown idea ids are left out of the result."""
+    wanted = {int(i) for i in idea_ids}
+    if not wanted:
+        return {}
+    by_domain: dict[int, set[int]] = defaultdict(set)
+    for idea_id, domain_id in Idea.objects.filter(id__in=wanted).values_list(
+        "id", "patent__domain_id"
+    ):
+        by_domain[domain_id].add(idea_id)
+    result: dict[int, sparse.csr_matrix] = {}
+    for domain_id, ids in by_domain.items():
+        texts = _domain_texts(domain_id)
+        corpus = corpus_sha256({i: text_sha256(*t) for i, t in texts.items()})
+        rows = {
+            row.idea_id: row
+            for row in ItemVector.objects.filter(
+                idea_id__in=ids, model=VECTOR_MODEL, corpus_sha256=corpus
+            )
+        }
+        if len(rows) == len(ids):
+            result.update({i: _decode(r.vector, r.dimensions) for i, r in rows.items()})
+        else:
+            vectors = _refit_domain(texts, corpus)
+            result.update({i: vectors[i] for i in ids})
+    return result

@@ -10,6 +10,7 @@ import pytest
 
 from apps.catalog.models import Domain
 from apps.judges import selectors, services
+from apps.judges.backends.local import RECOMMENDED_THRESHOLD
 from apps.judges.models import JudgeConfig
 
 pytestmark = pytest.mark.django_db
@@ -29,10 +30,12 @@ def test_personalized_judges_agree_with_their_reviewers_better_than_aggregate_on
     domain = Domain.objects.order_by("key").first()
     configs = [
         JudgeConfig.objects.create(
-            name="agg", kind="aggregate", backend="local", shots=[9], seeds=1
+            name="agg", kind="aggregate", backend="local", shots=[9], seeds=1,
+            confidence_threshold=RECOMMENDED_THRESHOLD,
         ),
         JudgeConfig.objects.create(
-            name="pers", kind="personalized", backend="local", shots=[9], seeds=1
+            name="pers", kind="personalized", backend="local", shots=[9], seeds=1,
+            confidence_threshold=RECOMMENDED_THRESHOLD,
         ),
     ]
     run, _ = services.judge_study_start(

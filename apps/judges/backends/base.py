@@ -135,7 +135,10 @@ def get_backend(name: str, **options: Any) -> JudgeBackend:
     "openai": options base_url, api_key, model, timeout, max_retries, max_reasks (default 4),
     json_mode (send response_format json_object; default False), send_seed (default True),
     backoff_base, backoff_max. Missing ones come from settings LLM_*.
-    "local": optional temperature (softmax temperature over similarities).
+    "local": optional vectors ({idea_id: sparse 1 x width row or dense 1-D unit vector}, from
+    apps.judges.vectors.item_vectors; a request whose target or any example has none is judged
+    on hashed text). Its ``judge_batch(requests)`` judges many requests at once (same replies
+    as ``judge``).
     """
     if name == "local":
         from apps.judges.backends.local import LocalBackend

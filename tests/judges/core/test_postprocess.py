@@ -21,15 +21,16 @@ def test_a_missing_confidence_is_discarded_unless_the_threshold_is_off():
     assert aggregate_seeds([(2, None)], threshold=0).score == 2
 
 
-def test_a_tie_goes_to_the_score_with_the_higher_mean_confidence():
+def test_a_three_way_split_goes_to_the_median_score_even_against_confidence():
+    assert aggregate_seeds([(1, 99), (2, 81), (4, 99)], threshold=80).score == 2
+    # votes 1, 3, 3, 4, 4 -> 3 and 4 tie on votes; median 3 -> 3, although 4 is more confident
+    preds = [(1, 90), (3, 85), (3, 85), (4, 95), (4, 95)]
+    assert aggregate_seeds(preds, threshold=80).score == 3
+
+
+def test_a_tie_equally_far_from_the_median_goes_to_the_higher_mean_confidence_then_the_lower():
     assert aggregate_seeds([(2, 95), (4, 85)], threshold=80).score == 2
     assert aggregate_seeds([(2, 85), (4, 95)], threshold=80).score == 4
-
-
-def test_a_tie_in_confidence_goes_to_the_score_nearest_the_median_then_the_lower():
-    # votes 1, 3, 3, 4, 4 -> 3 and 4 tie on votes and confidence; median 3 -> 3
-    preds = [(1, 90), (3, 90), (3, 90), (4, 90), (4, 90)]
-    assert aggregate_seeds(preds, threshold=80).score == 3
     # 2 and 4 tie everywhere, the median 3 is equally far: the lower wins
     assert aggregate_seeds([(2, 90), (4, 90)], threshold=80).score == 2
 

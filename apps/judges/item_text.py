@@ -1,0 +1,84 @@
+"""Item vectors for the offline judge, the pure part: how (patent, idea) texts become vectors.
+
+One home for the representation both the stored vectors (``apps.judges.vectors``) and the local
+backend's text fallback use. Rows are SPARSE (scipy CSR, float32, L2-normalised): a domain's
+vocabulary has tens of thousands of terms and an item uses a few hundred of them.
+
+- ``fit_item_vectors(items)``: the stored representation, the one issue 7's reference judge
+  uses. ONE TF-IDF over the item's full text (``item_text``: prompting.patent_text + "\\n" +
+  idea_text, the string the LLM judges see), word unigrams and bigrams, English stop words
+  dropped, sublinear tf, L2 norm, no feature cap, fitted on ALL items of one domain, once. The
+  fit depends on the whole domain (IDF, vocabulary), so the vectors of a domain are fitted and
+  stored together, keyed by ``VECTOR_MODEL`` and the domain's corpus fingerprint.
+- ``hash_item_vectors(items)``: the fallback when a request carries no stored vector: the same
+  word features of the same full text hashed into ``HASH_FEATURES`` buckets, sublinear tf, no
+  IDF (IDF needs the domain). Stateless, so a request judged alone and the same request judged
+  in a batch get the same vector.
+
+Why one vector of the whole text (and not the idea weighted over the patent, as tried first):
+docs/notes/offline.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+from scipy import sparse
+from sklearn.feature_extraction.text import HashingVectorizer, TfidfVectorizer
+from sklearn.preprocessing import normalize
+
+VECTOR_MODEL = "tfidf-domain-v2"
+HASH_FEATURES = 2**20
+
+
+def item_text(patent_text: str, idea_text: str) -> str:
+    """The full text of an item, as the judges see it."""
+    return f"{patent_text or ''}\n{idea_text or ''}"
+
+
+def text_sha256(patent_text: str, idea_text: str) -> str:
+    """Fingerprint of an item's rendered text (prompting.patent_text + idea_text)."""
+    return hashlib.sha256(item_text(patent_text, idea_text).encode()).hexdigest()
+
+
+def corpus_sha256(shas: Mapping[int, str]) -> str:
+    """Fingerprint of a domain's items (idea id and text): changes when any item changes, is
+    added or removed, which is when a domain-fitted vectorizer must be refitted."""
+    digest = hashlib.sha256()
+    for idea_id in sorted(shas):
+        digest.update(f"{idea_id}:{shas[idea_id]};".encode())
+    return digest.hexdigest()
+
+
+def fit_item_vectors(items: Sequence[tuple[str, str]]) -> sparse.csr_matrix:
+    """Sparse rows (float32, L2-normalised; the row of an item with no terms is empty) for
+    (patent, idea) texts, fitted on these items together: pass every item of one domain."""
+    if not items:
+        return sparse.csr_matrix((0, 1), dtype=np.float32)
+    vectorizer = TfidfVectorizer(ngram_range=(1, 2), stop_words="english", sublinear_tf=True)
+    try:
+        matrix = vectorizer.fit_transform([item_text(p, i) for p, i in items])
+    except ValueError:  # every text empty or only stop words: no features, empty rows
+        return sparse.csr_matrix((len(items), 1), dtype=np.float32)
+    return sparse.csr_matrix(matrix, dtype=np.float32)
+
+
+_HASHER = HashingVectorizer(
+    n_features=HASH_FEATURES,
+    ngram_range=(1, 2),
+    stop_words="english",
+    alternate_sign=False,
+    norm=None,
+    dtype=np.float64,
+)
+
+
+def hash_item_vectors(items: Sequence[tuple[str, str]]) -> sparse.csr_matrix:
+    """Stateless fallback rows (sparse, float32, L2-normalised) for (patent, idea) texts."""
+    if not items:
+        return sparse.csr_matrix((0, HASH_FEATURES), dtype=np.float32)
+    counts = _HASHER.transform([item_text(p, i) for p, i in items]).tocsr()
+    counts.data = 1.0 + np.log(counts.data)  # sublinear tf, as the TF-IDF
+    return sparse.csr_matrix(normalize(counts), dtype=np.float32)

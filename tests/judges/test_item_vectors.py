@@ -1,0 +1,75 @@
+"""Stored item vectors (apps.judges.vectors): computed once per domain, reused, refitted when
+an idea's text changes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse.linalg  # noqa: F401  (sparse.linalg.norm)
+from scipy import sparse
+
+from apps.judges.item_text import VECTOR_MODEL
+from apps.judges.models import ItemVector
+from apps.judges.vectors import item_vectors
+from tests.judges.helpers import make_ideas
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_stores_unit_vectors_for_every_idea_of_the_domain_once(domain):
+    ideas = make_ideas(domain, 6)
+    vectors = item_vectors([ideas[0].id, ideas[1].id])
+    assert set(vectors) == {ideas[0].id, ideas[1].id}
+    width = vectors[ideas[0].id].shape[1]
+    for vector in vectors.values():
+        # Sparse rows of the domain's vocabulary, stored as their nonzeros only.
+        assert sparse.issparse(vector) and vector.shape == (1, width)
+        assert vector.dtype == np.float32 and 0 < vector.nnz < width
+        assert sparse.linalg.norm(vector) == pytest.approx(1.0, abs=1e-5)
+    row = ItemVector.objects.get(idea=ideas[0])
+    assert row.dimensions == width and len(bytes(row.vector)) == 8 * vectors[ideas[0].id].nnz
+    # The whole domain was fitted and stored together, under the current model name.
+    assert ItemVector.objects.filter(model=VECTOR_MODEL).count() == 6
+    stamps = dict(ItemVector.objects.values_list("idea_id", "computed_at"))
+
+    again = item_vectors([i.id for i in ideas])
+    assert set(again) == {i.id for i in ideas}
+    assert (again[ideas[0].id] != vectors[ideas[0].id]).nnz == 0
+    # Nothing was recomputed: every row kept its timestamp.
+    assert dict(ItemVector.objects.values_list("idea_id", "computed_at")) == stamps
+
+
+def test_it_recomputes_the_domain_when_an_idea_text_changes(domain):
+    ideas = make_ideas(domain, 5)
+    before = item_vectors([i.id for i in ideas])
+    old_sha = ItemVector.objects.get(idea=ideas[2]).text_sha256
+    ideas[2].description = "A completely different product: drones that paint bridges."
+    ideas[2].save()
+
+    after = item_vectors([ideas[2].id, ideas[0].id])
+    row = ItemVector.objects.get(idea=ideas[2])
+    assert row.text_sha256 != old_sha
+    old_vector, new_vector = before[ideas[2].id], after[ideas[2].id]
+    assert old_vector.shape != new_vector.shape or (old_vector != new_vector).nnz > 0
+    # The domain was refitted together: every row carries the new corpus fingerprint.
+    assert ItemVector.objects.values("corpus_sha256").distinct().count() == 1
+
+
+def test_it_ignores_unknown_ideas_and_empty_requests(domain):
+    ideas = make_ideas(domain, 2)
+    assert item_vectors([]) == {}
+    assert set(item_vectors([ideas[0].id, 999_999])) == {ideas[0].id}
+
+
+def test_it_replaces_rows_of_an_older_representation_when_it_fits_the_domain(domain):
+    ideas = make_ideas(domain, 3)
+    ItemVector.objects.create(
+        idea=ideas[0],
+        model="tfidf-domain-v1",
+        text_sha256="x",
+        corpus_sha256="y",
+        dimensions=2,
+        vector=np.zeros(2, "<f4").tobytes(),
+    )
+    item_vectors([ideas[0].id])
+    assert set(ItemVector.objects.values_list("model", flat=True)) == {VECTOR_MODEL}
