@@ -186,9 +186,11 @@ JUDGE_RECLAIM_SECONDS = env.int("JUDGE_RECLAIM_SECONDS", default=30)
 # (add workers to go faster). Local runs are one chunk: they are judged in vectorised batches.
 JUDGE_LLM_CHUNK_CALLS = env.int("JUDGE_LLM_CHUNK_CALLS", default=64)
 # Per-seed predictions below a configuration's confidence threshold are discarded. Default for
-# new local configurations: 0 keeps every prediction (>= 90 % coverage is required, and the
-# local judge's confidences are calibrated empirically, shown, and filtered by the reader).
-JUDGE_LOCAL_CONFIDENCE_THRESHOLD = env.int("JUDGE_LOCAL_CONFIDENCE_THRESHOLD", default=0)
+# new local configurations: 21, the lowest value that still discards the local zero-shot guess
+# (its confidence is capped at 20: it has no evidence); few-shot confidences are calibrated on
+# leave-one-out results and keep 100 % coverage on the demo (apps/judges/backends/local.py,
+# RECOMMENDED_THRESHOLD; docs/judges.md).
+JUDGE_LOCAL_CONFIDENCE_THRESHOLD = env.int("JUDGE_LOCAL_CONFIDENCE_THRESHOLD", default=21)
 # LLM configurations: the paper's threshold (Dong et al. 2024).
 JUDGE_LLM_CONFIDENCE_THRESHOLD = env.int("JUDGE_LLM_CONFIDENCE_THRESHOLD", default=80)
 

@@ -8,7 +8,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('catalog', '0002_initial'),
-        ('judges', '0003_prediction_response_mode'),
+        ('judges', '0004_run_plans_leases_schedule_debounce_calibration'),
     ]
 
     operations = [
