@@ -12,6 +12,8 @@ from apps.judges.services import (
     judge_run_fail,
     judge_runs_schedule,
 )
+from apps.judges.services.alignment import TASK_NAME as ALIGNMENT_TASK_NAME
+from apps.judges.services.alignment import alignment_snapshot_compute
 
 
 @shared_task(name="judges.judge_run_execute", bind=True, max_retries=20, default_retry_delay=30)
@@ -41,3 +43,10 @@ def judge_runs_schedule_task(
         countdown=countdown,
         changed_at=datetime.fromisoformat(changed_at) if changed_at else None,
     )
+
+
+# Sent by name to the default queue (services.alignment._enqueue): seconds, not minutes.
+@shared_task(name=ALIGNMENT_TASK_NAME, acks_late=True)
+def alignment_snapshot_compute_task(snapshot_id: int) -> str:
+    """Thin: the service claims the snapshot, so a redelivered message does nothing twice."""
+    return alignment_snapshot_compute(snapshot_id=snapshot_id).status

@@ -133,6 +133,9 @@ CELERY_TASK_ROUTES = {"judges.*": {"queue": "judges"}}
 # Seconds automatic judge runs wait after a rating change, so a burst lands in one run
 # (bin/demo sets 0 for its initial import, where there is no burst to wait for).
 JUDGE_DEBOUNCE_SECONDS = env.int("JUDGE_DEBOUNCE_SECONDS", default=30)
+# Seconds between the first judge run of a burst finishing and the alignment snapshot that reads
+# the burst (apps/judges/services/alignment.py); one computation per scope per burst.
+ALIGNMENT_DEBOUNCE_SECONDS = env.int("ALIGNMENT_DEBOUNCE_SECONDS", default=5)
 
 # LLM endpoint used by judges configured with the "openai" backend.
 LLM_BASE_URL = env("LLM_BASE_URL", default="")
