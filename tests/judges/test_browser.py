@@ -15,7 +15,7 @@ from apps.catalog.models import Domain
 from apps.judges import services
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
 from tests.factories import PASSWORD
-from tests.judges.helpers import small_configs
+from tests.judges.helpers import compute_alignment, small_configs
 
 # serialized_rollback keeps the migration's PBIG rubric for the tests after these ones.
 pytestmark = [
@@ -42,6 +42,8 @@ def _evaluate(domain, reviewers, configs, dimensions) -> None:
                 enqueue=False,
             )
             services.judge_run_execute(run_id=run.id)
+    # The pages read stored snapshots; compute them here as the worker would.
+    compute_alignment()
 
 
 def test_a_manager_sees_the_alignment_charts_drawn_and_a_reviewer_only_their_own_judge(

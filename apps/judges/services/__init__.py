@@ -39,6 +39,7 @@ from apps.catalog.models import Domain
 from apps.core.errors import ApplicationError, FieldError, NotFound, PermissionDenied
 from apps.judges import selectors
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeHistory, JudgePrediction, JudgeRun
+from apps.judges.services.alignment import alignment_runs_finished
 from apps.screening.models import Dimension
 
 log = logging.getLogger(__name__)
@@ -1180,6 +1181,9 @@ def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
     )
     if n:
         _history_status(run, JudgeRun.Status.RUNNING, status, note=error[:500])
+        # The contract with the alignment snapshots (the runs branch's execution module makes
+        # the same call; at merge keep that one).
+        transaction.on_commit(lambda: alignment_runs_finished(run_ids=[run.id]))
     return bool(n)
 
 
