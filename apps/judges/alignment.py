@@ -286,19 +286,19 @@ def verdict(
         and low >= VERDICT_WELL_LOWER
         and coverage >= VERDICT_MIN_COVERAGE
     ):
-        level, why = "well", f"alpha {alpha_value:.2f}, interval above {VERDICT_WELL_LOWER}"
+        level, why = "well", f"alpha and its interval above {VERDICT_WELL_LOWER}"
     elif alpha_value >= VERDICT_PARTLY_ALPHA:
         level = "partly"
         if coverage < VERDICT_MIN_COVERAGE:
-            why = f"alpha {alpha_value:.2f}, but it keeps a prediction for only {coverage:.0%}"
+            why = f"keeps a prediction for only {coverage:.0%} of the items"
         elif alpha_value >= VERDICT_WELL_ALPHA and low is None:
-            why = f"alpha {alpha_value:.2f}, but its interval is undefined"
+            why = "its interval is undefined"
         elif alpha_value >= VERDICT_WELL_ALPHA:
-            why = f"alpha {alpha_value:.2f}, but the interval reaches down to {low:.2f}"
+            why = f"the interval reaches down to {low:.2f}"
         else:
-            why = f"alpha {alpha_value:.2f} (below {VERDICT_WELL_ALPHA})"
+            why = f"alpha below {VERDICT_WELL_ALPHA}"
     else:
-        level, why = "not_yet", f"alpha {alpha_value:.2f} (below {VERDICT_PARTLY_ALPHA})"
+        level, why = "not_yet", f"alpha below {VERDICT_PARTLY_ALPHA}"
     return {**base, "level": level, "label": VERDICT_LABELS[level], "reason": why}
 
 

@@ -77,7 +77,7 @@ def test_the_verdict_is_well_only_with_a_high_alpha_a_tight_interval_and_coverag
     wide = alignment.verdict(alpha_value=0.8, low=0.2, high=0.95, n=20, coverage=0.95)
     assert wide["level"] == "partly" and "interval" in wide["reason"]
     sparse = alignment.verdict(alpha_value=0.8, low=0.6, high=0.9, n=20, coverage=0.5)
-    assert sparse["level"] == "partly" and "50%" in sparse["reason"]
+    assert sparse["level"] == "partly" and "only 50%" in sparse["reason"]
 
 
 def test_the_verdict_thresholds_sit_where_the_docs_say():
