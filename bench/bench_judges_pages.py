@@ -1,4 +1,4 @@
-"""Benchmark: judge pages read stored alignment snapshots, at demo size and at 1,000,000 predictions.
+"""Benchmark: judge pages on stored alignment snapshots, at demo size and 1,000,000 predictions.
 
     .venv/bin/python bench/bench_judges_pages.py [--sizes demo,1m] [--page-runs 9]
 
@@ -22,7 +22,6 @@ Targets: warm /judges/ under 300 ms at demo size and under 500 ms at 1m.
 from __future__ import annotations
 
 import argparse
-import io
 import os
 import statistics
 import sys
@@ -263,7 +262,9 @@ def bench_size(name: str, page_runs: int) -> None:
     print(f"\n== {name}: {counts} (built in {t_build:.1f} s)")
     run_ids = selectors.report_run_ids(source="auto")
     _, t_ref = timed(lambda: selectors.alignment_report(run_ids=run_ids))
-    print(f"reference, alignment computed in the request (old GET /judges/): {t_ref * 1000:9.0f} ms")
+    print(
+        f"reference, alignment computed in the request (old GET /judges/): {t_ref * 1000:9.0f} ms"
+    )
     snapshot = AlignmentSnapshot.objects.create(scope="auto")
     snapshot, t_snap = timed(lambda: alignment_snapshot_compute(snapshot_id=snapshot.id))
     assert snapshot.status == "done", snapshot.error

@@ -11,6 +11,13 @@ Definitions follow SPEC "Metrics" and paper 001 section 5:
   (each median within itself, over the same items) and top-50% overlap (share of the reviewer's
   items at or above their median that the judge also puts at or above its own median), averaged
   over reviewers;
+  a reviewer whose judge predictions (or own scores) are constant or nearly so (one value on
+  >= 90 % of the items) has no such sets: their coarse metrics are undefined, with the reason;
+- coverage: targets where the judge kept a prediction over all targets (alpha is over those);
+- verdict: "well" / "partly" / "not_yet" from alpha, its bootstrap interval, n and coverage
+  (thresholds below, documented in docs/judges.md);
+- coverage-accuracy: as the confidence threshold moves, the share of predictions kept and the
+  share of those exactly right;
 - discard rate: predictions discarded for low confidence over predictions that returned a score;
 - reasoning structure: per reviewer pair with shared items, agreement (mean alpha over shared
   dimensions) against the cosine similarity of their judges' reasons on the same items.

@@ -71,9 +71,7 @@ def test_a_burst_of_finished_runs_queues_one_snapshot_per_scope(
     assert len(sent) == 2  # one task per scope, sent after commit
 
 
-def test_computing_a_snapshot_twice_changes_nothing_the_second_time(
-    domain, two_reviewers_history
-):
+def test_computing_a_snapshot_twice_changes_nothing_the_second_time(domain, two_reviewers_history):
     rita, _, _ = two_reviewers_history
     _loo(domain, rita, small_configs())
     snapshot = AlignmentSnapshot.objects.get(scope="auto", status="queued")
@@ -175,4 +173,6 @@ def test_my_judge_shows_a_plain_verdict_with_n_and_an_interval(client, evaluated
     assert re.search(r"reproduces well|partly|not yet", page)
     assert re.search(r"n=\d+", page)
     mine = client.get(reverse("judges-api-my-alignment")).json()
-    assert mine["verdicts"] and {"level", "n", "low", "high", "coverage"} <= set(mine["verdicts"][0])
+    assert mine["verdicts"] and {"level", "n", "low", "high", "coverage"} <= set(
+        mine["verdicts"][0]
+    )

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 from django.utils import timezone
 
@@ -11,6 +14,12 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.django_db(transaction=True, serialized_rollback=True),
 ]
+
+
+def _shot(page, name: str) -> None:
+    directory = os.environ.get("JUDGE_SCREENSHOTS_DIR")
+    if directory:
+        page.screenshot(path=str(Path(directory) / f"run-{name}.png"), full_page=True)
 
 
 def test_the_run_page_changes_from_running_to_done_without_a_reload(page, login, manager, domain):
@@ -28,6 +37,7 @@ def test_the_run_page_changes_from_running_to_done_without_a_reload(page, login,
     assert page.locator("#run-status-pill").inner_text() == "Running"
     assert "1 running" in page.locator("[data-testid=judge-work]").first.inner_text()
     page.evaluate("window.__samePage = true")
+    _shot(page, "running")
 
     # What the worker does when the run finishes (here without one: the page is under test).
     JudgeRun.objects.filter(id=run.id).update(status="done", done=10, finished_at=timezone.now())
@@ -38,3 +48,4 @@ def test_the_run_page_changes_from_running_to_done_without_a_reload(page, login,
     assert page.locator("#run-progress").inner_text().startswith("10 / 10")
     assert page.locator("#run-status[hx-trigger]").count() == 0  # polling stopped
     assert "No judge work waiting" in page.locator("[data-testid=judge-work]").first.inner_text()
+    _shot(page, "done")
