@@ -249,7 +249,7 @@ def median_get(client, url: str, runs: int) -> float:  # type: ignore[no-untyped
     return statistics.median(times)
 
 
-def bench_size(name: str, page_runs: int) -> None:
+def bench_size(name: str, page_runs: int, *, reuse: bool, reference: bool) -> None:
     from django.test import Client
 
     from apps.accounts.models import User
@@ -257,11 +257,19 @@ def bench_size(name: str, page_runs: int) -> None:
     from apps.judges.models import AlignmentSnapshot, JudgeRun
     from apps.judges.services.alignment import alignment_snapshot_compute
 
+    from apps.judges.models import JudgePrediction
+
     n_reviewers, per_reviewer = SIZES[name]
-    counts, t_build = timed(lambda: build(n_reviewers, per_reviewer))
-    print(f"\n== {name}: {counts} (built in {t_build:.1f} s)")
+    expected = n_reviewers * per_reviewer * 6 * len(SWEEP) * SEEDS
+    if reuse and JudgePrediction.objects.count() == expected:
+        print(f"\n== {name}: reusing the {expected:,} stored predictions")
+    else:
+        counts, t_build = timed(lambda: build(n_reviewers, per_reviewer))
+        print(f"\n== {name}: {counts} (built in {t_build:.1f} s)")
+    AlignmentSnapshot.objects.all().delete()
     run_ids = selectors.report_run_ids(source="auto")
-    _, t_ref = timed(lambda: selectors.alignment_report(run_ids=run_ids))
+    if reference:
+        _, t_ref = timed(lambda: selectors.alignment_report(run_ids=run_ids))
     print(
         f"reference, alignment computed in the request (old GET /judges/): {t_ref * 1000:9.0f} ms"
     )
@@ -290,12 +298,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="demo,1m")
     parser.add_argument("--page-runs", type=int, default=9)
+    parser.add_argument("--reuse", action="store_true", help="keep a data set of the same size")
+    parser.add_argument(
+        "--no-reference", action="store_true", help="skip the in-request computation (slow at 1m)"
+    )
     args = parser.parse_args()
     ensure_database()
     setup_django()
     print(f"database {BENCH_URL}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     for name in args.sizes.split(","):
-        bench_size(name.strip(), args.page_runs)
+        bench_size(name.strip(), args.page_runs, reuse=args.reuse, reference=not args.no_reference)
 
 
 if __name__ == "__main__":

@@ -512,3 +512,13 @@ def reasoning_structure(
         )
     out.sort(key=lambda r: _kind_pos(r["kind"]))
     return out
+
+
+def sample_points(points: list[dict[str, Any]], *, limit: int) -> list[dict[str, Any]]:
+    """At most `limit` points, evenly spaced along agreement: a readable scatter of the same
+    shape (the statistics stay computed over every point)."""
+    if len(points) <= limit:
+        return points
+    ordered = sorted(points, key=lambda p: (p["agreement"], p["reviewer_a"], p["reviewer_b"]))
+    picks = np.linspace(0, len(ordered) - 1, limit).round().astype(int)
+    return [ordered[i] for i in dict.fromkeys(int(i) for i in picks)]

@@ -280,7 +280,8 @@ class AlignmentSnapshot(models.Model):
     `result` holds what the dashboard draws (curves with coverage, coarse alignment, discard
     rates, reasoning, coverage-accuracy curves, models, case ideas); `per_reviewer` holds each
     reviewer's own rows and verdicts under the key "r<id>", read one key at a time by
-    "My judge" so the dashboard never loads it.
+    "My judge" so the dashboard never loads it; `reasoning_points` holds the full reasoning
+    scatter, read only by its CSV.
     """
 
     class Status(models.TextChoices):
@@ -299,6 +300,9 @@ class AlignmentSnapshot(models.Model):
     n_predictions = models.PositiveIntegerField(default=0)
     result = models.JSONField(null=True, blank=True)
     per_reviewer = models.JSONField(null=True, blank=True)
+    # Every reviewer-pair point of the reasoning structure, per configuration (grows with the
+    # square of the reviewers); `result` keeps a sample for the chart, the CSV reads these.
+    reasoning_points = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     computed_at = models.DateTimeField(null=True, blank=True)

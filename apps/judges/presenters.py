@@ -23,6 +23,8 @@ from apps.screening.models import Rating
 KIND_LABELS = dict(JudgeConfig.Kind.choices)
 KIND_COLOURS = {"zero_shot": "#8a94a6", "aggregate": "#d9822b", "personalized": "#2f6fde"}
 PREDICTIONS_SHOWN = 500
+# Reviewers in the dashboard's verdict table (the summary counts and the CSV cover everyone).
+VERDICT_ROWS_SHOWN = 40
 
 
 def _order(names: dict[str, str]) -> Any:
@@ -206,8 +208,20 @@ def alignment_table(curve: list[dict[str, Any]]) -> list[dict[str, Any]]:
 CSV_TABLES = ("curve", "coarse", "discard", "reasoning", "verdicts", "coverage")
 
 
-def csv_table(table: str, result: dict[str, Any]) -> tuple[str, list[str], list[list[Any]]]:
-    """(filename, header, rows) of one alignment CSV, from a stored snapshot's result."""
+def alignment_csv(*, table: str, scope: str) -> tuple[str, list[str], list[list[Any]]]:
+    """One alignment CSV from the newest stored snapshot of the scope (empty when none)."""
+    snapshot = selectors.alignment_snapshot_latest(scope=scope, with_points=table == "reasoning")
+    if snapshot is None:
+        return csv_table(table, {})
+    points = snapshot.reasoning_points if table == "reasoning" else None
+    return csv_table(table, snapshot.result or {}, reasoning_points=points)
+
+
+def csv_table(
+    table: str, result: dict[str, Any], *, reasoning_points: list[dict[str, Any]] | None = None
+) -> tuple[str, list[str], list[list[Any]]]:
+    """(filename, header, rows) of one alignment CSV, from a stored snapshot's result; the
+    reasoning CSV takes every point (`reasoning_points`), not the chart's sample."""
     models = model_labels(result)
     if table == "curve":
         return (
@@ -274,6 +288,8 @@ def csv_table(table: str, result: dict[str, Any]) -> tuple[str, list[str], list[
             ],
         )
     if table == "reasoning":
+        pearson = {r["kind"]: r["pearson_r"] for r in result.get("reasoning", [])}
+        full = reasoning_points if reasoning_points is not None else result.get("reasoning", [])
         return (
             "judge-reasoning.csv",
             [
@@ -295,9 +311,9 @@ def csv_table(table: str, result: dict[str, Any]) -> tuple[str, list[str], list[
                     p["agreement"],
                     p["similarity"],
                     p["n_items"],
-                    r["pearson_r"],
+                    pearson.get(r["kind"]),
                 ]
-                for r in result.get("reasoning", [])
+                for r in full
                 for p in r["points"]
             ],
         )
@@ -407,6 +423,17 @@ def alignment_page(*, user: User, domain: Domain | None, source: str) -> dict[st
     discard_domains, discard_rows = discard_matrix(result.get("discard", []), names)
     coarse = coarse_rows(result.get("coarse", []), names)
     verdict_dims, verdict_rows = verdict_table(result.get("verdicts", []), names)
+    verdict_counts = [
+        {
+            "name": name,
+            **{
+                level: sum(1 for v in result.get("verdicts", []) if v["dimension"] == key
+                           and v["level"] == level)
+                for level in ("well", "partly", "not_yet")
+            },
+        }
+        for key, name in verdict_dims
+    ]  # fmt: skip
     gaps = [g for g in selectors.history_gaps() if g["missing"] and g["n"]]
     return {
         "domains": Domain.objects.order_by("name"),
@@ -430,7 +457,9 @@ def alignment_page(*, user: User, domain: Domain | None, source: str) -> dict[st
         ],
         "coverage_charts": coverage_charts(result, models),
         "verdict_dims": verdict_dims,
-        "verdict_rows": verdict_rows,
+        "verdict_rows": verdict_rows[:VERDICT_ROWS_SHOWN],
+        "n_verdict_rows": len(verdict_rows),
+        "verdict_counts": verdict_counts,
         "kinds": list(KIND_LABELS.items()),
         "gaps": gaps[:12],
         "n_gaps": len(gaps),

@@ -589,15 +589,13 @@ def domain_by_key(key: str | None) -> Domain | None:
     return Domain.objects.filter(key=key).first() if key else None
 
 
-# Everything except the per-reviewer section: the dashboard reads one small row.
-_SUMMARY_ONLY = ("per_reviewer",)
-
-
-def alignment_snapshot_latest(*, scope: str) -> AlignmentSnapshot | None:
-    """The newest computed snapshot of a scope (without its per-reviewer section)."""
+def alignment_snapshot_latest(*, scope: str, with_points: bool = False) -> AlignmentSnapshot | None:
+    """The newest computed snapshot of a scope, without its per-reviewer section and (unless
+    asked) without the full reasoning points: the dashboard reads one small row."""
+    deferred = ["per_reviewer"] if with_points else ["per_reviewer", "reasoning_points"]
     return (
         AlignmentSnapshot.objects.filter(scope=scope, status=AlignmentSnapshot.Status.DONE)
-        .defer(*_SUMMARY_ONLY)
+        .defer(*deferred)
         .order_by("-computed_at", "-id")
         .first()
     )
@@ -610,7 +608,7 @@ def alignment_snapshot_pending(*, scope: str) -> AlignmentSnapshot | None:
             scope=scope,
             status__in=[AlignmentSnapshot.Status.QUEUED, AlignmentSnapshot.Status.RUNNING],
         )
-        .defer("result", "per_reviewer")
+        .defer("result", "per_reviewer", "reasoning_points")
         .order_by("-created_at")
         .first()
     )
@@ -620,7 +618,7 @@ def alignment_snapshot_failure(*, scope: str, after: Any = None) -> AlignmentSna
     qs = AlignmentSnapshot.objects.filter(scope=scope, status=AlignmentSnapshot.Status.FAILED)
     if after is not None:
         qs = qs.filter(created_at__gt=after)
-    return qs.defer("result", "per_reviewer").order_by("-created_at").first()
+    return qs.defer("result", "per_reviewer", "reasoning_points").order_by("-created_at").first()
 
 
 def alignment_snapshot_is_stale(snapshot: AlignmentSnapshot) -> bool:
@@ -648,7 +646,9 @@ def reviewer_alignment(*, reviewer_id: int) -> tuple[AlignmentSnapshot | None, d
     )
     if row is None:
         return None, {}
-    snapshot = AlignmentSnapshot.objects.defer("result", "per_reviewer").get(id=row["id"])
+    snapshot = AlignmentSnapshot.objects.defer("result", "per_reviewer", "reasoning_points").get(
+        id=row["id"]
+    )
     return snapshot, row[f"per_reviewer__{key}"] or {}
 
 
@@ -671,7 +671,9 @@ def run_alignment_rows(run: JudgeRun) -> tuple[AlignmentSnapshot | None, list[di
     )
     if row is None:
         return None, []
-    snapshot = AlignmentSnapshot.objects.defer("result", "per_reviewer").get(id=row["id"])
+    snapshot = AlignmentSnapshot.objects.defer("result", "per_reviewer", "reasoning_points").get(
+        id=row["id"]
+    )
     section = row[f"per_reviewer__{key}"] or {}
     dims = set(run.dimensions or [])
     return snapshot, [r for r in section.get("curve", []) if not dims or r["dimension"] in dims]

@@ -18,7 +18,7 @@ from apps.accounts.permissions import role_required
 from apps.catalog.models import Idea
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
-from apps.judges import presenters, selectors, services
+from apps.judges import presenters, services
 from apps.judges.forms import AlignmentFilterForm, PredictionFilterForm, StudyForm
 from apps.judges.models import LOCAL_LABEL, JudgeRun
 from apps.judges.services.alignment import alignment_request_recompute
@@ -41,8 +41,7 @@ def alignment_csv(request: HttpRequest, table: str) -> HttpResponse:
         raise Http404("Unknown table")
     domain, source = AlignmentFilterForm(request.GET).choice()
     scope = presenters.scope_for_source(source=source, domain_key=domain.key if domain else None)
-    snapshot = selectors.alignment_snapshot_latest(scope=scope)
-    filename, header, rows = presenters.csv_table(table, snapshot.result if snapshot else {})
+    filename, header, rows = presenters.alignment_csv(table=table, scope=scope)
     return csv_response(filename, header, rows)
 
 

@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from apps.core.errors import ApplicationError, NotFound, PermissionDenied
 from apps.judges import selectors
+from apps.judges.alignment import sample_points
 from apps.judges.models import AlignmentSnapshot, JudgeRun
 
 logger = logging.getLogger(__name__)
@@ -43,6 +44,8 @@ AUTO_SCOPE = "auto"
 QUEUED_TIMEOUT = dt.timedelta(minutes=15)
 # Finished snapshots kept per scope (older ones are deleted after each computation).
 KEEP_SNAPSHOTS = 5
+# Reasoning-scatter points kept in `result` per configuration (the CSV has them all).
+REASONING_SHOWN = 300
 
 
 def scope_for_source(*, source: str, domain_key: str | None = None) -> str:
@@ -178,6 +181,17 @@ def alignment_snapshot_compute(*, snapshot_id: int) -> AlignmentSnapshot:
         latest = JudgeRun.objects.filter(id__in=run_ids).aggregate(m=Max("finished_at"))["m"]
         report = selectors.alignment_report(run_ids=run_ids, by_reviewer=True)
         per_reviewer = report.pop("per_reviewer", {})
+        points = [
+            {"kind": r["kind"], "k": r["k"], "points": r["points"]} for r in report["reasoning"]
+        ]
+        report["reasoning"] = [
+            {
+                **r,
+                "n_points": len(r["points"]),
+                "points": sample_points(r["points"], limit=REASONING_SHOWN),
+            }
+            for r in report["reasoning"]
+        ]
         AlignmentSnapshot.objects.filter(id=snapshot_id).update(
             status=AlignmentSnapshot.Status.DONE,
             run_ids=run_ids,
@@ -186,6 +200,7 @@ def alignment_snapshot_compute(*, snapshot_id: int) -> AlignmentSnapshot:
             n_predictions=report.get("n_predictions", 0),
             result=report,
             per_reviewer=per_reviewer,
+            reasoning_points=points,
             computed_at=timezone.now(),
             duration_ms=int((time.perf_counter() - started) * 1000),
             error="",
