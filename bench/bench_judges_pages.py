@@ -254,10 +254,8 @@ def bench_size(name: str, page_runs: int, *, reuse: bool, reference: bool) -> No
 
     from apps.accounts.models import User
     from apps.judges import selectors
-    from apps.judges.models import AlignmentSnapshot, JudgeRun
+    from apps.judges.models import AlignmentSnapshot, JudgePrediction, JudgeRun
     from apps.judges.services.alignment import alignment_snapshot_compute
-
-    from apps.judges.models import JudgePrediction
 
     n_reviewers, per_reviewer = SIZES[name]
     expected = n_reviewers * per_reviewer * 6 * len(SWEEP) * SEEDS
