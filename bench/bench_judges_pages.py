@@ -268,19 +268,18 @@ def bench_size(name: str, page_runs: int, *, reuse: bool, reference: bool) -> No
     run_ids = selectors.report_run_ids(source="auto")
     if reference:
         _, t_ref = timed(lambda: selectors.alignment_report(run_ids=run_ids))
-    print(
-        f"reference, alignment computed in the request (old GET /judges/): {t_ref * 1000:9.0f} ms"
-    )
+        print(f"reference, alignment computed in the request (old GET /judges/): {t_ref:9.1f} s")
     snapshot = AlignmentSnapshot.objects.create(scope="auto")
     snapshot, t_snap = timed(lambda: alignment_snapshot_compute(snapshot_id=snapshot.id))
     assert snapshot.status == "done", snapshot.error
-    print(f"snapshot computed by the task (once per burst of runs):        {t_snap * 1000:9.0f} ms")
+    print(f"snapshot computed by the task (once per burst of runs):        {t_snap:9.1f} s")
     manager = Client()
     manager.force_login(User.objects.get(username="bench-manager"))
     reviewer = Client()
     reviewer.force_login(User.objects.filter(role="reviewer").order_by("id").first())
     run_id = JudgeRun.objects.order_by("id").values_list("id", flat=True).first()
     for label, client, url in [
+        ("/healthz (reference: no judge work)", manager, "/healthz"),
         ("/judges/", manager, "/judges/"),
         ("/judges/export/curve.csv", manager, "/judges/export/curve.csv"),
         ("/judges/export/verdicts.csv", manager, "/judges/export/verdicts.csv"),

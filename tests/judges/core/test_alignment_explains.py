@@ -113,3 +113,14 @@ def test_the_coverage_accuracy_curve_moves_with_the_threshold():
     assert points[80]["coverage"] == 0.4 and points[80]["accuracy"] == 1.0
     none = alignment.coverage_accuracy(preds, thresholds=[95])[0]
     assert none["coverage"] == 0.0 and none["accuracy"] is None
+
+
+def test_a_sample_of_the_reasoning_scatter_spans_the_whole_agreement_range():
+    points = [
+        {"agreement": i / 100, "similarity": 0.5, "reviewer_a": f"a{i}", "reviewer_b": "b"}
+        for i in range(100)
+    ]
+    sample = alignment.sample_points(points, limit=10)
+    assert len(sample) == 10
+    assert sample[0]["agreement"] == 0.0 and sample[-1]["agreement"] == 0.99
+    assert alignment.sample_points(points[:5], limit=10) == points[:5]
