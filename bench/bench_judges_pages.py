@@ -259,20 +259,24 @@ def bench_size(name: str, page_runs: int, *, reuse: bool, reference: bool) -> No
 
     n_reviewers, per_reviewer = SIZES[name]
     expected = n_reviewers * per_reviewer * 6 * len(SWEEP) * SEEDS
-    if reuse and JudgePrediction.objects.count() == expected:
+    reused = reuse and JudgePrediction.objects.count() == expected
+    if reused:
         print(f"\n== {name}: reusing the {expected:,} stored predictions")
     else:
         counts, t_build = timed(lambda: build(n_reviewers, per_reviewer))
         print(f"\n== {name}: {counts} (built in {t_build:.1f} s)")
-    AlignmentSnapshot.objects.all().delete()
     run_ids = selectors.report_run_ids(source="auto")
     if reference:
         _, t_ref = timed(lambda: selectors.alignment_report(run_ids=run_ids))
         print(f"reference, alignment computed in the request (old GET /judges/): {t_ref:9.1f} s")
-    snapshot = AlignmentSnapshot.objects.create(scope="auto")
-    snapshot, t_snap = timed(lambda: alignment_snapshot_compute(snapshot_id=snapshot.id))
-    assert snapshot.status == "done", snapshot.error
-    print(f"snapshot computed by the task (once per burst of runs):        {t_snap:9.1f} s")
+    if reused and AlignmentSnapshot.objects.filter(scope="auto", status="done").exists():
+        print("snapshot: reusing the stored one (drop --reuse to time its computation)")
+    else:
+        AlignmentSnapshot.objects.all().delete()
+        snapshot = AlignmentSnapshot.objects.create(scope="auto")
+        snapshot, t_snap = timed(lambda: alignment_snapshot_compute(snapshot_id=snapshot.id))
+        assert snapshot.status == "done", snapshot.error
+        print(f"snapshot computed by the task (once per burst of runs):        {t_snap:9.1f} s")
     manager = Client()
     manager.force_login(User.objects.get(username="bench-manager"))
     reviewer = Client()

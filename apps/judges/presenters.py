@@ -24,7 +24,7 @@ KIND_LABELS = dict(JudgeConfig.Kind.choices)
 KIND_COLOURS = {"zero_shot": "#8a94a6", "aggregate": "#d9822b", "personalized": "#2f6fde"}
 PREDICTIONS_SHOWN = 500
 # Reviewers in the dashboard's verdict table (the summary counts and the CSV cover everyone).
-VERDICT_ROWS_SHOWN = 40
+VERDICT_ROWS_SHOWN = 25
 
 
 def _order(names: dict[str, str]) -> Any:
