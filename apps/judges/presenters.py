@@ -113,6 +113,9 @@ def coarse_rows(coarse: list[dict[str, Any]], names: dict[str, str]) -> list[dic
 
 def coarse_chart(rows: list[dict[str, Any]]) -> dict[str, Any]:
     return {
+        "has_data": any(
+            (r.get(kind) or {}).get("jaccard") is not None for r in rows for kind in KIND_LABELS
+        ),
         "labels": [r["name"] for r in rows],
         "ylabel": "above-median Jaccard",
         "datasets": [
@@ -147,6 +150,7 @@ def reasoning(result: dict[str, Any]) -> list[dict[str, Any]]:
     return [
         {
             **r,
+            "n_points": r.get("n_points", len(r["points"])),
             "label": KIND_LABELS.get(r["kind"], r["kind"]),
             "color": KIND_COLOURS.get(r["kind"], "#555"),
         }
