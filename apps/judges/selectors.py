@@ -661,14 +661,17 @@ def run_alignment_rows(run: JudgeRun) -> tuple[AlignmentSnapshot | None, list[di
     if run.purpose != JudgeRun.Purpose.LOO_EVALUATION or run.reviewer_id is None:
         return None, []
     key = f"r{run.reviewer_id}"
-    row = (
-        AlignmentSnapshot.objects.filter(
-            scope="auto", status=AlignmentSnapshot.Status.DONE, run_ids__contains=[run.id]
-        )
+    # JSON containment is not available on SQLite (the demo): test membership here instead.
+    # Only the newest few snapshots are kept per scope (services.alignment.KEEP_SNAPSHOTS).
+    candidates = (
+        AlignmentSnapshot.objects.filter(scope="auto", status=AlignmentSnapshot.Status.DONE)
         .order_by("-computed_at", "-id")
-        .values("id", f"per_reviewer__{key}")
-        .first()
+        .values_list("id", "run_ids")
     )
+    found = next((sid for sid, ids in candidates if run.id in (ids or [])), None)
+    if found is None:
+        return None, []
+    row = AlignmentSnapshot.objects.filter(id=found).values("id", f"per_reviewer__{key}").first()
     if row is None:
         return None, []
     snapshot = AlignmentSnapshot.objects.defer("result", "per_reviewer", "reasoning_points").get(
