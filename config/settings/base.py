@@ -115,6 +115,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The run status appears in two components (Run, RunDetail): one name for its enum.
+    "ENUM_NAME_OVERRIDES": {"JudgeRunStatusEnum": "apps.judges.models.JudgeRun.Status"},
 }
 
 # Celery: the broker is Redis in production and tests, kombu's filesystem transport locally.
