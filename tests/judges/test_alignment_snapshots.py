@@ -176,3 +176,28 @@ def test_my_judge_shows_a_plain_verdict_with_n_and_an_interval(client, evaluated
     assert mine["verdicts"] and {"level", "n", "low", "high", "coverage"} <= set(
         mine["verdicts"][0]
     )
+
+
+def test_a_manager_queues_a_recompute_and_the_banner_reloads_the_page_once_it_is_stored(
+    client, manager, domain, evaluated, django_capture_on_commit_callbacks
+):
+    client.force_login(manager)
+    with django_capture_on_commit_callbacks() as sent:
+        response = client.post(reverse("judges:alignment_recompute"), {"domain": "nlp"})
+    assert response.status_code == 302 and "domain=nlp" in response["Location"]
+    assert AlignmentSnapshot.objects.filter(scope="auto|nlp", status="queued").count() == 1
+    assert len(sent) == 1
+    banner = client.get(
+        reverse("judges:alignment_status"),
+        {"domain": "nlp", "waiting": "1"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert "A new computation is queued" in banner.content.decode()
+    assert "HX-Refresh" not in banner
+    compute_alignment()
+    banner = client.get(
+        reverse("judges:alignment_status"),
+        {"domain": "nlp", "waiting": "1"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert banner["HX-Refresh"] == "true" and "hx-trigger" not in banner.content.decode()
