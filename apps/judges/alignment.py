@@ -167,19 +167,20 @@ def _kind_pos(kind: str) -> int:
 NEAR_CONSTANT_SHARE = 0.9
 
 
-def constant_reason(values: pd.Series, *, who: str) -> str | None:
+def constant_reason(values: pd.Series | np.ndarray, *, who: str) -> str | None:
     """Why a score series cannot carry a median split, or None when it can.
 
     `who` names the series in the sentence ("the judge's predictions", "the reviewer's scores").
     """
-    v = values.dropna()
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
     if len(v) < 2:
         return f"{who} cover fewer than 2 items"
-    counts = v.value_counts()
-    top = float(counts.index[0])
-    if len(counts) == 1:
+    levels, counts = np.unique(v, return_counts=True)
+    top = float(levels[counts.argmax()])
+    if len(levels) == 1:
         return f"{who} are {top:g} for every item ({len(v)}), so no item is above the median"
-    share = float(counts.iloc[0]) / len(v)
+    share = float(counts.max()) / len(v)
     if share >= NEAR_CONSTANT_SHARE:
         return (
             f"{who} are {top:g} for {share:.0%} of the items, so the above-median set is "
@@ -189,18 +190,20 @@ def constant_reason(values: pd.Series, *, who: str) -> str | None:
 
 
 def coarse_pair(
-    truth: pd.Series, pred: pd.Series, items: pd.Series
+    truth: pd.Series | np.ndarray, pred: pd.Series | np.ndarray, items: pd.Series | np.ndarray
 ) -> tuple[float | None, float | None, str | None]:
     """(Jaccard, top-50 % overlap, reason) for one reviewer: both None with the reason when either
     series is (nearly) constant, because then the sets say nothing that alpha does not."""
-    reason = constant_reason(pred, who="the judge's predictions") or constant_reason(
-        truth, who="the reviewer's scores"
+    t, p, ids = (np.asarray(x) for x in (truth, pred, items))
+    t, p = t.astype(float), p.astype(float)
+    reason = constant_reason(p, who="the judge's predictions") or constant_reason(
+        t, who="the reviewer's scores"
     )
     if reason:
         return None, None, reason
-    t_med, p_med = truth.median(), pred.median()
-    t_above, p_above = set(items[truth > t_med]), set(items[pred > p_med])
-    t_top, p_top = set(items[truth >= t_med]), set(items[pred >= p_med])
+    t_med, p_med = float(np.median(t)), float(np.median(p))
+    t_above, p_above = set(ids[t > t_med].tolist()), set(ids[p > p_med].tolist())
+    t_top, p_top = set(ids[t >= t_med].tolist()), set(ids[p >= p_med].tolist())
     j = jaccard(t_above, p_above)
     overlap = len(t_top & p_top) / len(t_top) if t_top else None
     return j, overlap, None
@@ -234,7 +237,9 @@ def coarse_alignment(
         g = group[(group["k"] == use_k)].dropna(subset=["pred", "truth"])
         jaccards, overlaps, reasons = [], [], []
         for _, rg in g.groupby("reviewer_id"):
-            j, overlap, reason = coarse_pair(rg["truth"], rg["pred"], rg["idea_id"])
+            j, overlap, reason = coarse_pair(
+                rg["truth"].to_numpy(), rg["pred"].to_numpy(), rg["idea_id"].to_numpy()
+            )
             if reason:
                 reasons.append(reason)
                 continue
