@@ -153,13 +153,18 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     ("judges:alignment", {}, "get", None, MANAGERS_READ),
     *[
         ("judges:alignment_csv", {"table": f"={table}"}, "get", None, MANAGERS_READ)
-        for table in ("curve", "coarse", "discard", "reasoning")
+        for table in ("curve", "coarse", "discard", "reasoning", "verdicts", "coverage")
     ],
+    ("judges:alignment_status", {}, "get", None, MANAGERS_READ),
+    ("judges:alignment_recompute", {}, "get", None, NOT_GET),
+    # Queues a snapshot computation (reads only, like the disagreement recompute).
+    ("judges:alignment_recompute", {}, "post", {}, (302, 403, 403, 403, 302, 302)),
     ("judges:runs", {}, "get", None, MANAGERS_READ),
     # An empty study form: the admin gets it back with errors; the manager may not send it.
     ("judges:runs", {}, "post", {}, ADMIN_ONLY),
     ("judges:runs_table", {}, "get", None, MANAGERS_READ),
     ("judges:run_detail", {"run_id": "run"}, "get", None, MANAGERS_READ),
+    ("judges:run_status", {"run_id": "run"}, "get", None, MANAGERS_READ),
     ("judges:run_cancel", {"run_id": "run"}, "get", None, NOT_GET),
     ("judges:run_cancel", {"run_id": "run"}, "post", {}, ADMIN_POST),
     ("judges:case", {"idea_id": "idea"}, "get", None, MANAGERS_READ),

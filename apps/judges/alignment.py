@@ -11,6 +11,13 @@ Definitions follow SPEC "Metrics" and paper 001 section 5:
   (each median within itself, over the same items) and top-50% overlap (share of the reviewer's
   items at or above their median that the judge also puts at or above its own median), averaged
   over reviewers;
+  a reviewer whose judge predictions (or own scores) are constant or nearly so (one value on
+  >= 90 % of the items) has no such sets: their coarse metrics are undefined, with the reason;
+- coverage: targets where the judge kept a prediction over all targets (alpha is over those);
+- verdict: "well" / "partly" / "not_yet" from alpha, its bootstrap interval, n and coverage
+  (thresholds below, documented in docs/judges.md);
+- coverage-accuracy: as the confidence threshold moves, the share of predictions kept and the
+  share of those exactly right;
 - discard rate: predictions discarded for low confidence over predictions that returned a score;
 - reasoning structure: per reviewer pair with shared items, agreement (mean alpha over shared
   dimensions) against the cosine similarity of their judges' reasons on the same items.
@@ -27,9 +34,11 @@ import pandas as pd
 
 try:  # the project's shared implementation (apps/disagreement/analysis)
     from apps.disagreement.analysis.alpha import krippendorff_alpha as _shared_alpha
+    from apps.disagreement.analysis.bootstrap import bootstrap_alpha as _bootstrap_alpha
     from apps.disagreement.analysis.coarse import jaccard as _jaccard
 except ImportError:  # pragma: no cover - only while the analysis core is not installed
     _shared_alpha = None
+    _bootstrap_alpha = None
     _jaccard = None
 
 KIND_ORDER = ["zero_shot", "aggregate", "personalized"]
@@ -133,12 +142,15 @@ def alignment_curve(
         if "reviewer_id" in values:
             values["reviewer_id"] = int(values["reviewer_id"])
         kept, discarded = int(group["kept"].sum()), int(group["discarded"].sum())
+        n_targets = int(group["truth"].notna().sum())
         rows.append(
             {
                 **values,
                 "alpha": a,
                 "n": n,
-                "n_targets": int(len(group)),
+                "n_targets": n_targets,
+                # Share of targets where the judge kept a prediction: alpha is over these only.
+                "coverage": (n / n_targets) if n_targets else None,
                 "discard_rate": (discarded / (kept + discarded)) if kept + discarded else None,
             }
         )
@@ -150,40 +162,240 @@ def _kind_pos(kind: str) -> int:
     return KIND_ORDER.index(kind) if kind in KIND_ORDER else len(KIND_ORDER)
 
 
-def coarse_alignment(finals: pd.DataFrame, *, k: int | None = None) -> list[dict[str, Any]]:
-    """Above-median Jaccard and top-50% overlap per (kind, dimension) at k (default: largest k)."""
+# A score series is "nearly constant" when one value covers at least this share of its items:
+# its above-median set is then empty or a handful of items, and set overlaps measure nothing.
+NEAR_CONSTANT_SHARE = 0.9
+
+
+def constant_reason(values: pd.Series | np.ndarray, *, who: str) -> str | None:
+    """Why a score series cannot carry a median split, or None when it can.
+
+    `who` names the series in the sentence ("the judge's predictions", "the reviewer's scores").
+    """
+    v = np.asarray(values, dtype=float)
+    v = v[~np.isnan(v)]
+    if len(v) < 2:
+        return f"{who} cover fewer than 2 items"
+    levels, counts = np.unique(v, return_counts=True)
+    top = float(levels[counts.argmax()])
+    if len(levels) == 1:
+        return f"{who} are {top:g} for every item ({len(v)}), so no item is above the median"
+    share = float(counts.max()) / len(v)
+    if share >= NEAR_CONSTANT_SHARE:
+        return (
+            f"{who} are {top:g} for {share:.0%} of the items, so the above-median set is "
+            "empty or trivial"
+        )
+    return None
+
+
+def coarse_pair(
+    truth: pd.Series | np.ndarray, pred: pd.Series | np.ndarray, items: pd.Series | np.ndarray
+) -> tuple[float | None, float | None, str | None]:
+    """(Jaccard, top-50 % overlap, reason) for one reviewer: both None with the reason when either
+    series is (nearly) constant, because then the sets say nothing that alpha does not."""
+    t, p, ids = (np.asarray(x) for x in (truth, pred, items))
+    t, p = t.astype(float), p.astype(float)
+    reason = constant_reason(p, who="the judge's predictions") or constant_reason(
+        t, who="the reviewer's scores"
+    )
+    if reason:
+        return None, None, reason
+    t_med, p_med = float(np.median(t)), float(np.median(p))
+    t_above, p_above = set(ids[t > t_med].tolist()), set(ids[p > p_med].tolist())
+    t_top, p_top = set(ids[t >= t_med].tolist()), set(ids[p >= p_med].tolist())
+    j = jaccard(t_above, p_above)
+    overlap = len(t_top & p_top) / len(t_top) if t_top else None
+    return j, overlap, None
+
+
+def _undefined_note(reasons: list[str], n_total: int) -> str | None:
+    if not reasons:
+        return None
+    if len(reasons) == n_total:
+        scope = f"every reviewer ({n_total})" if n_total > 1 else "the reviewer"
+        return f"Undefined for {scope}: {reasons[0]}."
+    return f"Undefined for {len(reasons)} of {n_total} reviewers (for example, {reasons[0]})."
+
+
+def coarse_alignment(
+    finals: pd.DataFrame, *, k: int | None = None, by_reviewer: bool = False
+) -> list[dict[str, Any]]:
+    """Above-median Jaccard and top-50 % overlap per (kind, dimension) at k (default: largest k).
+
+    A reviewer whose judge predictions (or own scores) are constant or nearly so contributes no
+    number but a reason; a row whose reviewers are all such says "undefined" with the reason
+    instead of a figure that would contradict alpha.
+    """
     if finals.empty:
         return []
     rows = []
-    for (dimension, kind), group in finals.groupby(["dimension", "kind"], sort=True):
+    keys = ["dimension", "kind"] + (["reviewer_id"] if by_reviewer else [])
+    for key, group in finals.groupby(keys, sort=True):
+        values = dict(zip(keys, key, strict=True))
         use_k = int(group["k"].max()) if k is None else k
         g = group[(group["k"] == use_k)].dropna(subset=["pred", "truth"])
-        jaccards, overlaps = [], []
+        jaccards, overlaps, reasons = [], [], []
         for _, rg in g.groupby("reviewer_id"):
-            if len(rg) < 2:
+            j, overlap, reason = coarse_pair(
+                rg["truth"].to_numpy(), rg["pred"].to_numpy(), rg["idea_id"].to_numpy()
+            )
+            if reason:
+                reasons.append(reason)
                 continue
-            t_med, p_med = rg["truth"].median(), rg["pred"].median()
-            t_above = set(rg.loc[rg["truth"] > t_med, "idea_id"])
-            p_above = set(rg.loc[rg["pred"] > p_med, "idea_id"])
-            j = jaccard(t_above, p_above)
             if j is not None:
                 jaccards.append(j)
-            t_top = set(rg.loc[rg["truth"] >= t_med, "idea_id"])
-            p_top = set(rg.loc[rg["pred"] >= p_med, "idea_id"])
-            if t_top:
-                overlaps.append(len(t_top & p_top) / len(t_top))
-        rows.append(
-            {
-                "dimension": dimension,
-                "kind": kind,
-                "k": use_k,
-                "jaccard": _clean(np.mean(jaccards)) if jaccards else None,
-                "top50_overlap": _clean(np.mean(overlaps)) if overlaps else None,
-                "n_reviewers": len(overlaps),
-            }
-        )
+            if overlap is not None:
+                overlaps.append(overlap)
+        n_reviewers = int(g["reviewer_id"].nunique())
+        note = _undefined_note(reasons, n_reviewers)
+        if n_reviewers == 0:
+            note = "Undefined: the judge kept no prediction at this k."
+        row = {
+            **values,
+            "k": use_k,
+            "jaccard": _clean(np.mean(jaccards)) if jaccards else None,
+            "top50_overlap": _clean(np.mean(overlaps)) if overlaps else None,
+            "n_reviewers": len(overlaps),
+            "n_undefined": len(reasons),
+            "undefined_reason": note,
+        }
+        if by_reviewer:
+            row["reviewer_id"] = int(values["reviewer_id"])
+        rows.append(row)
     rows.sort(key=lambda r: (r["dimension"], _kind_pos(r["kind"])))
     return rows
+
+
+# ---------------------------------------------------------------------------- verdicts
+
+# A judge "reproduces" a reviewer when its alpha reaches Krippendorff's threshold for tentative
+# conclusions (0.667) with an interval that stays clear of chance-level agreement, over enough
+# items and most of them. See docs/judges.md, "Verdicts".
+VERDICT_MIN_N = 8
+VERDICT_WELL_ALPHA = 0.667
+VERDICT_WELL_LOWER = 0.4
+VERDICT_PARTLY_ALPHA = 0.4
+VERDICT_MIN_COVERAGE = 0.8
+VERDICT_LABELS = {"well": "reproduces well", "partly": "partly", "not_yet": "not yet"}
+
+
+def verdict(
+    *, alpha_value: float | None, low: float | None, high: float | None, n: int, coverage: float
+) -> dict[str, Any]:
+    """One plain verdict ("well", "partly", "not_yet") with the sentence that justifies it."""
+    base = {"alpha": alpha_value, "low": low, "high": high, "n": n, "coverage": coverage}
+    if n < VERDICT_MIN_N or alpha_value is None:
+        why = (
+            f"only {n} kept prediction{'s' if n != 1 else ''} (at least {VERDICT_MIN_N} needed)"
+            if n < VERDICT_MIN_N
+            else "alpha is undefined (the scores do not vary)"
+        )
+        return {**base, "level": "not_yet", "label": VERDICT_LABELS["not_yet"], "reason": why}
+    if (
+        alpha_value >= VERDICT_WELL_ALPHA
+        and low is not None
+        and low >= VERDICT_WELL_LOWER
+        and coverage >= VERDICT_MIN_COVERAGE
+    ):
+        level, why = "well", f"alpha and its interval above {VERDICT_WELL_LOWER}"
+    elif alpha_value >= VERDICT_PARTLY_ALPHA:
+        level = "partly"
+        if coverage < VERDICT_MIN_COVERAGE:
+            why = f"keeps a prediction for only {coverage:.0%} of the items"
+        elif alpha_value >= VERDICT_WELL_ALPHA and low is None:
+            why = "its interval is undefined"
+        elif alpha_value >= VERDICT_WELL_ALPHA:
+            why = f"the interval reaches down to {low:.2f}"
+        else:
+            why = f"alpha below {VERDICT_WELL_ALPHA}"
+    else:
+        level, why = "not_yet", f"alpha below {VERDICT_PARTLY_ALPHA}"
+    return {**base, "level": level, "label": VERDICT_LABELS[level], "reason": why}
+
+
+def reviewer_verdicts(
+    finals: pd.DataFrame,
+    *,
+    scales: dict[str, tuple[int, int]],
+    kind: str = "personalized",
+    n_boot: int = 500,
+) -> list[dict[str, Any]]:
+    """Per reviewer and dimension: the verdict on their `kind` judge at its largest k."""
+    g = finals[finals["kind"] == kind].dropna(subset=["truth"])
+    if g.empty:
+        return []
+    g = g[g["k"] == g.groupby(["reviewer_id", "dimension"])["k"].transform("max")]
+    out = []
+    for (reviewer_id, dimension), rg in g.groupby(["reviewer_id", "dimension"], sort=True):
+        values = _values(scales, str(dimension))
+        a, n = judge_vs_truth_alpha(rg, values)
+        low = high = None
+        if a is not None and n >= VERDICT_MIN_N and _bootstrap_alpha is not None:
+            data = np.vstack([rg["truth"].to_numpy(float), rg["pred"].to_numpy(float)])
+            lo_, hi_ = _bootstrap_alpha(data, "ordinal", values, n_boot=n_boot, seed=0)
+            low, high = _clean(lo_), _clean(hi_)
+        coverage = n / len(rg) if len(rg) else 0.0
+        out.append(
+            {
+                "reviewer_id": int(reviewer_id),
+                "dimension": str(dimension),
+                "kind": kind,
+                "k": int(rg["k"].iloc[0]),
+                **verdict(alpha_value=a, low=low, high=high, n=n, coverage=coverage),
+            }
+        )
+    return out
+
+
+# ------------------------------------------------------------------ coverage and accuracy
+
+COVERAGE_THRESHOLDS = list(range(0, 101, 5))
+
+
+def coverage_accuracy(
+    predictions: pd.DataFrame, *, thresholds: list[int] | None = None
+) -> list[dict[str, Any]]:
+    """The coverage-accuracy curve of one configuration as the confidence threshold moves.
+
+    predictions: one row per seed prediction with `confidence` (NaN when the call failed) and
+    `correct` (bool: the score equals the reviewer's own). At threshold c, coverage is the
+    share of predictions with confidence >= c, accuracy the share of those exactly right
+    (None when nothing is kept).
+    """
+    thresholds = COVERAGE_THRESHOLDS if thresholds is None else thresholds
+    total = len(predictions)
+    if total == 0:
+        return []
+    conf = predictions["confidence"].to_numpy(float)
+    correct = predictions["correct"].to_numpy(bool)
+    points = []
+    for c in thresholds:
+        kept = ~np.isnan(conf) & (conf >= c)
+        n_kept = int(kept.sum())
+        points.append(
+            {
+                "threshold": int(c),
+                "coverage": n_kept / total,
+                "accuracy": float(correct[kept].mean()) if n_kept else None,
+                "n_kept": n_kept,
+            }
+        )
+    return points
+
+
+def case_idea_ids(finals: pd.DataFrame, *, limit: int = 6) -> list[int]:
+    """Ideas where the personalized and aggregate judges disagreed most (Appendix F candidates)."""
+    if finals.empty:
+        return []
+    top = finals[finals["k"] == finals.groupby("kind")["k"].transform("max")]
+    wide = top.pivot_table(
+        index=["idea_id", "reviewer_id", "dimension"], columns="kind", values="pred"
+    )
+    if "personalized" not in wide or "aggregate" not in wide:
+        return []
+    gap = (wide["personalized"] - wide["aggregate"]).abs().dropna().sort_values(ascending=False)
+    return list(dict.fromkeys(int(i) for i, _, _ in gap.index[: limit * 5]))[:limit]
 
 
 def discard_rates(predictions: pd.DataFrame) -> list[dict[str, Any]]:
@@ -263,7 +475,9 @@ def reasoning_structure(
     out = []
     for kind, kg in finals.groupby("kind", sort=False):
         use_k = int(kg["k"].max()) if k is None else k
-        kg = kg[(kg["k"] == use_k) & (kg["reason"].fillna("") != "")]
+        # Only kept predictions carry a reason worth comparing: a configuration whose predictions
+        # were all discarded gets no scatter at all (the page says why).
+        kg = kg[(kg["k"] == use_k) & kg["pred"].notna() & (kg["reason"].fillna("") != "")]
         reasons = {
             (int(r.reviewer_id), int(r.idea_id), str(r.dimension)): str(r.reason)
             for r in kg.itertuples()
@@ -303,3 +517,13 @@ def reasoning_structure(
         )
     out.sort(key=lambda r: _kind_pos(r["kind"]))
     return out
+
+
+def sample_points(points: list[dict[str, Any]], *, limit: int) -> list[dict[str, Any]]:
+    """At most `limit` points, evenly spaced along agreement: a readable scatter of the same
+    shape (the statistics stay computed over every point)."""
+    if len(points) <= limit:
+        return points
+    ordered = sorted(points, key=lambda p: (p["agreement"], p["reviewer_a"], p["reviewer_b"]))
+    picks = np.linspace(0, len(ordered) - 1, limit).round().astype(int)
+    return [ordered[i] for i in dict.fromkeys(int(i) for i in picks)]

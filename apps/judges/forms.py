@@ -105,3 +105,18 @@ class PredictionFilterForm(forms.Form):
         super().__init__(*args, **kwargs)  # type: ignore[arg-type]
         self.fields["reviewer"].choices = [("", "All reviewers")] + list(reviewers)
         self.fields["dimension"].choices = [("", "All dimensions")] + _dimension_choices()
+
+
+class AlignmentFilterForm(forms.Form):
+    """The dashboard's filters. Invalid values (a NUL byte, an unknown domain, a malformed source)
+    fall back to "all domains" / "auto" instead of reaching the database."""
+
+    domain = forms.SlugField(required=False, max_length=64)
+    source = forms.RegexField(regex=r"^(auto|run-\d{1,10})$", required=False)
+
+    def choice(self) -> tuple[Domain | None, str]:
+        if not self.is_valid():
+            return None, "auto"
+        key = self.cleaned_data.get("domain") or None
+        domain = Domain.objects.filter(key=key).first() if key else None
+        return domain, self.cleaned_data.get("source") or "auto"

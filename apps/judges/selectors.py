@@ -5,12 +5,21 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+import numpy as np
 import pandas as pd
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, Q, QuerySet, Sum
 
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
-from apps.judges.models import JudgeConfig, JudgeFinal, JudgePrediction, JudgeRun
+from apps.judges import alignment
+from apps.judges.models import (
+    LOCAL_LABEL,
+    AlignmentSnapshot,
+    JudgeConfig,
+    JudgeFinal,
+    JudgePrediction,
+    JudgeRun,
+)
 from apps.screening.models import Dimension, Rating, Rubric
 
 POOL_COLUMNS = ["rating_id", "idea_id", "patent_id", "reviewer_id", "domain", "dimension", "score"]
@@ -206,26 +215,47 @@ def truth_frame(
 
 
 def predictions_frame(*, run_ids: Iterable[int]) -> pd.DataFrame:
-    """One row per seed prediction: was it scored, was it discarded (its config's threshold)."""
+    """One row per seed prediction: was it scored, was it discarded (its config's threshold),
+    which model and response mode produced it."""
     rows = list(
         JudgePrediction.objects.filter(run_id__in=list(run_ids)).values_list(
+            "reviewer_id",
+            "idea_id",
             "idea__patent__domain__key",
             "dimension__key",
             "kind",
+            "k",
             "score",
             "confidence",
             "config__confidence_threshold",
+            "backend",
+            "model",
+            "response_mode",
         )
     )
-    frame = pd.DataFrame(
-        rows, columns=["domain", "dimension", "kind", "score", "confidence", "threshold"]
-    )
+    frame = pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
     if frame.empty:
         return frame.assign(scored=pd.Series(dtype=bool), discarded=pd.Series(dtype=bool))
     threshold = frame["threshold"].fillna(80)
     frame["scored"] = frame["score"].notna()
     frame["discarded"] = frame["scored"] & (frame["confidence"].fillna(-1) < threshold)
     return frame
+
+
+PREDICTION_COLUMNS = [
+    "reviewer_id",
+    "idea_id",
+    "domain",
+    "dimension",
+    "kind",
+    "k",
+    "score",
+    "confidence",
+    "threshold",
+    "backend",
+    "model",
+    "response_mode",
+]
 
 
 def unrated_predictions(
@@ -315,43 +345,150 @@ def dimension_names() -> dict[str, str]:
     return names
 
 
+def model_label(*, backend: str, model: str, response_mode: str) -> str:
+    """How pages name what produced a figure: the local judge is never mistaken for an LLM."""
+    if backend == JudgeConfig.Backend.LOCAL:
+        return LOCAL_LABEL
+    return f"{model or 'default model'} ({response_mode or 'mode not recorded'})"
+
+
+def _models_by_kind(preds: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    if preds.empty:
+        return {}
+    counts = (
+        preds.fillna({"model": "", "response_mode": ""})
+        .groupby(["kind", "backend", "model", "response_mode"], sort=True)
+        .size()
+    )
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (kind, backend, model, mode), n in counts.items():
+        out.setdefault(str(kind), []).append(
+            {
+                "backend": backend,
+                "model": model,
+                "response_mode": mode,
+                "label": model_label(backend=backend, model=model, response_mode=mode),
+                "n": int(n),
+            }
+        )
+    return out
+
+
+def _coverage_curves(preds: pd.DataFrame, truth: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per configuration (kind, at its largest k): coverage and accuracy as the threshold moves."""
+    if preds.empty or truth.empty:
+        return []
+    t = truth.rename(columns={"score": "truth"})[["reviewer_id", "idea_id", "dimension", "truth"]]
+    joined = preds.merge(t, on=["reviewer_id", "idea_id", "dimension"], how="inner")
+    out = []
+    for kind, g in joined.groupby("kind", sort=False):
+        g = g[g["k"] == g["k"].max()]
+        g = g.assign(correct=(g["score"].astype(float) == g["truth"]).to_numpy())
+        # Failed calls stay in the denominator: they are predictions the threshold cannot keep.
+        g.loc[g["score"].isna(), "confidence"] = np.nan
+        out.append(
+            {
+                "kind": str(kind),
+                "k": int(g["k"].max()),
+                "n": int(len(g)),
+                "points": alignment.coverage_accuracy(g),
+                "thresholds": sorted({int(x) for x in g["threshold"].dropna()}),
+            }
+        )
+    out.sort(
+        key=lambda r: (
+            alignment.KIND_ORDER.index(r["kind"]) if r["kind"] in alignment.KIND_ORDER else 9
+        )
+    )
+    return out
+
+
 def alignment_report(
     *, run_ids: list[int], with_reasoning: bool = True, by_reviewer: bool = False
 ) -> dict[str, Any]:
-    """Everything the alignment dashboard, its API and the study command show, JSON-ready."""
-    from apps.judges import alignment
+    """Everything the alignment dashboard, its API and the study command show, JSON-ready.
 
+    Heavy: called by the snapshot task (services.alignment) and the study command, never by a
+    request. With by_reviewer, `per_reviewer` maps "r<id>" to that reviewer's own curve, coarse
+    rows and verdicts ("My judge").
+    """
     finals = finals_frame(run_ids=run_ids)
     scales = _all_scales()
     scored = finals.dropna(subset=["truth"]) if not finals.empty else finals
+    preds = predictions_frame(run_ids=run_ids)
+    truth = (
+        truth_frame(
+            reviewer_ids=scored["reviewer_id"].unique(), idea_ids=scored["idea_id"].unique()
+        )
+        if not scored.empty
+        else pd.DataFrame(columns=["reviewer_id", "reviewer", "idea_id", "dimension", "score"])
+    )
+    names = (
+        finals.drop_duplicates("reviewer_id").set_index("reviewer_id")["reviewer"].to_dict()
+        if not finals.empty
+        else {}
+    )
+    verdicts = alignment.reviewer_verdicts(scored, scales=scales) if not scored.empty else []
+    for v in verdicts:
+        v["reviewer"] = names.get(v["reviewer_id"], str(v["reviewer_id"]))
+    case_ids = alignment.case_idea_ids(finals)
+    ideas = {i.id: i for i in Idea.objects.filter(id__in=case_ids)}
     report: dict[str, Any] = {
         "run_ids": run_ids,
         "n_finals": int(len(finals)),
+        "n_predictions": int(len(preds)),
         "curve": alignment.alignment_curve(scored, scales=scales),
         "coarse": alignment.coarse_alignment(scored),
-        "discard": alignment.discard_rates(predictions_frame(run_ids=run_ids)),
+        "discard": alignment.discard_rates(preds),
+        "coverage_accuracy": _coverage_curves(preds, truth),
+        "models": _models_by_kind(preds),
+        "verdicts": verdicts,
+        "case_ideas": [
+            {"id": i, "title": ideas[i].title, "external_id": ideas[i].external_id}
+            for i in case_ids
+            if i in ideas
+        ],
         "reasoning": [],
         "reasoning_note": "",
     }
     if by_reviewer:
-        report["by_reviewer"] = alignment.alignment_curve(scored, scales=scales, by_reviewer=True)
+        report["per_reviewer"] = _per_reviewer(
+            scored, scales=scales, verdicts=verdicts, names=names
+        )
     if with_reasoning and not scored.empty:
         try:
             from apps.judges.embeddings import embed_texts
         except ImportError:
             report["reasoning_note"] = "Embeddings are not available in this installation."
         else:
-            truth = truth_frame(
-                reviewer_ids=scored["reviewer_id"].unique(), idea_ids=scored["idea_id"].unique()
-            )
             try:
                 embed_texts = _cached_embedder(embed_texts)
                 report["reasoning"] = alignment.reasoning_structure(
                     truth, scored, scales=scales, embed=embed_texts
                 )
-            except Exception as exc:  # an unreachable embeddings endpoint must not break the page
+            except Exception as exc:  # an unreachable embeddings endpoint must not break it
                 report["reasoning_note"] = f"Reasoning similarity could not be computed: {exc}"
     return report
+
+
+def _per_reviewer(
+    scored: pd.DataFrame,
+    *,
+    scales: dict[str, tuple[int, int]],
+    verdicts: list[dict[str, Any]],
+    names: dict[int, str],
+) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    if scored.empty:
+        return out
+    for reviewer_id, g in scored.groupby("reviewer_id", sort=True):
+        out[f"r{int(reviewer_id)}"] = {
+            "reviewer": names.get(reviewer_id, str(reviewer_id)),
+            "curve": alignment.alignment_curve(g, scales=scales),
+            "coarse": alignment.coarse_alignment(g),
+            "verdicts": [v for v in verdicts if v["reviewer_id"] == int(reviewer_id)],
+        }
+    return out
 
 
 def alignment_table(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -443,3 +580,131 @@ def _cached_embedder(embed: Any) -> Any:
         return np.vstack([found[k] for k in keys])
 
     return cached
+
+
+# --------------------------------------------------------------------------- snapshots
+
+
+def domain_by_key(key: str | None) -> Domain | None:
+    return Domain.objects.filter(key=key).first() if key else None
+
+
+def alignment_snapshot_latest(*, scope: str, with_points: bool = False) -> AlignmentSnapshot | None:
+    """The newest computed snapshot of a scope, without its per-reviewer section and (unless
+    asked) without the full reasoning points: the dashboard reads one small row."""
+    deferred = ["per_reviewer"] if with_points else ["per_reviewer", "reasoning_points"]
+    return (
+        AlignmentSnapshot.objects.filter(scope=scope, status=AlignmentSnapshot.Status.DONE)
+        .defer(*deferred)
+        .order_by("-computed_at", "-id")
+        .first()
+    )
+
+
+def alignment_snapshot_pending(*, scope: str) -> AlignmentSnapshot | None:
+    """A queued or running computation of the scope, if any (the page says so)."""
+    return (
+        AlignmentSnapshot.objects.filter(
+            scope=scope,
+            status__in=[AlignmentSnapshot.Status.QUEUED, AlignmentSnapshot.Status.RUNNING],
+        )
+        .defer("result", "per_reviewer", "reasoning_points")
+        .order_by("-created_at")
+        .first()
+    )
+
+
+def alignment_snapshot_failure(*, scope: str, after: Any = None) -> AlignmentSnapshot | None:
+    qs = AlignmentSnapshot.objects.filter(scope=scope, status=AlignmentSnapshot.Status.FAILED)
+    if after is not None:
+        qs = qs.filter(created_at__gt=after)
+    return qs.defer("result", "per_reviewer", "reasoning_points").order_by("-created_at").first()
+
+
+def alignment_snapshot_is_stale(snapshot: AlignmentSnapshot) -> bool:
+    """True when a run of the scope finished after the newest run the snapshot read."""
+    if snapshot.scope.startswith("run-"):
+        return False
+    qs = JudgeRun.objects.filter(
+        purpose=JudgeRun.Purpose.LOO_EVALUATION, status=JudgeRun.Status.DONE
+    )
+    if "|" in snapshot.scope:
+        qs = qs.filter(domain__key=snapshot.scope.split("|", 1)[1])
+    if snapshot.latest_run_at is not None:
+        qs = qs.filter(finished_at__gt=snapshot.latest_run_at)
+    return qs.exists()
+
+
+def reviewer_alignment(*, reviewer_id: int) -> tuple[AlignmentSnapshot | None, dict[str, Any]]:
+    """A reviewer's own section of the newest "auto" snapshot: (snapshot, section or {})."""
+    key = f"r{int(reviewer_id)}"
+    row = (
+        AlignmentSnapshot.objects.filter(scope="auto", status=AlignmentSnapshot.Status.DONE)
+        .order_by("-computed_at", "-id")
+        .values("id", f"per_reviewer__{key}")
+        .first()
+    )
+    if row is None:
+        return None, {}
+    snapshot = AlignmentSnapshot.objects.defer("result", "per_reviewer", "reasoning_points").get(
+        id=row["id"]
+    )
+    return snapshot, row[f"per_reviewer__{key}"] or {}
+
+
+def run_alignment_rows(run: JudgeRun) -> tuple[AlignmentSnapshot | None, list[dict[str, Any]]]:
+    """The stored alignment of one finished run: a study's own snapshot, or the reviewer's rows
+    of the newest "auto" snapshot that read this evaluation run."""
+    if run.purpose == JudgeRun.Purpose.STUDY:
+        snapshot = alignment_snapshot_latest(scope=f"run-{run.id}")
+        return snapshot, (snapshot.result or {}).get("curve", []) if snapshot else []
+    if run.purpose != JudgeRun.Purpose.LOO_EVALUATION or run.reviewer_id is None:
+        return None, []
+    key = f"r{run.reviewer_id}"
+    # JSON containment is not available on SQLite (the demo): test membership here instead.
+    # Only the newest few snapshots are kept per scope (services.alignment.KEEP_SNAPSHOTS).
+    candidates = (
+        AlignmentSnapshot.objects.filter(scope="auto", status=AlignmentSnapshot.Status.DONE)
+        .order_by("-computed_at", "-id")
+        .values_list("id", "run_ids")
+    )
+    found = next((sid for sid, ids in candidates if run.id in (ids or [])), None)
+    if found is None:
+        return None, []
+    row = AlignmentSnapshot.objects.filter(id=found).values("id", f"per_reviewer__{key}").first()
+    if row is None:
+        return None, []
+    snapshot = AlignmentSnapshot.objects.defer("result", "per_reviewer", "reasoning_points").get(
+        id=row["id"]
+    )
+    section = row[f"per_reviewer__{key}"] or {}
+    dims = set(run.dimensions or [])
+    return snapshot, [r for r in section.get("curve", []) if not dims or r["dimension"] in dims]
+
+
+def judge_work_progress() -> dict[str, int]:
+    """Judge work across every run still to finish: one aggregate query."""
+    agg = JudgeRun.objects.filter(status__in=JudgeRun.ACTIVE).aggregate(
+        queued=Count("id", filter=Q(status=JudgeRun.Status.QUEUED)),
+        running=Count("id", filter=Q(status=JudgeRun.Status.RUNNING)),
+        done=Sum("done"),
+        total=Sum("total"),
+    )
+    return {k: int(v or 0) for k, v in agg.items()}
+
+
+def run_model_labels(*, run_ids: Iterable[int]) -> dict[tuple[int, str], list[str]]:
+    """(run id, kind) -> the model and response mode labels of its predictions."""
+    out: dict[tuple[int, str], list[str]] = {}
+    rows = (
+        JudgePrediction.objects.filter(run_id__in=list(run_ids))
+        .values_list("run_id", "kind", "backend", "model", "response_mode")
+        .distinct()
+        .order_by("run_id", "kind", "model")
+    )
+    for run_id, kind, backend, model, mode in rows:
+        label = model_label(backend=backend, model=model, response_mode=mode)
+        labels = out.setdefault((run_id, kind), [])
+        if label not in labels:
+            labels.append(label)
+    return out

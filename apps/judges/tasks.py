@@ -15,6 +15,8 @@ from apps.judges.services import (
     judge_runs_reclaim,
     judge_schedule_requests_run,
 )
+from apps.judges.services.alignment import TASK_NAME as ALIGNMENT_TASK_NAME
+from apps.judges.services.alignment import alignment_snapshot_compute
 
 
 def _execute(task, run_id: int) -> str:  # type: ignore[no-untyped-def]
@@ -59,3 +61,10 @@ def judge_runs_schedule_task(
 def judge_runs_reclaim_task() -> dict:
     """Periodic (Celery beat): resume runs whose worker died, resend lost messages."""
     return judge_runs_reclaim()
+
+
+# Sent by name to the default queue (services.alignment._enqueue): seconds, not minutes.
+@shared_task(name=ALIGNMENT_TASK_NAME, acks_late=True)
+def alignment_snapshot_compute_task(snapshot_id: int) -> str:
+    """Thin: the service claims the snapshot, so a redelivered message does nothing twice."""
+    return alignment_snapshot_compute(snapshot_id=snapshot_id).status

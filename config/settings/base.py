@@ -133,6 +133,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The run status appears in two components (Run, RunDetail): one name for its enum.
+    "ENUM_NAME_OVERRIDES": {"JudgeRunStatusEnum": "apps.judges.models.JudgeRun.Status"},
 }
 
 # Celery: the broker is Redis in production and tests, kombu's filesystem transport locally.
@@ -193,6 +195,9 @@ JUDGE_LLM_CHUNK_CALLS = env.int("JUDGE_LLM_CHUNK_CALLS", default=64)
 JUDGE_LOCAL_CONFIDENCE_THRESHOLD = env.int("JUDGE_LOCAL_CONFIDENCE_THRESHOLD", default=21)
 # LLM configurations: the paper's threshold (Dong et al. 2024).
 JUDGE_LLM_CONFIDENCE_THRESHOLD = env.int("JUDGE_LLM_CONFIDENCE_THRESHOLD", default=80)
+# Seconds between the first judge run of a burst finishing and the alignment snapshot that reads
+# the burst (apps/judges/services/alignment.py); one computation per scope per burst.
+ALIGNMENT_DEBOUNCE_SECONDS = env.int("ALIGNMENT_DEBOUNCE_SECONDS", default=5)
 
 # LLM endpoint used by judges configured with the "openai" backend.
 LLM_BASE_URL = env("LLM_BASE_URL", default="")

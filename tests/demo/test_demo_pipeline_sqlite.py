@@ -163,7 +163,14 @@ def test_bin_demo_on_sqlite_computes_the_dashboards_and_judges_with_clean_worker
             )
 
         wait_until(evaluated, 60, "a finished judge evaluation with predictions", logs[1])
-        status, report = _get_json(f"{base}/api/judges/alignment/?reasoning=0", token)
+        # The alignment is stored by a task a few seconds after the run finished.
+        wait_until(
+            lambda: _get_json(f"{base}/api/judges/alignment/", token)[1].get("n_finals"),
+            60,
+            "a stored alignment snapshot",
+            logs[0],
+        )
+        status, report = _get_json(f"{base}/api/judges/alignment/", token)
         assert status == 200 and report["n_finals"] > 0
         assert any(isinstance(r["alpha"], float) for r in report["curve"]), report["curve"][:3]
         # One study per domain, queued for the full k sweep behind the first evaluations.

@@ -12,7 +12,7 @@ import pytest
 
 from apps.judges import services
 from tests.fake_llm import FakeLLM
-from tests.judges.helpers import small_configs
+from tests.judges.helpers import compute_alignment, small_configs
 
 
 @pytest.fixture
@@ -79,4 +79,6 @@ def evaluated(domain, two_reviewers_history):
         enqueue=False,
     )
     services.judge_run_execute(run_id=run.id)
+    # Pages read stored snapshots: compute them as the worker would after the runs finish.
+    compute_alignment()
     return rita, otto, ideas

@@ -73,3 +73,16 @@ def reviewer_with_assignments(domain, username: str, ideas):
     for idea in ideas:
         AssignmentFactory(reviewer=user, idea=idea)
     return user
+
+
+def compute_alignment(run_ids=None) -> list:
+    """Queue the alignment snapshots these runs feed (all finished runs by default) and compute
+    them in this process, as the worker would: pages and the API read only stored snapshots."""
+    from apps.judges.models import AlignmentSnapshot, JudgeRun
+    from apps.judges.services.alignment import alignment_runs_finished, alignment_snapshot_compute
+
+    if run_ids is None:
+        run_ids = list(JudgeRun.objects.filter(status="done").values_list("id", flat=True))
+    alignment_runs_finished(run_ids=run_ids)
+    queued = AlignmentSnapshot.objects.filter(status=AlignmentSnapshot.Status.QUEUED)
+    return [alignment_snapshot_compute(snapshot_id=s.id) for s in queued]

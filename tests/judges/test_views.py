@@ -126,7 +126,7 @@ def test_predictions_list_unrated_ideas_with_confidence_and_export_csv(client, m
     assert ideas[0].title not in page  # rated by Rita: not a prediction target
     response = client.get(reverse("judges:predictions"), {"reviewer": "rita", "format": "csv"})
     assert response["Content-Type"].startswith("text/csv")
-    lines = response.content.decode().strip().splitlines()
+    lines = b"".join(response.streaming_content).decode().strip().splitlines()
     assert lines[0].startswith("reviewer,domain,dimension,idea")
     assert len(lines) == 3
 
@@ -134,14 +134,16 @@ def test_predictions_list_unrated_ideas_with_confidence_and_export_csv(client, m
 def test_every_alignment_export_is_a_csv(client, manager, evaluated):
     client.force_login(manager)
     for table, header in [
-        ("curve", "dimension,configuration,k,alpha"),
-        ("coarse", "dimension,configuration,k,above"),
+        ("curve", "dimension,configuration,model,k,alpha,n,coverage"),
+        ("coarse", "dimension,configuration,model,k,above"),
         ("discard", "domain,dimension,predictions"),
         ("reasoning", "configuration,k,reviewer_a"),
+        ("verdicts", "reviewer,dimension,configuration,k,verdict"),
+        ("coverage", "configuration,model,k,threshold,coverage,accuracy"),
     ]:
         response = client.get(reverse("judges:alignment_csv", args=[table]))
         assert response.status_code == 200
-        assert response.content.decode().startswith(header)
+        assert b"".join(response.streaming_content).decode().startswith(header)
     assert client.get(reverse("judges:alignment_csv", args=["nope"])).status_code == 404
 
 

@@ -10,7 +10,14 @@ import pytest
 from django.conf import settings
 from django.urls import reverse
 
-from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
+from apps.judges.models import (
+    AlignmentSnapshot,
+    JudgeConfig,
+    JudgeFinal,
+    JudgePrediction,
+    JudgeRun,
+)
+from apps.judges.tasks import judge_run_execute_task
 from apps.screening.services.ratings import rating_submit
 from tests import workers
 from tests.judges.helpers import make_ideas, reviewer_with_assignments
@@ -81,6 +88,7 @@ def test_ratings_crossing_the_threshold_build_judges_on_the_worker_and_the_dashb
     transactional_db, celery_worker, domain, client, manager, settings
 ):
     settings.JUDGE_DEBOUNCE_SECONDS = 0
+    settings.ALIGNMENT_DEBOUNCE_SECONDS = 0
     JudgeConfig.objects.create(
         name="zero", kind="zero_shot", backend="local", shots=[0], seeds=1, min_history=4
     )
@@ -125,6 +133,14 @@ def test_ratings_crossing_the_threshold_build_judges_on_the_worker_and_the_dashb
         ideas[6].id,
     }
 
+    # The dashboard reads the alignment snapshot the worker stores after the runs finished.
+    wait_for(
+        lambda: AlignmentSnapshot.objects.filter(
+            scope="auto", status="done", run_ids__contains=[loo.id]
+        ).exists(),
+        timeout=60,
+        message=celery_worker.log()[-3000:],
+    )
     client.force_login(manager)
     page = client.get(reverse("judges:alignment")).content.decode()
     assert 'data-judge-chart="jg-data-all-specificity"' in page

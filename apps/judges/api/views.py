@@ -7,19 +7,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import QuerySet
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from apps.accounts.models import User
 from apps.accounts.permissions import IsAdmin, IsManagerOrAdmin, IsReviewer, has_role
 from apps.catalog.models import Domain
 from apps.core.errors import ApplicationError, NotFound
-from apps.judges import selectors, services
+from apps.judges import presenters, selectors, services
 from apps.judges.models import JudgeConfig, JudgeRun
 
 
@@ -160,7 +160,14 @@ def _query(name: str, description: str, **kwargs: Any) -> OpenApiParameter:
 
 
 class RunSerializer(serializers.ModelSerializer):
-    reviewer = serializers.CharField(source="reviewer.username", default=None)
+    # Studies cover every reviewer of a domain: they have none, and the schema says so.
+    reviewer = serializers.CharField(
+        source="reviewer.username",
+        default=None,
+        allow_null=True,
+        read_only=True,
+        help_text="The reviewer whose judge this run evaluates; null for studies.",
+    )
     domain = serializers.CharField(source="domain.key")
     configs = serializers.SerializerMethodField()
     percent = serializers.IntegerField(read_only=True)
@@ -207,6 +214,11 @@ class RunSerializer(serializers.ModelSerializer):
         ]
 
 
+class RunFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=JudgeRun.Status.choices, required=False)
+    purpose = serializers.ChoiceField(choices=JudgeRun.Purpose.choices, required=False)
+
+
 class JudgeRunListApi(APIView):
     permission_classes = [IsManagerOrAdmin]
 
@@ -218,31 +230,48 @@ class JudgeRunListApi(APIView):
         responses=RunSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
-        qs: QuerySet[JudgeRun] = JudgeRun.objects.select_related(
-            "reviewer", "domain"
-        ).prefetch_related("configs")
-        if request.query_params.get("status"):
-            qs = qs.filter(status=request.query_params["status"])
-        if request.query_params.get("purpose"):
-            qs = qs.filter(purpose=request.query_params["purpose"])
+        filters = RunFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        qs = JudgeRun.objects.filter(**filters.validated_data)
+        qs = qs.select_related("reviewer", "domain").prefetch_related("configs")
         return Response(RunSerializer(qs.order_by("-created_at", "-id")[:200], many=True).data)
+
+
+class RunAlignmentRowSerializer(serializers.Serializer):
+    config = serializers.CharField()
+    k = serializers.IntegerField()
+    dimension = serializers.CharField()
+    alpha = serializers.FloatField(allow_null=True)
+    n = serializers.IntegerField()
+    coverage = serializers.FloatField(allow_null=True)
+    discard_rate = serializers.FloatField(allow_null=True)
+
+
+class RunDetailSerializer(RunSerializer):
+    alignment = serializers.SerializerMethodField()
+
+    class Meta(RunSerializer.Meta):
+        fields = [*RunSerializer.Meta.fields, "alignment"]
+
+    @extend_schema_field(RunAlignmentRowSerializer(many=True, allow_null=True))
+    def get_alignment(self, run: JudgeRun) -> list[dict[str, Any]] | None:
+        """The stored alignment of a finished run; null while none is stored."""
+        if run.status != JudgeRun.Status.DONE:
+            return None
+        snapshot, rows = selectors.run_alignment_rows(run)
+        return presenters.alignment_table(rows) if snapshot else None
 
 
 class JudgeRunDetailApi(APIView):
     permission_classes = [IsManagerOrAdmin]
 
-    @extend_schema(responses=RunSerializer)
+    @extend_schema(responses=RunDetailSerializer)
     def get(self, request: Request, run_id: int) -> Response:
         try:
             run = services.judge_run_get(run_id=run_id)
         except ApplicationError as exc:
             return _error(exc)
-        body = RunSerializer(run).data
-        if run.status == JudgeRun.Status.DONE:
-            body["alignment"] = selectors.alignment_table(
-                selectors.alignment_report(run_ids=[run.id], with_reasoning=False)
-            )
-        return Response(body)
+        return Response(RunDetailSerializer(run).data)
 
 
 class JudgeRunCancelApi(APIView):
@@ -357,22 +386,67 @@ class PredictionSerializer(serializers.Serializer):
     discarded = serializers.IntegerField()
     failed = serializers.IntegerField()
     reason = serializers.CharField(allow_blank=True)
+    model = serializers.CharField(
+        allow_blank=True,
+        help_text="What produced it: 'model (response mode)', or the local baseline's label.",
+    )
     run = serializers.IntegerField()
 
 
-class AlignmentReportSerializer(serializers.Serializer):
-    """Describes selectors.alignment_report() for the schema; rows are plain JSON objects."""
+class PredictionFilterSerializer(serializers.Serializer):
+    """Query parameters; DRF's CharField refuses NUL bytes, so nothing odd reaches the database."""
 
+    reviewer = serializers.CharField(required=False, max_length=150, help_text="Reviewer username")
+    domain = serializers.SlugField(required=False, max_length=64, help_text="Domain key")
+    dimension = serializers.SlugField(required=False, max_length=64, help_text="Dimension key")
+
+    def validate_reviewer(self, value: str) -> User:
+        user = User.objects.filter(username=value).first()
+        if user is None:
+            raise serializers.ValidationError("no such reviewer")
+        return user
+
+    def validate_domain(self, value: str) -> Domain:
+        domain = Domain.objects.filter(key=value).first()
+        if domain is None:
+            raise serializers.ValidationError("no such domain")
+        return domain
+
+
+class AlignmentQuerySerializer(serializers.Serializer):
+    domain = serializers.SlugField(required=False, max_length=64)
+    source = serializers.RegexField(r"^(auto|run-\d{1,10})$", required=False, default="auto")
+
+
+class SnapshotMetaSerializer(serializers.Serializer):
+    scope = serializers.CharField()
+    computed_at = serializers.DateTimeField(allow_null=True)
+    stale = serializers.BooleanField(help_text="Runs of the scope finished after it was computed.")
+    pending = serializers.BooleanField(help_text="A new computation is queued or running.")
+    failure = serializers.CharField(allow_blank=True)
+
+
+class AlignmentReportSerializer(serializers.Serializer):
+    """The stored alignment snapshot of one source; rows are plain JSON objects."""
+
+    snapshot = SnapshotMetaSerializer()
     run_ids = serializers.ListField(child=serializers.IntegerField())
     n_finals = serializers.IntegerField()
+    n_predictions = serializers.IntegerField()
     curve = serializers.ListField(
-        child=serializers.DictField(), help_text="Alpha per configuration, k and dimension."
+        child=serializers.DictField(),
+        help_text="Alpha, n and coverage per configuration, k and dimension.",
     )
     coarse = serializers.ListField(
         child=serializers.DictField(),
-        help_text="Above-median Jaccard and top-50% overlap per configuration and dimension.",
+        help_text="Above-median Jaccard and top-50% overlap per configuration and dimension; "
+        "null with undefined_reason when predictions or scores are (nearly) constant.",
     )
     discard = serializers.ListField(child=serializers.DictField())
+    coverage_accuracy = serializers.ListField(child=serializers.DictField())
+    verdicts = serializers.ListField(child=serializers.DictField())
+    models = serializers.DictField(child=serializers.ListField(child=serializers.DictField()))
+    case_ideas = serializers.ListField(child=serializers.DictField())
     reasoning = serializers.ListField(child=serializers.DictField())
     reasoning_note = serializers.CharField(allow_blank=True)
 
@@ -381,6 +455,7 @@ class MyAlignmentSerializer(serializers.Serializer):
     reviewer = serializers.CharField()
     curve = serializers.ListField(child=serializers.DictField())
     coarse = serializers.ListField(child=serializers.DictField())
+    verdicts = serializers.ListField(child=serializers.DictField())
     history = serializers.ListField(
         child=serializers.DictField(),
         help_text="Per domain and dimension: ratings given (n), needed (min_history), missing.",
@@ -391,104 +466,38 @@ class JudgePredictionListApi(APIView):
     permission_classes = [IsManagerOrAdmin]
 
     @extend_schema(
-        parameters=[
-            _query("reviewer", "Reviewer username"),
-            _query("domain", "Domain key"),
-            _query("dimension", "Dimension key"),
-        ],
-        responses=PredictionSerializer(many=True),
+        parameters=[PredictionFilterSerializer], responses=PredictionSerializer(many=True)
     )
     def get(self, request: Request) -> Response:
-        reviewer = request.query_params.get("reviewer")
-        domain = Domain.objects.filter(key=request.query_params.get("domain", "")).first()
-        from apps.accounts.models import User
-
-        reviewer_id = (
-            User.objects.filter(username=reviewer).values_list("id", flat=True).first()
-            if reviewer
-            else None
+        filters = PredictionFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        v = filters.validated_data
+        rows = presenters.prediction_rows(
+            reviewer=v.get("reviewer"), domain=v.get("domain"), dimension=v.get("dimension")
         )
-        if reviewer and reviewer_id is None:
-            return Response(
-                {
-                    "detail": "Unknown reviewer.",
-                    "errors": [
-                        {
-                            "field": "reviewer",
-                            "message": "no such reviewer",
-                            "row": None,
-                            "value": reviewer,
-                        }
-                    ],
-                },
-                status=400,
-            )
-        finals = selectors.unrated_predictions(
-            reviewer_id=reviewer_id,
-            domain=domain,
-            dimension=request.query_params.get("dimension") or None,
-        )
-        return Response(
-            [
-                {
-                    "reviewer": f.reviewer.username,
-                    "idea": f.idea.external_id,
-                    "idea_id": f.idea_id,
-                    "dimension": f.dimension.key,
-                    "kind": f.kind,
-                    "k": f.k,
-                    "score": f.score,
-                    "confidence": f.confidence,
-                    "kept": f.kept,
-                    "discarded": f.discarded,
-                    "failed": f.failed,
-                    "reason": f.reason,
-                    "run": f.run_id,
-                }
-                for f in finals[:5000]
-            ]
-        )
+        return Response(presenters.prediction_api_rows(rows[:5000]))
 
 
 class JudgeAlignmentApi(APIView):
     permission_classes = [IsManagerOrAdmin]
 
-    @extend_schema(
-        parameters=[
-            _query("domain", "Domain key"),
-            _query("source", "'auto' (latest evaluation runs) or 'run-<id>'"),
-            _query("reasoning", "'0' or 'false' skips the reasoning-structure analysis"),
-        ],
-        responses=AlignmentReportSerializer,
-    )
+    @extend_schema(parameters=[AlignmentQuerySerializer], responses=AlignmentReportSerializer)
     def get(self, request: Request) -> Response:
-        domain = Domain.objects.filter(key=request.query_params.get("domain", "")).first()
-        run_ids = selectors.report_run_ids(
-            source=request.query_params.get("source") or "auto", domain=domain
+        query = AlignmentQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(
+            presenters.alignment_api(
+                domain_key=query.validated_data.get("domain"),
+                source=query.validated_data["source"],
+            )
         )
-        with_reasoning = request.query_params.get("reasoning", "1") not in ("0", "false")
-        return Response(selectors.alignment_report(run_ids=run_ids, with_reasoning=with_reasoning))
 
 
 class MyJudgeAlignmentApi(APIView):
-    """A reviewer's own judge: alignment per dimension and k, and the ratings still needed."""
+    """A reviewer's own judge: alignment per dimension and k, verdicts, ratings still needed."""
 
     permission_classes = [IsAuthenticated, IsReviewer]
 
     @extend_schema(responses=MyAlignmentSerializer)
     def get(self, request: Request) -> Response:
-        run_ids = selectors.latest_done_runs(
-            purpose=JudgeRun.Purpose.LOO_EVALUATION, reviewer_id=request.user.id
-        )
-        report = selectors.alignment_report(run_ids=run_ids, with_reasoning=False)
-        return Response(
-            {
-                "reviewer": request.user.username,
-                "curve": report["curve"],
-                "coarse": report["coarse"],
-                "history": [
-                    {k: g[k] for k in ("domain_key", "dimension", "n", "min_history", "missing")}
-                    for g in selectors.history_gaps(reviewer_ids=[request.user.id])
-                ],
-            }
-        )
+        return Response(presenters.my_alignment_api(user=request.user))

@@ -2,14 +2,223 @@
 read by pages, the API and the CSV exports (like the disagreement metrics).
 
 Contract used by the run execution: `alignment_runs_finished(run_ids=...)` is called after a run
-reaches a final status (after commit); it must be cheap and must not compute anything itself.
+reaches a final status (after commit). It is cheap and computes nothing itself.
+
+How a burst of finished runs becomes one computation per scope (the debounce, as in
+apps/disagreement/services.py):
+- the scopes a run feeds: a finished leave-one-out evaluation feeds "auto" and
+  "auto|<domain key>"; a finished study feeds "run-<id>"; predictions feed no alignment;
+- a scope's waiting computation is an AlignmentSnapshot row in status QUEUED, at most one per
+  scope (partial unique constraint). If it exists, it will read the new run (it reads the runs
+  only when it starts), so nothing more is done;
+- otherwise a QUEUED row is created and one task is sent after commit, with a countdown so the
+  rest of the burst lands in the same computation;
+- the task claims the row with QUEUED -> RUNNING (== 1 row), so a duplicate message does nothing;
+  from then on a new run finds no QUEUED row and queues the next computation.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import logging
+import time
 from collections.abc import Sequence
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from apps.core.errors import ApplicationError, NotFound, PermissionDenied
+from apps.judges import selectors
+from apps.judges.alignment import sample_points
+from apps.judges.models import AlignmentSnapshot, JudgeRun
+from apps.judges.services import dispatch
+
+logger = logging.getLogger(__name__)
+
+TASK_NAME = dispatch.ALIGNMENT_SNAPSHOT
+AUTO_SCOPE = "auto"
+# A queued computation no worker took after this long has lost its message.
+QUEUED_TIMEOUT = dt.timedelta(minutes=15)
+# Finished snapshots kept per scope (older ones are deleted after each computation).
+KEEP_SNAPSHOTS = 5
+# Reasoning-scatter points kept in `result` per configuration (the CSV has them all).
+REASONING_SHOWN = 300
 
 
-def alignment_runs_finished(*, run_ids: Sequence[int]) -> None:
-    """These runs finished: make sure a stored alignment snapshot will reflect them."""
-    return None
+def scope_for_source(*, source: str, domain_key: str | None = None) -> str:
+    """The snapshot scope a page shows: 'run-<id>' for a study, else 'auto[|domain]'."""
+    if source.startswith("run-") and source[4:].isdigit():
+        return source
+    return f"{AUTO_SCOPE}|{domain_key}" if domain_key else AUTO_SCOPE
+
+
+def scopes_for_runs(run_ids: Sequence[int]) -> list[str]:
+    """The scopes these (finished) runs feed, in a stable order."""
+    scopes: list[str] = []
+    rows = JudgeRun.objects.filter(id__in=list(run_ids), status=JudgeRun.Status.DONE).values_list(
+        "id", "purpose", "domain__key"
+    )
+    for run_id, purpose, domain_key in rows:
+        if purpose == JudgeRun.Purpose.STUDY:
+            wanted = [f"run-{run_id}"]
+        elif purpose == JudgeRun.Purpose.LOO_EVALUATION:
+            wanted = [AUTO_SCOPE, f"{AUTO_SCOPE}|{domain_key}"]
+        else:
+            wanted = []
+        scopes += [s for s in wanted if s not in scopes]
+    return sorted(scopes)
+
+
+def _debounce_seconds() -> float:
+    return float(settings.ALIGNMENT_DEBOUNCE_SECONDS)
+
+
+def _enqueue(snapshot_id: int, *, countdown: float) -> None:
+    """Send the task by name (the task module imports this one). A dead broker fails the row
+    loudly, so the page says nothing will come, instead of computing in a request."""
+    try:
+        dispatch.send_alignment_snapshot(snapshot_id, countdown=countdown)
+    except Exception as exc:  # kombu raises several types for an unreachable broker
+        logger.exception("could not enqueue alignment snapshot %s", snapshot_id)
+        AlignmentSnapshot.objects.filter(
+            id=snapshot_id, status=AlignmentSnapshot.Status.QUEUED
+        ).update(
+            status=AlignmentSnapshot.Status.FAILED,
+            error=f"The task queue is unreachable ({exc.__class__.__name__}); nothing computed.",
+        )
+
+
+def _queue(scope: str) -> tuple[AlignmentSnapshot, bool]:
+    """The scope's QUEUED snapshot, created if missing; returns (snapshot, created)."""
+    AlignmentSnapshot.objects.filter(
+        scope=scope,
+        status=AlignmentSnapshot.Status.QUEUED,
+        created_at__lt=timezone.now() - QUEUED_TIMEOUT,
+    ).update(status=AlignmentSnapshot.Status.FAILED, error="No worker picked this computation up.")
+    existing = AlignmentSnapshot.objects.filter(
+        scope=scope, status=AlignmentSnapshot.Status.QUEUED
+    ).first()
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            return AlignmentSnapshot.objects.create(scope=scope), True
+    except IntegrityError:
+        # Another process queued it between our SELECT and INSERT: that one will do.
+        return AlignmentSnapshot.objects.get(
+            scope=scope, status=AlignmentSnapshot.Status.QUEUED
+        ), False
+
+
+def alignment_runs_finished(*, run_ids: Sequence[int]) -> list[AlignmentSnapshot]:
+    """These runs finished: make sure a stored alignment snapshot will reflect them.
+
+    Debounced (module docstring): one queued snapshot per scope; the task is sent after the
+    caller's commit. Returns the queued snapshots (new or joined).
+    """
+    queued = []
+    for scope in scopes_for_runs(run_ids):
+        snapshot, created = _queue(scope)
+        queued.append(snapshot)
+        if created:
+            countdown = _debounce_seconds()
+            transaction.on_commit(
+                lambda sid=snapshot.id, c=countdown: _enqueue(sid, countdown=c)  # type: ignore[misc]
+            )
+    return queued
+
+
+def alignment_request_recompute(*, actor: Any, scope: str) -> AlignmentSnapshot:
+    """A manager's "Recompute now" (e.g. after an upgrade, or when a snapshot failed)."""
+    if not getattr(actor, "can_read_all_ratings", False):
+        raise PermissionDenied("Only managers and admins recompute the judge alignment.")
+    if not (scope == AUTO_SCOPE or scope.startswith(f"{AUTO_SCOPE}|") or scope.startswith("run-")):
+        raise ApplicationError(f"Unknown alignment scope {scope!r}.")
+    snapshot, created = _queue(scope)
+    if created:
+        transaction.on_commit(lambda: _enqueue(snapshot.id, countdown=0))
+    return snapshot
+
+
+def _run_ids_for_scope(scope: str) -> list[int]:
+    if scope.startswith("run-"):
+        return selectors.report_run_ids(source=scope)
+    domain = None
+    if "|" in scope:
+        domain = selectors.domain_by_key(scope.split("|", 1)[1])
+        if domain is None:
+            return []
+    return selectors.report_run_ids(source=AUTO_SCOPE, domain=domain)
+
+
+def alignment_snapshot_compute(*, snapshot_id: int) -> AlignmentSnapshot:
+    """Compute and store one queued snapshot.
+
+    Idempotent: the row is claimed with `filter(status=QUEUED).update(status=RUNNING) == 1`, so
+    a redelivered or duplicate message finds nothing to claim and returns it untouched. The runs
+    are read after the claim, so every run finished before it is included.
+    """
+    claimed = AlignmentSnapshot.objects.filter(
+        id=snapshot_id, status=AlignmentSnapshot.Status.QUEUED
+    ).update(status=AlignmentSnapshot.Status.RUNNING, started_at=timezone.now())
+    snapshot = AlignmentSnapshot.objects.filter(id=snapshot_id).first()
+    if snapshot is None:
+        raise NotFound(f"Alignment snapshot {snapshot_id} does not exist.")
+    if claimed != 1:
+        return snapshot
+    started = time.perf_counter()
+    try:
+        run_ids = _run_ids_for_scope(snapshot.scope)
+        latest = JudgeRun.objects.filter(id__in=run_ids).aggregate(m=Max("finished_at"))["m"]
+        report = selectors.alignment_report(run_ids=run_ids, by_reviewer=True)
+        per_reviewer = report.pop("per_reviewer", {})
+        points = [
+            {"kind": r["kind"], "k": r["k"], "points": r["points"]} for r in report["reasoning"]
+        ]
+        report["reasoning"] = [
+            {
+                **r,
+                "n_points": len(r["points"]),
+                "points": sample_points(r["points"], limit=REASONING_SHOWN),
+            }
+            for r in report["reasoning"]
+        ]
+        AlignmentSnapshot.objects.filter(id=snapshot_id).update(
+            status=AlignmentSnapshot.Status.DONE,
+            run_ids=run_ids,
+            latest_run_at=latest,
+            n_finals=report["n_finals"],
+            n_predictions=report.get("n_predictions", 0),
+            result=report,
+            per_reviewer=per_reviewer,
+            reasoning_points=points,
+            computed_at=timezone.now(),
+            duration_ms=int((time.perf_counter() - started) * 1000),
+            error="",
+        )
+    except Exception as exc:
+        logger.exception("alignment snapshot %s failed", snapshot_id)
+        AlignmentSnapshot.objects.filter(id=snapshot_id).update(
+            status=AlignmentSnapshot.Status.FAILED,
+            error=f"{exc.__class__.__name__}: {exc}"[:2000],
+            duration_ms=int((time.perf_counter() - started) * 1000),
+        )
+    _prune(snapshot.scope)
+    snapshot.refresh_from_db()
+    return snapshot
+
+
+def _prune(scope: str) -> None:
+    old = list(
+        AlignmentSnapshot.objects.filter(
+            scope=scope,
+            status__in=[AlignmentSnapshot.Status.DONE, AlignmentSnapshot.Status.FAILED],
+        )
+        .order_by("-created_at", "-id")
+        .values_list("id", flat=True)[KEEP_SNAPSHOTS:]
+    )
+    if old:
+        AlignmentSnapshot.objects.filter(id__in=old).delete()

@@ -21,6 +21,7 @@ RUN_EXECUTE = "judges.judge_run_execute"
 RUN_CHUNK = "judges.judge_run_chunk"
 RUNS_SCHEDULE = "judges.judge_runs_schedule"
 RUNS_RECLAIM = "judges.judge_runs_reclaim"
+ALIGNMENT_SNAPSHOT = "judges.alignment_snapshot_compute"
 
 
 def send_run(run_id: int, *, countdown: float = 0) -> None:
@@ -71,3 +72,14 @@ def send_schedule(reviewer_ids: Sequence[int], *, countdown: float, changed_at: 
         log.exception("could not enqueue judge scheduling for %s reviewers", len(reviewer_ids))
         return False
     return True
+
+
+def send_alignment_snapshot(snapshot_id: int, *, countdown: float = 0) -> None:
+    """Compute one stored alignment snapshot. Raises when the broker is unreachable. The default
+    queue: a computation takes seconds and must not wait behind judge runs."""
+    current_app.send_task(
+        ALIGNMENT_SNAPSHOT,
+        args=[snapshot_id],
+        countdown=countdown or None,
+        queue=current_app.conf.task_default_queue,
+    )

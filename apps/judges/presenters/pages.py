@@ -1,0 +1,327 @@
+"""One page's context, gathered through the selectors from the stored alignment snapshots
+(reads only: nothing here computes alignment), so the views stay thin."""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from apps.accounts.models import User
+from apps.catalog.models import Domain, Idea
+from apps.judges import selectors
+from apps.judges.models import LOCAL_LABEL, AlignmentSnapshot, JudgeConfig, JudgeFinal, JudgeRun
+from apps.judges.presenters.shapes import (
+    KIND_LABELS,
+    PREDICTIONS_SHOWN,
+    VERDICT_ROWS_SHOWN,
+    alignment_table,
+    chart_series,
+    coarse_chart,
+    coarse_rows,
+    coverage_charts,
+    discard_matrix,
+    model_labels,
+    reasoning,
+    verdict_table,
+)
+from apps.judges.services.alignment import AUTO_SCOPE, scope_for_source
+from apps.screening.models import Rating
+
+
+@dataclass
+class SnapshotState:
+    """What a page says about its stored alignment: computed when, stale, being computed."""
+
+    scope: str
+    snapshot: AlignmentSnapshot | None
+    pending: AlignmentSnapshot | None
+    failure: AlignmentSnapshot | None
+    stale: bool
+
+    @property
+    def result(self) -> dict[str, Any]:
+        return (self.snapshot.result or {}) if self.snapshot else {}
+
+
+def snapshot_state(scope: str, snapshot: AlignmentSnapshot | None = None) -> SnapshotState:
+    snapshot = snapshot or selectors.alignment_snapshot_latest(scope=scope)
+    return SnapshotState(
+        scope=scope,
+        snapshot=snapshot,
+        pending=selectors.alignment_snapshot_pending(scope=scope),
+        failure=selectors.alignment_snapshot_failure(
+            scope=scope, after=snapshot.created_at if snapshot else None
+        ),
+        stale=selectors.alignment_snapshot_is_stale(snapshot) if snapshot else False,
+    )
+
+
+def runs_context(*, user: User, limit: int = 30) -> dict[str, Any]:
+    runs = list(selectors.judge_runs(limit=limit))
+    return {
+        "runs": runs,
+        "is_admin": user.is_admin,
+        "any_active": any(r.is_active for r in runs),
+        "limit": limit,
+        "work": selectors.judge_work_progress(),
+    }
+
+
+def alignment_page(*, user: User, domain: Domain | None, source: str) -> dict[str, Any]:
+    """The manager's alignment dashboard, from the stored snapshot of the chosen source."""
+    scope = scope_for_source(source=source, domain_key=domain.key if domain else None)
+    state = snapshot_state(scope)
+    result = state.result
+    names = selectors.dimension_names()
+    models = model_labels(result)
+    discard_domains, discard_rows = discard_matrix(result.get("discard", []), names)
+    coarse = coarse_rows(result.get("coarse", []), names)
+    verdict_dims, verdict_rows = verdict_table(result.get("verdicts", []), names)
+    verdict_counts = [
+        {
+            "name": name,
+            **{
+                level: sum(1 for v in result.get("verdicts", []) if v["dimension"] == key
+                           and v["level"] == level)
+                for level in ("well", "partly", "not_yet")
+            },
+        }
+        for key, name in verdict_dims
+    ]  # fmt: skip
+    gaps = [g for g in selectors.history_gaps() if g["missing"] and g["n"]]
+    return {
+        "domains": Domain.objects.order_by("name"),
+        "domain": domain,
+        "source": source,
+        "sources": selectors.report_sources(domain=domain),
+        "state": state,
+        "report": result,
+        "models": models,
+        "model_rows": [(KIND_LABELS.get(k, k), v) for k, v in models.items()],
+        "charts": chart_series(result.get("curve", []), names, models),
+        "coarse_rows": coarse,
+        "coarse_chart": coarse_chart(coarse),
+        "discard_domains": discard_domains,
+        "discard_rows": discard_rows,
+        "reasoning": reasoning(result),
+        "reasoning_missing": [
+            KIND_LABELS.get(k, k)
+            for k in {r["kind"] for r in result.get("curve", [])}
+            - {r["kind"] for r in reasoning(result)}
+        ],
+        "coverage_charts": coverage_charts(result, models),
+        "verdict_dims": verdict_dims,
+        "verdict_rows": verdict_rows[:VERDICT_ROWS_SHOWN],
+        "n_verdict_rows": len(verdict_rows),
+        "verdict_counts": verdict_counts,
+        "kinds": list(KIND_LABELS.items()),
+        "gaps": gaps[:12],
+        "n_gaps": len(gaps),
+        "local_label": LOCAL_LABEL,
+        "uses_local": JudgeConfig.objects.filter(
+            is_active=True, backend=JudgeConfig.Backend.LOCAL
+        ).exists(),
+        "case_ideas": result.get("case_ideas", []),
+        "recompute_scope": scope,
+        **runs_context(user=user, limit=8),
+    }
+
+
+def my_judge_page(*, user: User) -> dict[str, Any]:
+    """A reviewer's own judge: only their own section of the stored snapshot."""
+    snapshot, mine = selectors.reviewer_alignment(reviewer_id=user.id)
+    names = selectors.dimension_names()
+    gaps = selectors.history_gaps(reviewer_ids=[user.id])
+    state = snapshot_state(AUTO_SCOPE, snapshot) if snapshot else snapshot_state(AUTO_SCOPE)
+    return {
+        "state": state,
+        "charts": chart_series(mine.get("curve", []), names),
+        "coarse_rows": coarse_rows(mine.get("coarse", []), names),
+        "verdicts": [
+            {**v, "name": names.get(v["dimension"], v["dimension"])}
+            for v in mine.get("verdicts", [])
+        ],
+        "gaps": [g for g in gaps if g["missing"]],
+        "pending": JudgeRun.objects.filter(reviewer=user, status__in=JudgeRun.ACTIVE).count(),
+        "kinds": list(KIND_LABELS.items()),
+    }
+
+
+def my_alignment_api(*, user: User) -> dict[str, Any]:
+    _, mine = selectors.reviewer_alignment(reviewer_id=user.id)
+    return {
+        "reviewer": user.username,
+        "curve": mine.get("curve", []),
+        "coarse": mine.get("coarse", []),
+        "verdicts": mine.get("verdicts", []),
+        "history": [
+            {k: g[k] for k in ("domain_key", "dimension", "n", "min_history", "missing")}
+            for g in selectors.history_gaps(reviewer_ids=[user.id])
+        ],
+    }
+
+
+def run_page(*, run: JudgeRun, user: User) -> dict[str, Any]:
+    """Run detail and its polled status partial."""
+    snapshot, rows = (None, [])
+    pending = None
+    if run.status == JudgeRun.Status.DONE:
+        snapshot, rows = selectors.run_alignment_rows(run)
+        scope = f"run-{run.id}" if run.purpose == JudgeRun.Purpose.STUDY else AUTO_SCOPE
+        if snapshot is None:
+            pending = selectors.alignment_snapshot_pending(scope=scope)
+    labels = selectors.run_model_labels(run_ids=[run.id])
+    configs = [
+        {"config": c, "models": "; ".join(labels.get((run.id, c.kind), []))}
+        for c in run.configs.all()
+    ]
+    feeds_alignment = run.purpose in (JudgeRun.Purpose.STUDY, JudgeRun.Purpose.LOO_EVALUATION)
+    return {
+        "run": run,
+        "history": run.history.select_related("changed_by"),
+        "configs": configs,
+        "table": alignment_table(rows),
+        "models": {kind: "; ".join(v) for (_, kind), v in labels.items()},
+        "alignment_snapshot": snapshot,
+        "alignment_pending": pending,
+        # Poll while the run works, and after it while its alignment is still being computed.
+        "poll": run.is_active
+        or (feeds_alignment and run.status == "done" and snapshot is None and pending is not None),
+        "feeds_alignment": feeds_alignment,
+        "is_admin": user.is_admin,
+        "work": selectors.judge_work_progress(),
+    }
+
+
+def case_page(*, idea: Idea) -> dict[str, Any]:
+    """Per (dimension, reviewer): the reviewer's score, the personalized and aggregate judges'
+    finals from the newest run at the largest k (paper 001, Appendix F)."""
+    best: dict[tuple[int, int, str], JudgeFinal] = {}
+    for f in selectors.case_finals(idea_id=idea.id):
+        key = (f.dimension_id, f.reviewer_id, f.kind)
+        cur = best.get(key)
+        if cur is None or (f.k, f.run_id) > (cur.k, cur.run_id):
+            best[key] = f
+    truth = {
+        (r.reviewer_id, r.dimension_id): r
+        for r in Rating.objects.filter(idea=idea).select_related("dimension")
+    }
+    labels = selectors.run_model_labels(run_ids={f.run_id for f in best.values()})
+    rows: dict[tuple[int, int], dict[str, Any]] = {}
+    for (dim_id, reviewer_id, kind), f in best.items():
+        row = rows.setdefault(
+            (dim_id, reviewer_id),
+            {
+                "dimension": f.dimension,
+                "reviewer": f.reviewer,
+                "truth": truth.get((reviewer_id, dim_id)),
+            },
+        )
+        row[kind] = f
+        row[f"{kind}_model"] = "; ".join(labels.get((f.run_id, kind), []))
+    ordered = sorted(rows.values(), key=lambda r: (r["dimension"].position, r["reviewer"].username))
+    return {
+        "idea": idea,
+        "rows": ordered,
+        "dimensions": list(dict.fromkeys(r["dimension"] for r in ordered)),
+        **local_note(),
+    }
+
+
+def local_note() -> dict[str, Any]:
+    uses_local = JudgeConfig.objects.filter(backend=JudgeConfig.Backend.LOCAL).exists()
+    return {"uses_local": uses_local, "local_label": LOCAL_LABEL}
+
+
+def _reviewer_medians(keys: set[tuple[int, int]]) -> dict[tuple[int, int], float]:
+    if not keys:
+        return {}
+    scores: dict[tuple[int, int], list[int]] = defaultdict(list)
+    for reviewer_id, dimension_id, score in Rating.objects.filter(
+        status=Rating.Status.SCORED,
+        reviewer_id__in={k[0] for k in keys},
+        dimension_id__in={k[1] for k in keys},
+    ).values_list("reviewer_id", "dimension_id", "score"):
+        scores[(reviewer_id, dimension_id)].append(score)
+    return {k: statistics.median(v) for k, v in scores.items() if v}
+
+
+def prediction_rows(
+    *, reviewer: User | None, domain: Domain | None, dimension: str | None
+) -> list[dict[str, Any]]:
+    """Finals of the latest prediction runs, with the reviewer's median, the shortlist flag
+    (the cut of the top-50 % metric: at or above their own median) and the model label."""
+    finals = list(
+        selectors.unrated_predictions(
+            reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
+        )
+    )
+    medians = _reviewer_medians({(f.reviewer_id, f.dimension_id) for f in finals})
+    labels = selectors.run_model_labels(run_ids={f.run_id for f in finals})
+    rows = []
+    for f in finals:
+        median = medians.get((f.reviewer_id, f.dimension_id))
+        shortlisted = f.score is not None and median is not None and f.score >= median
+        rows.append(
+            {
+                "f": f,
+                "median": median,
+                "shortlisted": shortlisted,
+                "model": "; ".join(labels.get((f.run_id, f.kind), [])),
+            }
+        )
+    return rows
+
+
+def predictions_page(
+    *, form: Any, reviewer: User | None, domain: Domain | None, dimension: str | None
+) -> dict[str, Any]:
+    rows = prediction_rows(reviewer=reviewer, domain=domain, dimension=dimension)
+    return {
+        "form": form,
+        "rows": rows[:PREDICTIONS_SHOWN],
+        "n_rows": len(rows),
+        "n_shortlisted": sum(r["shortlisted"] for r in rows),
+        "work": selectors.judge_work_progress(),
+        **local_note(),
+        "gaps": [
+            g
+            for g in selectors.history_gaps(reviewer_ids=[reviewer.id] if reviewer else None)
+            if g["missing"] and g["n"]
+        ][:10],
+    }
+
+
+EMPTY_RESULT: dict[str, Any] = {
+    "run_ids": [],
+    "n_finals": 0,
+    "n_predictions": 0,
+    "curve": [],
+    "coarse": [],
+    "discard": [],
+    "coverage_accuracy": [],
+    "verdicts": [],
+    "models": {},
+    "case_ideas": [],
+    "reasoning": [],
+    "reasoning_note": "",
+}
+
+
+def alignment_api(*, domain_key: str | None, source: str) -> dict[str, Any]:
+    """The API's view of the stored snapshot of a source (the same rows the pages show)."""
+    scope = scope_for_source(source=source, domain_key=domain_key)
+    state = snapshot_state(scope)
+    return {
+        **EMPTY_RESULT,
+        **state.result,
+        "snapshot": {
+            "scope": scope,
+            "computed_at": state.snapshot.computed_at if state.snapshot else None,
+            "stale": state.stale,
+            "pending": state.pending is not None,
+            "failure": state.failure.error if state.failure else "",
+        },
+    }

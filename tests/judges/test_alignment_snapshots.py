@@ -1,0 +1,203 @@
+"""Alignment snapshots: queued once per scope when runs finish, computed once, read by pages."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.urls import reverse
+
+from apps.judges import services
+from apps.judges.models import AlignmentSnapshot, JudgeFinal, JudgeRun
+from apps.judges.services.alignment import (
+    alignment_runs_finished,
+    alignment_snapshot_compute,
+    scopes_for_runs,
+)
+from tests.judges.helpers import compute_alignment, small_configs
+
+
+def _loo(domain, reviewer, configs, *, notify: bool = True) -> JudgeRun:
+    """Execute an evaluation run; with notify, make the after-commit call the run engine makes
+    (inside a test's transaction its on_commit hook never fires)."""
+    run, _ = services.judge_run_request(
+        purpose="loo_evaluation",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=configs,
+        reviewer=reviewer,
+        enqueue=False,
+    )
+    services.judge_run_execute(run_id=run.id)
+    if notify:
+        alignment_runs_finished(run_ids=[run.id])
+    return run
+
+
+def test_a_finished_evaluation_feeds_the_auto_scopes_and_a_study_its_own(
+    domain, two_reviewers_history
+):
+    rita, _, _ = two_reviewers_history
+    configs = small_configs()
+    loo = _loo(domain, rita, configs)
+    study, _ = services.judge_study_start(
+        by=None,
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=configs,
+        shots=[2],
+        seeds=1,
+        backend="",
+        min_history=2,
+        enqueue=False,
+    )
+    services.judge_run_execute(run_id=study.id)
+    assert scopes_for_runs([loo.id]) == ["auto", "auto|nlp"]
+    assert scopes_for_runs([study.id]) == [f"run-{study.id}"]
+
+
+def test_a_burst_of_finished_runs_queues_one_snapshot_per_scope(
+    domain, two_reviewers_history, django_capture_on_commit_callbacks
+):
+    rita, otto, _ = two_reviewers_history
+    configs = small_configs()
+    runs = [_loo(domain, r, configs, notify=False) for r in (rita, otto)]
+    with django_capture_on_commit_callbacks() as sent:
+        for run in runs:
+            alignment_runs_finished(run_ids=[run.id])
+        alignment_runs_finished(run_ids=[r.id for r in runs])
+    queued = AlignmentSnapshot.objects.filter(status="queued")
+    assert sorted(queued.values_list("scope", flat=True)) == ["auto", "auto|nlp"]
+    assert len(sent) == 2  # one task per scope, sent after commit
+
+
+def test_computing_a_snapshot_twice_changes_nothing_the_second_time(domain, two_reviewers_history):
+    rita, _, _ = two_reviewers_history
+    _loo(domain, rita, small_configs())
+    snapshot = AlignmentSnapshot.objects.get(scope="auto", status="queued")
+    first = alignment_snapshot_compute(snapshot_id=snapshot.id)
+    assert first.status == "done" and first.result["curve"]
+    again = alignment_snapshot_compute(snapshot_id=snapshot.id)
+    assert again.computed_at == first.computed_at and again.result == first.result
+
+
+def test_the_dashboard_shows_the_stored_number_and_says_when_newer_runs_finished(
+    client, manager, domain, evaluated
+):
+    snapshot = AlignmentSnapshot.objects.get(scope="auto", status="done")
+    row = next(r for r in snapshot.result["curve"] if r["alpha"] is not None)
+    # Tamper with the stored figure: the page must show the stored one, not recompute it.
+    row["alpha"] = 0.4321
+    AlignmentSnapshot.objects.filter(id=snapshot.id).update(result=snapshot.result)
+    client.force_login(manager)
+    page = client.get(reverse("judges:alignment")).content.decode()
+    assert '<td class="num">0.432</td>' in page
+    assert "up to date" in page
+    rita = evaluated[0]
+    _loo(domain, rita, list(JudgeRun.objects.get(id=snapshot.run_ids[0]).configs.all()))
+    page = client.get(reverse("judges:alignment")).content.decode()
+    assert "runs finished since" in page and "A new computation is queued" in page
+
+
+def test_no_get_computes_alignment(client, manager, django_assert_max_num_queries, evaluated):
+    client.force_login(manager)
+    with django_assert_max_num_queries(40):
+        assert client.get(reverse("judges:alignment")).status_code == 200
+    with django_assert_max_num_queries(12):
+        assert client.get(reverse("judges:alignment_csv", args=["curve"])).status_code == 200
+
+
+def test_a_judge_csv_neutralises_a_formula_looking_reason(client, manager, evaluated):
+    rita = evaluated[0]
+    final = JudgeFinal.objects.filter(run__purpose="prediction", reviewer=rita).first()
+    final.reason = '=HYPERLINK("http://evil.example","click")'
+    final.save(update_fields=["reason"])
+    client.force_login(manager)
+    response = client.get(reverse("judges:predictions"), {"reviewer": "rita", "format": "csv"})
+    body = b"".join(response.streaming_content).decode()
+    assert "'=HYPERLINK" in body
+    assert not re.search(r'(^|,)"?=HYPERLINK', body, re.MULTILINE)
+
+
+def test_the_run_page_polls_while_the_run_works_and_stops_when_it_is_done(
+    client, manager, domain, two_reviewers_history
+):
+    rita, _, _ = two_reviewers_history
+    run, _ = services.judge_run_request(
+        purpose="loo_evaluation",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=small_configs(),
+        reviewer=rita,
+        enqueue=False,
+    )
+    client.force_login(manager)
+    partial = client.get(reverse("judges:run_status", args=[run.id])).content.decode()
+    assert 'id="run-status"' in partial and 'hx-trigger="every 2s"' in partial
+    assert "1 run queued, 0 running" in partial
+    services.judge_run_execute(run_id=run.id)
+    alignment_runs_finished(run_ids=[run.id])  # the engine's after-commit call
+    partial = client.get(reverse("judges:run_status", args=[run.id])).content.decode()
+    # Done, and its alignment is being computed: it keeps polling until that is stored.
+    assert "Being computed" in partial and 'hx-trigger="every 2s"' in partial
+    compute_alignment()
+    partial = client.get(reverse("judges:run_status", args=[run.id])).content.decode()
+    assert "hx-trigger" not in partial and 'id="run-alignment"' in partial
+    assert "Local baseline (not an LLM)" in partial
+
+
+@pytest.mark.parametrize("page", ["judges:alignment", "judges:predictions"])
+def test_pages_say_how_many_runs_wait_instead_of_no_predictions_yet(
+    client, manager, domain, two_reviewers_history, page
+):
+    rita, _, _ = two_reviewers_history
+    services.judge_run_request(
+        purpose="loo_evaluation",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=small_configs(),
+        reviewer=rita,
+        enqueue=False,
+    )
+    client.force_login(manager)
+    body = client.get(reverse(page)).content.decode()
+    assert "1 judge run queued and 0 running" in body
+    assert "once they have enough ratings" not in body
+
+
+def test_my_judge_shows_a_plain_verdict_with_n_and_an_interval(client, evaluated):
+    rita = evaluated[0]
+    client.force_login(rita)
+    page = client.get(reverse("judges:me")).content.decode()
+    assert 'id="my-verdicts"' in page
+    assert re.search(r"reproduces well|partly|not yet", page)
+    assert re.search(r"n=\d+", page)
+    mine = client.get(reverse("judges-api-my-alignment")).json()
+    assert mine["verdicts"] and {"level", "n", "low", "high", "coverage"} <= set(
+        mine["verdicts"][0]
+    )
+
+
+def test_a_manager_queues_a_recompute_and_the_banner_reloads_the_page_once_it_is_stored(
+    client, manager, domain, evaluated, django_capture_on_commit_callbacks
+):
+    client.force_login(manager)
+    with django_capture_on_commit_callbacks() as sent:
+        response = client.post(reverse("judges:alignment_recompute"), {"domain": "nlp"})
+    assert response.status_code == 302 and "domain=nlp" in response["Location"]
+    assert AlignmentSnapshot.objects.filter(scope="auto|nlp", status="queued").count() == 1
+    assert len(sent) == 1
+    banner = client.get(
+        reverse("judges:alignment_status"),
+        {"domain": "nlp", "waiting": "1"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert "A new computation is queued" in banner.content.decode()
+    assert "HX-Refresh" not in banner
+    compute_alignment()
+    banner = client.get(
+        reverse("judges:alignment_status"),
+        {"domain": "nlp", "waiting": "1"},
+        HTTP_HX_REQUEST="true",
+    )
+    assert banner["HX-Refresh"] == "true" and "hx-trigger" not in banner.content.decode()
