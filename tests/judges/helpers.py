@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from django.conf import settings
+
 from apps.judges.models import JudgeConfig
 from apps.screening.models import Dimension, Rating, Rubric
 from tests.factories import AssignmentFactory, IdeaFactory, PatentFactory, ReviewerFactory
@@ -59,8 +61,13 @@ def rate(reviewer, ideas, dim_key: str, score_of: Callable[[int], int]) -> list[
 
 
 def small_configs(backend: str = "local", **extra) -> list[JudgeConfig]:
-    """Fast configurations for tests: 1 seed, k in {0, 2}."""
-    opts = {"backend": backend, "seeds": 1, **extra}
+    """Fast configurations for tests: 1 seed, k in {0, 2}, the backend's default threshold."""
+    threshold = (
+        settings.JUDGE_LOCAL_CONFIDENCE_THRESHOLD
+        if backend == "local"
+        else settings.JUDGE_LLM_CONFIDENCE_THRESHOLD
+    )
+    opts = {"backend": backend, "seeds": 1, "confidence_threshold": threshold, **extra}
     return [
         JudgeConfig.objects.create(name="zero", kind="zero_shot", shots=[0], **opts),
         JudgeConfig.objects.create(name="agg", kind="aggregate", shots=[2], **opts),

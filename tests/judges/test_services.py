@@ -466,7 +466,7 @@ def test_reasoning_similarity_uses_a_remote_embeddings_endpoint_and_caches_it(
     run_ids = list(JudgeRun.objects.values_list("id", flat=True))
     report = selectors.alignment_report(run_ids=run_ids)
     assert report["reasoning"] and report["reasoning_note"] == ""
-    assert {r["kind"] for r in report["reasoning"]} >= {"aggregate", "personalized"}
+    assert "personalized" in {r["kind"] for r in report["reasoning"]}
     calls = len([r for r in fake_llm.requests if "embeddings" in str(r.get("path", ""))])
     assert calls >= 1
     again = selectors.alignment_report(run_ids=run_ids)
