@@ -2,19 +2,19 @@
 
 from __future__ import annotations
 
-import csv
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
 from apps.catalog.models import Domain, Idea
+from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
@@ -300,7 +300,7 @@ EXPORTS = ("grid", "strictness", "pairwise", "panel", "contested", "split")
 
 @managers_only
 @require_GET
-def export_csv(request: HttpRequest, kind: str) -> HttpResponse:
+def export_csv(request: HttpRequest, kind: str) -> HttpResponseBase:
     """The numbers behind each chart, with the page's filters applied."""
     if kind not in EXPORTS:
         raise Http404("Unknown export.")
@@ -330,14 +330,7 @@ def export_csv(request: HttpRequest, kind: str) -> HttpResponse:
     else:
         header, rows = P.grid_csv(result, **filters)
         rows = [r for r in rows if r[2] in ("technical", "business", P.ALL)]
-    response = HttpResponse(content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = (
-        f'attachment; filename="pluralist-{kind}-{dash.snapshot.id}.csv"'
-    )
-    writer = csv.writer(response)
-    writer.writerow(header)
-    writer.writerows(["" if v is None else v for v in row] for row in rows)
-    return response
+    return csv_response(f"pluralist-{kind}-{dash.snapshot.id}.csv", header, rows)
 
 
 @managers_only
