@@ -120,7 +120,7 @@ def test_the_csv_export_holds_the_numbers_behind_the_chart(client, manager, snap
     client.force_login(manager)
     response = client.get(reverse("disagreement:export", args=["grid"]) + "?domain=nlp")
     assert response["Content-Type"].startswith("text/csv")
-    lines = response.content.decode().splitlines()
+    lines = b"".join(response.streaming_content).decode().splitlines()
     assert lines[0].startswith("domain,dimension,background,fine_alpha")
     assert all(line.startswith("nlp,") for line in lines[1:]) and len(lines) == 1 + 6 * 3
 
