@@ -17,12 +17,13 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serial
 from rest_framework import exceptions, serializers, status
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from apps.core.errors import ApplicationError, NotFound, PermissionDenied
+from apps.core.pagination import BIGINT_MAX, MAX_PAGE_SIZE, Pagination
 
 
 class FieldErrorSerializer(serializers.Serializer):
@@ -115,6 +116,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, exceptions.ValidationError):
         request = context.get("request")
         sent = getattr(request, "data", _MISSING) if request is not None else _MISSING
+        if request is not None and request.method in SAFE_METHODS:
+            # A GET's input is its query string (list filters, paging).
+            sent = request.query_params
         response.data = {
             "detail": "The request is not valid.",
             "errors": _flatten(exc.detail, sent),
@@ -126,11 +130,24 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
+def id_field(**kwargs: Any) -> serializers.IntegerField:
+    """A database id in input: a positive integer the id column can hold, else a 400."""
+    return serializers.IntegerField(min_value=1, max_value=BIGINT_MAX, **kwargs)
+
+
+def query_filters(serializer_class: type, request: Request) -> dict[str, Any]:
+    """The list filters of a GET, validated like a body: a bad value (a NUL character, a number
+    past what its column holds, an unknown choice) is a 400 naming the parameter."""
+    serializer = serializer_class(data=request.query_params)
+    serializer.is_valid(raise_exception=True)
+    return {k: v for k, v in serializer.validated_data.items() if v not in (None, "")}
+
+
 def paginated_response(
     *, request: Any, view: Any, queryset: Any, serializer_class: type
 ) -> Response:
     """List responses are paginated the same way everywhere (limit/offset, PAGE_SIZE default)."""
-    paginator = LimitOffsetPagination()
+    paginator = Pagination()
     page = paginator.paginate_queryset(queryset, request, view=view)
     return paginator.get_paginated_response(
         serializer_class(page, many=True, context={"request": request}).data
@@ -151,7 +168,9 @@ def paginated_schema(name: str, serializer_class: type) -> serializers.Serialize
 
 
 PAGINATION_PARAMETERS = [
-    OpenApiParameter("limit", int, description="Page size (default 100)."),
+    OpenApiParameter(
+        "limit", int, description=f"Page size (default 100; at most {MAX_PAGE_SIZE})."
+    ),
     OpenApiParameter("offset", int, description="Index of the first result."),
 ]
 
