@@ -1,5 +1,6 @@
 """Settings shared by every environment. Values come from the environment (django-environ)."""
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -23,6 +24,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
     "apps.core",
     "apps.accounts",
     "apps.catalog",
@@ -42,6 +44,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes requires: turns a locked-out sign-in into the lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -72,10 +76,40 @@ DATABASES = {
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's standard four: not like the username or name, at least 8 characters, not one of the
+# 20,000 most common passwords ("password"), not all digits ("12345678"). They apply where a
+# password is chosen (admin, password change and reset forms, createsuperuser); demo and test
+# users get theirs from set_password and are not re-validated.
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# Sign-in lockout (django-axes) on the login form and on POST /api/auth/token/ alike: after
+# AXES_FAILURE_LIMIT wrong passwords for one username from one IP address, that pair is refused
+# (429) for AXES_COOLOFF_TIME; a correct password before then resets the count. Locking the
+# username+IP pair, not the username alone, stops guessing without letting a stranger lock a
+# reviewer out from elsewhere. An admin unlocks early with `manage.py axes_reset_username NAME`.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "apps.accounts.lockout.lockout_response"
+# Behind a reverse proxy, set to the number of proxies so the client's own address is locked
+# (X-Forwarded-For is read only then: otherwise a client could forge it to dodge the lockout).
+AXES_IPWARE_PROXY_COUNT = env.int("AXES_IPWARE_PROXY_COUNT", default=None)
+if AXES_IPWARE_PROXY_COUNT:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
+
+# API tokens expire this long after they are issued (apps/accounts/tokens.py); POST
+# /api/auth/token/ then issues a new one and DELETE revokes the current one at once.
+API_TOKEN_LIFETIME = timedelta(days=env.int("API_TOKEN_LIFETIME_DAYS", default=30))
 
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
@@ -95,9 +129,12 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=50 
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate challenge makes a request without valid credentials (none,
+    # a wrong or an expired token) a 401 on every endpoint, so a script knows to fetch a new
+    # token; 403 then always means "signed in, but your role may not do this" (docs/api.md).
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.accounts.tokens.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -116,6 +153,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Every operation documents the 400/401/403/404 the framework can answer (apps/core/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.core.schema.add_error_responses",
+    ],
 }
 
 # Celery: the broker is Redis in production and tests, kombu's filesystem transport locally.

@@ -12,3 +12,8 @@ CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="redis://127.0.0.1:6379/15"
 # Serve static files straight from STATICFILES_DIRS so browser tests need no collectstatic.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+# Sign-in lockout stays on for HTTP sign-ins; Client.login() (no request) skips it.
+AUTHENTICATION_BACKENDS = [
+    "apps.accounts.lockout.TestClientLockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
