@@ -1,7 +1,7 @@
 """Tests run against the real PostgreSQL and Redis (see .ci/run)."""
 
 from .base import *  # noqa: F403
-from .base import env
+from .base import DATABASES, env
 
 DEBUG = False
 SECRET_KEY = "test-only-key"
@@ -17,3 +17,5 @@ AUTHENTICATION_BACKENDS = [
     "apps.accounts.lockout.TestClientLockoutBackend",
     "django.contrib.auth.backends.ModelBackend",
 ]
+# One connection per request as before: tests and live servers never keep connections around.
+DATABASES["default"]["CONN_MAX_AGE"] = 0
