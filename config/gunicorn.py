@@ -1,4 +1,5 @@
-"""Gunicorn settings for the web container: `gunicorn -c config/gunicorn.py config.wsgi:application`.
+"""Gunicorn settings for the web container:
+`gunicorn -c config/gunicorn.py config.wsgi:application`
 
 Sizing (docs/notes/harden.md has the measurements behind it, from bench/bench_load.py):
 - worker_class "gthread": each worker process serves `threads` requests at once. Pluralist's
