@@ -23,6 +23,8 @@ from pathlib import Path
 import pytest
 from rest_framework.authtoken.models import Token
 
+from tests.workers import purge_queue
+
 EXAMPLES = int(os.environ.get("PLURALIST_FUZZ_EXAMPLES", "5"))
 SECONDS = int(os.environ.get("PLURALIST_FUZZ_SECONDS", "300"))
 CHECKS = ",".join(
@@ -45,6 +47,13 @@ def role_headers(reviewer, other_reviewer, manager, admin, idea) -> dict[str, li
         token = Token.objects.create(user=user)
         headers[user.role] = ["-H", f"Authorization: Token {token.key}"]
     return headers
+
+
+@pytest.fixture(autouse=True)
+def _purge_queued_tasks():
+    """Fuzzed writes queue judge and metrics tasks; leave no stale message for later tests."""
+    yield
+    purge_queue()
 
 
 @pytest.mark.parametrize("role", ["anonymous", "reviewer", "manager", "admin"])
