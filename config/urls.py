@@ -19,3 +19,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]
+
+# Unknown /api/... routes answer with the API's JSON error body, not the HTML 404 page.
+handler404 = "apps.core.views.not_found"
+handler500 = "apps.core.views.server_error"

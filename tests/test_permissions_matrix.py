@@ -20,66 +20,69 @@ from tests.factories import IdeaFactory
 ROLES = ["anonymous", "reviewer", "other_reviewer", "outsider", "manager", "admin"]
 RATING_BODY = {"scores": {"specificity": 2}}
 
-# path (formatted with the world's ids), method, body, codes for: anon rita otto oscar mona ada
+# path (formatted with the world's ids), method, body, codes for: anon rita otto oscar mona ada.
+# Anonymous API calls get 401 (no credentials), signed-in roles 403 (not allowed): docs/api.md.
 MATRIX: list[tuple[str, str, Any, tuple[int, ...]]] = [
-    ("/api/domains/", "get", None, (403, 200, 200, 200, 200, 200)),
-    ("/api/domains/", "post", {"key": "cs", "name": "CS"}, (403, 403, 403, 403, 403, 201)),
-    ("/api/domains/{domain}/", "get", None, (403, 200, 200, 200, 200, 200)),
-    ("/api/domains/{domain}/", "patch", {"name": "Language"}, (403, 403, 403, 403, 403, 200)),
-    ("/api/domains/{domain}/", "delete", None, (403, 403, 403, 403, 403, 405)),
-    ("/api/patents/", "get", None, (403, 200, 200, 200, 200, 200)),
+    ("/api/domains/", "get", None, (401, 200, 200, 200, 200, 200)),
+    ("/api/domains/", "post", {"key": "cs", "name": "CS"}, (401, 403, 403, 403, 403, 201)),
+    ("/api/domains/{domain}/", "get", None, (401, 200, 200, 200, 200, 200)),
+    ("/api/domains/{domain}/", "patch", {"name": "Language"}, (401, 403, 403, 403, 403, 200)),
+    ("/api/domains/{domain}/", "delete", None, (401, 403, 403, 403, 403, 405)),
+    ("/api/patents/", "get", None, (401, 200, 200, 200, 200, 200)),
     (
         "/api/patents/",
         "post",
         {"external_id": "US-9", "domain": "nlp", "title": "T"},
-        (403, 403, 403, 403, 403, 201),
+        (401, 403, 403, 403, 403, 201),
     ),
-    ("/api/patents/{patent}/", "get", None, (403, 200, 200, 404, 200, 200)),
-    ("/api/patents/{patent}/", "patch", {"title": "New"}, (403, 403, 403, 403, 403, 200)),
-    ("/api/ideas/", "get", None, (403, 200, 200, 200, 200, 200)),
+    ("/api/patents/{patent}/", "get", None, (401, 200, 200, 404, 200, 200)),
+    ("/api/patents/{patent}/", "patch", {"title": "New"}, (401, 403, 403, 403, 403, 200)),
+    ("/api/ideas/", "get", None, (401, 200, 200, 200, 200, 200)),
     (
         "/api/ideas/",
         "post",
         {"external_id": "i-9", "patent": "{patent_ext}", "title": "T"},
-        (403, 403, 403, 403, 403, 201),
+        (401, 403, 403, 403, 403, 201),
     ),
-    ("/api/ideas/{idea}/", "get", None, (403, 200, 200, 404, 200, 200)),
+    ("/api/ideas/{idea}/", "get", None, (401, 200, 200, 404, 200, 200)),
     (
         "/api/ideas/{idea}/",
         "put",
         {"external_id": "{idea_ext}", "patent": "{patent_ext}", "title": "T"},
-        (403, 403, 403, 403, 403, 200),
+        (401, 403, 403, 403, 403, 200),
     ),
-    ("/api/rubrics/", "get", None, (403, 200, 200, 200, 200, 200)),
-    ("/api/rubrics/", "post", {"key": "x"}, (403, 403, 403, 403, 403, 403)),
-    ("/api/rubrics/{rubric}/", "get", None, (403, 200, 200, 200, 200, 200)),
-    ("/api/ratings/", "get", None, (403, 200, 200, 200, 200, 200)),
-    ("/api/ratings/", "post", {}, (403, 403, 403, 403, 403, 403)),
-    ("/api/ratings/{rita_rating}/", "get", None, (403, 200, 404, 404, 200, 200)),
-    ("/api/ratings/{rita_rating}/", "put", {}, (403, 403, 403, 403, 403, 403)),
-    ("/api/ratings/{rita_rating}/history/", "get", None, (403, 200, 404, 404, 200, 200)),
-    ("/api/ideas/{idea}/my-rating/", "get", None, (403, 200, 200, 404, 403, 403)),
-    ("/api/ideas/{idea}/my-rating/", "put", RATING_BODY, (403, 200, 200, 404, 403, 403)),
-    ("/api/ideas/{idea}/my-rating/", "post", RATING_BODY, (403, 200, 200, 404, 403, 403)),
-    ("/api/ideas/{unassigned_idea}/my-rating/", "put", RATING_BODY, (403, 403, 403, 404, 403, 403)),
-    ("/api/ideas/{idea}/decline/", "post", {"reason": "no"}, (403, 200, 200, 404, 403, 403)),
-    ("/api/assignments/", "get", None, (403, 403, 403, 403, 403, 200)),
+    ("/api/rubrics/", "get", None, (401, 200, 200, 200, 200, 200)),
+    ("/api/rubrics/", "post", {"key": "x"}, (401, 403, 403, 403, 403, 403)),
+    ("/api/rubrics/{rubric}/", "get", None, (401, 200, 200, 200, 200, 200)),
+    ("/api/ratings/", "get", None, (401, 200, 200, 200, 200, 200)),
+    ("/api/ratings/", "post", {}, (401, 403, 403, 403, 403, 403)),
+    ("/api/ratings/{rita_rating}/", "get", None, (401, 200, 404, 404, 200, 200)),
+    ("/api/ratings/{rita_rating}/", "put", {}, (401, 403, 403, 403, 403, 403)),
+    ("/api/ratings/{rita_rating}/history/", "get", None, (401, 200, 404, 404, 200, 200)),
+    ("/api/ideas/{idea}/my-rating/", "get", None, (401, 200, 200, 404, 403, 403)),
+    ("/api/ideas/{idea}/my-rating/", "put", RATING_BODY, (401, 200, 200, 404, 403, 403)),
+    ("/api/ideas/{idea}/my-rating/", "post", RATING_BODY, (401, 200, 200, 404, 403, 403)),
+    ("/api/ideas/{unassigned_idea}/my-rating/", "put", RATING_BODY, (401, 403, 403, 404, 403, 403)),
+    ("/api/ideas/{idea}/decline/", "post", {"reason": "no"}, (401, 200, 200, 404, 403, 403)),
+    ("/api/assignments/", "get", None, (401, 403, 403, 403, 403, 200)),
     (
         "/api/assignments/",
         "post",
         {"reviewer": "rita", "idea": "{unassigned_idea}"},
-        (403, 403, 403, 403, 403, 201),
+        (401, 403, 403, 403, 403, 201),
     ),
     (
         "/api/assignments/bulk-balanced/",
         "post",
         {"domain": "nlp", "per_idea": 2},
-        (403, 403, 403, 403, 403, 200),
+        (401, 403, 403, 403, 403, 200),
     ),
-    ("/api/assignments/load/", "get", None, (403, 403, 403, 403, 403, 200)),
-    ("/api/assignments/{pending_assignment}/", "get", None, (403, 403, 403, 403, 403, 200)),
-    ("/api/assignments/{pending_assignment}/", "delete", None, (403, 403, 403, 403, 403, 204)),
-    ("/api/my/assignments/", "get", None, (403, 200, 200, 200, 403, 403)),
+    ("/api/assignments/load/", "get", None, (401, 403, 403, 403, 403, 200)),
+    ("/api/assignments/{pending_assignment}/", "get", None, (401, 403, 403, 403, 403, 200)),
+    ("/api/assignments/{pending_assignment}/", "delete", None, (401, 403, 403, 403, 403, 204)),
+    ("/api/my/assignments/", "get", None, (401, 200, 200, 200, 403, 403)),
+    ("/api/auth/token/", "delete", None, (401, 204, 204, 204, 204, 204)),
+    ("/api/no-such-endpoint/", "get", None, (404, 404, 404, 404, 404, 404)),
     ("/api/schema/", "get", None, (200, 200, 200, 200, 200, 200)),
     ("/api/docs/", "get", None, (200, 200, 200, 200, 200, 200)),
     # The HTML page: anonymous users are sent to the login form.
@@ -164,5 +167,10 @@ def test_each_role_gets_exactly_the_expected_status(
         )
     response = getattr(client, method)(url, **kwargs)
     assert response.status_code == expected, getattr(response, "content", b"")[:300]
-    if not html and expected in (400, 403, 404) and url.startswith("/api/") and "schema" not in url:
+    if (
+        not html
+        and expected in (400, 401, 403, 404)
+        and url.startswith("/api/")
+        and "schema" not in url
+    ):
         assert set(response.json()) == {"detail", "errors"}

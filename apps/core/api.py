@@ -11,18 +11,22 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema, inline_serializer
 from rest_framework import exceptions, serializers, status
 from rest_framework.authtoken.serializers import AuthTokenSerializer
 from rest_framework.authtoken.views import ObtainAuthToken
-from rest_framework.pagination import LimitOffsetPagination
-from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission
+from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission, IsAuthenticated
+from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from apps.accounts.tokens import api_token_issue, api_token_revoke
 from apps.core.errors import ApplicationError, NotFound, PermissionDenied
+from apps.core.pagination import BIGINT_MAX, MAX_PAGE_SIZE, Pagination
 
 
 class FieldErrorSerializer(serializers.Serializer):
@@ -115,6 +119,9 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     if isinstance(exc, exceptions.ValidationError):
         request = context.get("request")
         sent = getattr(request, "data", _MISSING) if request is not None else _MISSING
+        if request is not None and request.method in SAFE_METHODS:
+            # A GET's input is its query string (list filters, paging).
+            sent = request.query_params
         response.data = {
             "detail": "The request is not valid.",
             "errors": _flatten(exc.detail, sent),
@@ -126,11 +133,24 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return response
 
 
+def id_field(**kwargs: Any) -> serializers.IntegerField:
+    """A database id in input: a positive integer the id column can hold, else a 400."""
+    return serializers.IntegerField(min_value=1, max_value=BIGINT_MAX, **kwargs)
+
+
+def query_filters(serializer_class: type, request: Request) -> dict[str, Any]:
+    """The list filters of a GET, validated like a body: a bad value (a NUL character, a number
+    past what its column holds, an unknown choice) is a 400 naming the parameter."""
+    serializer = serializer_class(data=request.query_params)
+    serializer.is_valid(raise_exception=True)
+    return {k: v for k, v in serializer.validated_data.items() if v not in (None, "")}
+
+
 def paginated_response(
     *, request: Any, view: Any, queryset: Any, serializer_class: type
 ) -> Response:
     """List responses are paginated the same way everywhere (limit/offset, PAGE_SIZE default)."""
-    paginator = LimitOffsetPagination()
+    paginator = Pagination()
     page = paginator.paginate_queryset(queryset, request, view=view)
     return paginator.get_paginated_response(
         serializer_class(page, many=True, context={"request": request}).data
@@ -151,7 +171,9 @@ def paginated_schema(name: str, serializer_class: type) -> serializers.Serialize
 
 
 PAGINATION_PARAMETERS = [
-    OpenApiParameter("limit", int, description="Page size (default 100)."),
+    OpenApiParameter(
+        "limit", int, description=f"Page size (default 100; at most {MAX_PAGE_SIZE})."
+    ),
     OpenApiParameter("offset", int, description="Index of the first result."),
 ]
 
@@ -170,19 +192,59 @@ class ReadOnly(BasePermission):
 
 
 class AuthTokenCreateApi(ObtainAuthToken):
-    """POST username + password, get the user's API token (created on first use)."""
+    """POST username + password for the user's API token; DELETE (signed in) revokes it.
 
-    authentication_classes: list = []
-    permission_classes = [AllowAny]
+    Tokens expire after API_TOKEN_LIFETIME (apps/accounts/tokens.py). Wrong passwords count toward
+    the sign-in lockout shared with the login form (django-axes): once locked, 429.
+    """
+
+    authentication_classes = api_settings.DEFAULT_AUTHENTICATION_CLASSES
+
+    def get_permissions(self) -> list[BasePermission]:
+        method = getattr(self.request, "method", None)
+        return [IsAuthenticated()] if method == "DELETE" else [AllowAny()]
+
+    def get_authenticators(self) -> list[Any]:
+        # Signing in must not depend on a token that may have expired: POST reads no credentials.
+        if getattr(self.request, "method", None) == "POST":
+            return []
+        return super().get_authenticators()
 
     @extend_schema(
         request=AuthTokenSerializer,
         responses={
-            200: inline_serializer("AuthToken", {"token": serializers.CharField()}),
+            200: inline_serializer(
+                "AuthToken",
+                {
+                    "token": serializers.CharField(),
+                    "expires_at": serializers.DateTimeField(),
+                },
+            ),
             400: ErrorSerializer,
+            429: ErrorSerializer,
         },
         tags=["auth"],
         auth=[],
     )
     def post(self, request: Any, *args: Any, **kwargs: Any) -> Response:
-        return super().post(request, *args, **kwargs)
+        serializer = self.get_serializer(data=request.data)
+        if not serializer.is_valid():
+            if getattr(request, "axes_locked_out", False):
+                # django-axes flagged DRF's request; its middleware reads the Django request.
+                request._request.axes_locked_out = True
+                request._request.axes_credentials = getattr(request, "axes_credentials", None)
+            raise exceptions.ValidationError(serializer.errors)
+        token = api_token_issue(user=serializer.validated_data["user"])
+        return Response(
+            {"token": token.key, "expires_at": token.created + settings.API_TOKEN_LIFETIME}
+        )
+
+    @extend_schema(
+        request=None,
+        responses={204: None, 401: ErrorSerializer},
+        tags=["auth"],
+        description="Revoke your API token now; the next POST issues a new one.",
+    )
+    def delete(self, request: Any, *args: Any, **kwargs: Any) -> Response:
+        api_token_revoke(user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -463,7 +463,7 @@ EXPORTS = ("grid", "strictness", "pairwise", "panel", "contested", "split", "dec
 
 @managers_only
 @require_GET
-def export_csv(request: HttpRequest, kind: str) -> StreamingHttpResponse:
+def export_csv(request: HttpRequest, kind: str) -> HttpResponseBase:
     """The numbers behind each chart, with the page's filters applied."""
     if kind not in EXPORTS:
         raise Http404("Unknown export.")

@@ -1,5 +1,6 @@
 """Settings shared by every environment. Values come from the environment (django-environ)."""
 
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -23,6 +24,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "axes",
     "apps.core",
     "apps.accounts",
     "apps.catalog",
@@ -42,6 +44,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes requires: turns a locked-out sign-in into the lockout response.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -70,11 +74,22 @@ DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/pluralist")
 }
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
+# Keep each gunicorn thread's connection for a minute instead of opening one per request (a new
+# PostgreSQL connection costs a few ms of every submit); checked before reuse so a restarted
+# database is noticed. Connections = gunicorn workers x threads (config/gunicorn.py).
+DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
+# Django's standard four: not like the username or name, at least 8 characters, not one of the
+# 20,000 most common passwords ("password"), not all digits ("12345678"). They apply where a
+# password is chosen (admin, password change and reset forms, createsuperuser); demo and test
+# users get theirs from set_password and are not re-validated.
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
 # E-mail (invitations, password reset): printed on the console unless an SMTP host is set.
@@ -95,6 +110,30 @@ DEFAULT_FROM_EMAIL = env("DEFAULT_FROM_EMAIL", default="Pluralist <pluralist@loc
 # Invitation and reset links stay valid this long (seconds), or until a password is set.
 PASSWORD_RESET_TIMEOUT = env.int("PASSWORD_RESET_TIMEOUT", default=7 * 24 * 3600)
 
+# Sign-in lockout (django-axes) on the login form and on POST /api/auth/token/ alike: after
+# AXES_FAILURE_LIMIT wrong passwords for one username from one IP address, that pair is refused
+# (429) for AXES_COOLOFF_TIME; a correct password before then resets the count. Locking the
+# username+IP pair, not the username alone, stops guessing without letting a stranger lock a
+# reviewer out from elsewhere. An admin unlocks early with `manage.py axes_reset_username NAME`.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "apps.accounts.lockout.lockout_response"
+# Behind a reverse proxy, set to the number of proxies so the client's own address is locked
+# (X-Forwarded-For is read only then: otherwise a client could forge it to dodge the lockout).
+AXES_IPWARE_PROXY_COUNT = env.int("AXES_IPWARE_PROXY_COUNT", default=None)
+if AXES_IPWARE_PROXY_COUNT:
+    AXES_IPWARE_META_PRECEDENCE_ORDER = ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR")
+
+# API tokens expire this long after they are issued (apps/accounts/tokens.py); POST
+# /api/auth/token/ then issues a new one and DELETE revokes the current one at once.
+API_TOKEN_LIFETIME = timedelta(days=env.int("API_TOKEN_LIFETIME_DAYS", default=30))
+
 LANGUAGE_CODE = "en-us"
 TIME_ZONE = "UTC"
 USE_I18N = True
@@ -113,13 +152,17 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=50 
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate challenge makes a request without valid credentials (none,
+    # a wrong or an expired token) a 401 on every endpoint, so a script knows to fetch a new
+    # token; 403 then always means "signed in, but your role may not do this" (docs/api.md).
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "apps.accounts.tokens.ExpiringTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
-        "rest_framework.authentication.TokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    # limit/offset with bounds (?limit= capped at 1000, an offset past bigint is a 400).
+    "DEFAULT_PAGINATION_CLASS": "apps.core.pagination.Pagination",
     "PAGE_SIZE": 100,
     "EXCEPTION_HANDLER": "apps.core.api.exception_handler",
 }
@@ -135,6 +178,12 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # The run status appears in two components (Run, RunDetail): one name for its enum.
     "ENUM_NAME_OVERRIDES": {"JudgeRunStatusEnum": "apps.judges.models.JudgeRun.Status"},
+
+    # Every operation documents the 400/401/403/404 the framework can answer (apps/core/schema.py).
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "apps.core.schema.add_error_responses",
+    ],
 }
 
 # Celery: the broker is Redis in production and tests, kombu's filesystem transport locally.

@@ -1,7 +1,7 @@
 """Tests run against the real PostgreSQL and Redis (see .ci/run)."""
 
 from .base import *  # noqa: F403
-from .base import cache_settings, env
+from .base import DATABASES, cache_settings, env
 
 DEBUG = False
 SECRET_KEY = "test-only-key"
@@ -14,3 +14,10 @@ CACHES = cache_settings(env("CACHE_URL", default=CELERY_BROKER_URL))
 # Serve static files straight from STATICFILES_DIRS so browser tests need no collectstatic.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+# Sign-in lockout stays on for HTTP sign-ins; Client.login() (no request) skips it.
+AUTHENTICATION_BACKENDS = [
+    "apps.accounts.lockout.TestClientLockoutBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# One connection per request as before: tests and live servers never keep connections around.
+DATABASES["default"]["CONN_MAX_AGE"] = 0

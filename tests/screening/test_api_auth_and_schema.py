@@ -66,8 +66,9 @@ def test_a_bad_token_is_refused(idea):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION="Token 0000000000000000000000000000000000000000")
     response = client.get("/api/ideas/")
-    # 403, not 401: session authentication comes first in settings, and it sends no challenge.
-    assert response.status_code == 403
+    # 401 with a challenge: token authentication comes first in settings (docs/api.md).
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"] == "Token"
     assert response.json() == {"detail": "Invalid token.", "errors": []}
 
 

@@ -97,3 +97,31 @@ class IdeaInputSerializer(serializers.Serializer):
     implementation = serializers.CharField(required=False, allow_blank=True)
     differentiation = serializers.CharField(required=False, allow_blank=True)
     source = serializers.CharField(max_length=200, required=False, allow_blank=True)
+
+
+class PatentFilterSerializer(serializers.Serializer):
+    """Query parameters of GET /api/patents/ (CharFields refuse NUL characters)."""
+
+    domain = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=64,
+        help_text="Only rows of this domain (its key).",
+    )
+
+    class Meta:
+        ref_name = "PatentFilter"
+
+
+class IdeaFilterSerializer(PatentFilterSerializer):
+    """Query parameters of GET /api/ideas/."""
+
+    patent = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=100,
+        help_text="Only ideas grounded in this patent (external id).",
+    )
+
+    class Meta:
+        ref_name = "IdeaFilter"

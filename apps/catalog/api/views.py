@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db.models import QuerySet
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -19,8 +19,10 @@ from apps.catalog.api.access import ideas_visible_to, patents_visible_to
 from apps.catalog.api.serializers import (
     DomainInputSerializer,
     DomainOutputSerializer,
+    IdeaFilterSerializer,
     IdeaInputSerializer,
     IdeaOutputSerializer,
+    PatentFilterSerializer,
     PatentInputSerializer,
     PatentOutputSerializer,
 )
@@ -38,10 +40,9 @@ from apps.core.api import (
     PAGINATION_PARAMETERS,
     paginated_response,
     paginated_schema,
+    query_filters,
 )
 from apps.core.errors import NotFound
-
-DOMAIN_FILTER = OpenApiParameter("domain", str, description="Only rows of this domain (its key).")
 
 
 def _get(queryset: QuerySet, pk: int, what: str) -> Any:
@@ -120,14 +121,15 @@ class PatentListApi(APIView):
 
     @extend_schema(
         tags=["catalog"],
-        parameters=[DOMAIN_FILTER, *PAGINATION_PARAMETERS],
+        parameters=[PatentFilterSerializer, *PAGINATION_PARAMETERS],
         operation_id="patents_list",
         responses=paginated_schema("PaginatedPatentList", PatentOutputSerializer),
     )
     def get(self, request: Request) -> Response:
         qs = patents_visible_to(request.user)
-        if request.query_params.get("domain"):
-            qs = qs.filter(domain__key=request.query_params["domain"])
+        filters = query_filters(PatentFilterSerializer, request)
+        if "domain" in filters:
+            qs = qs.filter(domain__key=filters["domain"])
         return paginated_response(
             request=request,
             view=self,
@@ -185,22 +187,17 @@ class IdeaListApi(APIView):
 
     @extend_schema(
         tags=["catalog"],
-        parameters=[
-            DOMAIN_FILTER,
-            OpenApiParameter(
-                "patent", str, description="Only ideas grounded in this patent (external id)."
-            ),
-            *PAGINATION_PARAMETERS,
-        ],
+        parameters=[IdeaFilterSerializer, *PAGINATION_PARAMETERS],
         operation_id="ideas_list",
         responses=paginated_schema("PaginatedIdeaList", IdeaOutputSerializer),
     )
     def get(self, request: Request) -> Response:
         qs = ideas_visible_to(request.user)
-        if request.query_params.get("domain"):
-            qs = qs.filter(patent__domain__key=request.query_params["domain"])
-        if request.query_params.get("patent"):
-            qs = qs.filter(patent__external_id=request.query_params["patent"])
+        filters = query_filters(IdeaFilterSerializer, request)
+        if "domain" in filters:
+            qs = qs.filter(patent__domain__key=filters["domain"])
+        if "patent" in filters:
+            qs = qs.filter(patent__external_id=filters["patent"])
         return paginated_response(
             request=request,
             view=self,

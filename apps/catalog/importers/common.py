@@ -133,7 +133,37 @@ def read_table(content: bytes, filename: str) -> pd.DataFrame:
         frame = _read_csv(text)
     else:
         frame = _read_jsonl(text)
+    refuse_nul_characters(frame)
     return frame
+
+
+def refuse_nul_characters(frame: pd.DataFrame) -> None:
+    """PostgreSQL text cannot hold NUL (U+0000): name every cell that has one, before any query.
+
+    A NUL is never meaningful in a title, a rationale or a key; it comes from a binary file saved
+    as .csv or from a broken export, so the file is refused rather than silently cleaned.
+    """
+    problems = Problems()
+    for col in frame.columns:
+        if col == ROW:
+            continue
+        if "\x00" in col:
+            shown_col = col.replace("\x00", "\u2400")
+            problems.add("file", "a column name contains a NUL character", row=1, value=shown_col)
+            continue
+        has_nul = frame[col].str.contains("\x00", regex=False)
+        if not has_nul.any():
+            continue
+        # The value is shown with the NUL drawn as U+2400 so the error itself can be stored.
+        shown = frame[[ROW]].assign(value=frame[col].str.replace("\x00", "\u2400", regex=False))
+        problems.add_rows(
+            shown,
+            has_nul,
+            col,
+            "contains a NUL character (U+0000), which text cannot hold",
+            column="value",
+        )
+    problems.raise_if_any("The file contains NUL characters.")
 
 
 def _read_csv(text: str) -> pd.DataFrame:

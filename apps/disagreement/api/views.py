@@ -6,7 +6,6 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -20,8 +19,6 @@ from apps.disagreement.services import metrics_request_recompute
 
 
 class _ManagerApi(APIView):
-    # Token first so an anonymous caller gets 401 with a WWW-Authenticate header, not 403.
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
     permission_classes = [IsManagerOrAdmin]
 
 

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
+from apps.core.api import id_field
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory, Rubric
 from apps.screening.rubric_files import DIMENSION_FIELDS, WORDING_FIELDS
 
@@ -87,6 +88,26 @@ class RatingOutputSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
+
+
+class RatingFilterSerializer(serializers.Serializer):
+    """Query parameters of GET /api/ratings/ (CharFields refuse NUL characters)."""
+
+    reviewer = serializers.RegexField(
+        r"^(?:[0-9]{1,18}|[\w.@+-]{1,150})$",
+        required=False,
+        allow_blank=True,
+        help_text="Reviewer id or username (managers and admins).",
+    )
+    idea = id_field(required=False, help_text="Idea id.")
+    domain = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    dimension = serializers.CharField(required=False, allow_blank=True, max_length=64)
+    status = serializers.ChoiceField(
+        choices=Rating.Status.choices, required=False, allow_blank=True, help_text="Rating status."
+    )
+
+    class Meta:
+        ref_name = "RatingFilter"
 
 
 class RatingHistoryOutputSerializer(serializers.ModelSerializer):
@@ -179,6 +200,40 @@ class AssignmentOutputSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
+
+
+class AssignmentFilterSerializer(serializers.Serializer):
+    """Query parameters of GET /api/assignments/."""
+
+    reviewer = id_field(required=False, help_text="Reviewer id.")
+    idea = id_field(required=False, help_text="Idea id.")
+    domain = serializers.CharField(
+        required=False, allow_blank=True, max_length=64, help_text="Domain key."
+    )
+    status = serializers.ChoiceField(
+        choices=Assignment.Status.choices, required=False, allow_blank=True
+    )
+
+    class Meta:
+        ref_name = "AssignmentFilter"
+
+
+class MyAssignmentFilterSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(
+        choices=Assignment.Status.choices, required=False, allow_blank=True
+    )
+
+    class Meta:
+        ref_name = "MyAssignmentFilter"
+
+
+class DomainFilterSerializer(serializers.Serializer):
+    domain = serializers.CharField(
+        required=False, allow_blank=True, max_length=64, help_text="Domain key."
+    )
+
+    class Meta:
+        ref_name = "DomainFilter"
 
 
 class AssignmentCreateInputSerializer(serializers.Serializer):

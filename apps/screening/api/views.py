@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -24,6 +24,7 @@ from apps.core.api import (
     ReadOnly,
     paginated_response,
     paginated_schema,
+    query_filters,
 )
 from apps.core.errors import NotFound, PermissionDenied
 from apps.screening.api.access import rating_for, ratings_visible_to
@@ -32,10 +33,14 @@ from apps.screening.api.serializers import (
     AssignmentBulkBalancedOutputSerializer,
     AssignmentCreateInputSerializer,
     AssignmentCreateOutputSerializer,
+    AssignmentFilterSerializer,
     AssignmentOutputSerializer,
     DeclineInputSerializer,
+    DomainFilterSerializer,
+    MyAssignmentFilterSerializer,
     MyRatingInputSerializer,
     MyRatingOutputSerializer,
+    RatingFilterSerializer,
     RatingHistoryOutputSerializer,
     RatingOutputSerializer,
     ReviewerLoadOutputSerializer,
@@ -97,17 +102,6 @@ class RubricDetailApi(APIView):
 
 
 # ---- ratings ---------------------------------------------------------------------------------
-RATING_FILTERS = [
-    OpenApiParameter("reviewer", str, description="Reviewer id or username (managers and admins)."),
-    OpenApiParameter("idea", int, description="Idea id."),
-    OpenApiParameter("domain", str, description="Domain key."),
-    OpenApiParameter("dimension", str, description="Dimension key."),
-    OpenApiParameter(
-        "status", str, enum=[s.value for s in Rating.Status], description="Rating status."
-    ),
-]
-
-
 class RatingListApi(APIView):
     """Reviewers get their own ratings; managers and admins get everyone's. Read-only."""
 
@@ -115,7 +109,7 @@ class RatingListApi(APIView):
 
     @extend_schema(
         tags=["ratings"],
-        parameters=[*RATING_FILTERS, *PAGINATION_PARAMETERS],
+        parameters=[RatingFilterSerializer, *PAGINATION_PARAMETERS],
         operation_id="ratings_list",
         responses={
             200: paginated_schema("PaginatedRatingList", RatingOutputSerializer),
@@ -124,24 +118,22 @@ class RatingListApi(APIView):
     )
     def get(self, request: Request) -> Response:
         qs = ratings_visible_to(request.user)
-        params = request.query_params
-        if params.get("reviewer"):
-            value = params["reviewer"]
+        filters = query_filters(RatingFilterSerializer, request)
+        if "reviewer" in filters:
+            value = filters["reviewer"]
             qs = (
                 qs.filter(reviewer_id=int(value))
-                if value.isdigit()
+                if value.isascii() and value.isdigit()
                 else qs.filter(reviewer__username=value)
             )
-        if params.get("idea"):
-            if not params["idea"].isdigit():
-                raise NotFound("idea must be an idea id.")
-            qs = qs.filter(idea_id=int(params["idea"]))
-        if params.get("domain"):
-            qs = qs.filter(idea__patent__domain__key=params["domain"])
-        if params.get("dimension"):
-            qs = qs.filter(dimension__key=params["dimension"])
-        if params.get("status"):
-            qs = qs.filter(status=params["status"])
+        if "idea" in filters:
+            qs = qs.filter(idea_id=filters["idea"])
+        if "domain" in filters:
+            qs = qs.filter(idea__patent__domain__key=filters["domain"])
+        if "dimension" in filters:
+            qs = qs.filter(dimension__key=filters["dimension"])
+        if "status" in filters:
+            qs = qs.filter(status=filters["status"])
         qs = qs.order_by("idea__external_id", "reviewer__username", "dimension__position")
         return paginated_response(
             request=request, view=self, queryset=qs, serializer_class=RatingOutputSerializer
@@ -280,38 +272,22 @@ class IdeaDeclineApi(APIView):
 
 
 # ---- assignments -----------------------------------------------------------------------------
-ASSIGNMENT_FILTERS = [
-    OpenApiParameter("reviewer", int, description="Reviewer id."),
-    OpenApiParameter("idea", int, description="Idea id."),
-    OpenApiParameter("domain", str, description="Domain key."),
-    OpenApiParameter("status", str, enum=[s.value for s in Assignment.Status]),
-]
-
-
-def _int_param(request: Request, name: str) -> int | None:
-    value = request.query_params.get(name)
-    if not value:
-        return None
-    if not value.isdigit():
-        raise NotFound(f"{name} must be an id.")
-    return int(value)
-
-
 class AssignmentListApi(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(
         tags=["assignments"],
-        parameters=[*ASSIGNMENT_FILTERS, *PAGINATION_PARAMETERS],
+        parameters=[AssignmentFilterSerializer, *PAGINATION_PARAMETERS],
         operation_id="assignments_list",
         responses=paginated_schema("PaginatedAssignmentList", AssignmentOutputSerializer),
     )
     def get(self, request: Request) -> Response:
+        filters = query_filters(AssignmentFilterSerializer, request)
         qs = assignment_list(
-            reviewer_id=_int_param(request, "reviewer"),
-            idea_id=_int_param(request, "idea"),
-            domain_key=request.query_params.get("domain"),
-            status=request.query_params.get("status"),
+            reviewer_id=filters.get("reviewer"),
+            idea_id=filters.get("idea"),
+            domain_key=filters.get("domain"),
+            status=filters.get("status"),
         )
         return paginated_response(
             request=request, view=self, queryset=qs, serializer_class=AssignmentOutputSerializer
@@ -391,13 +367,14 @@ class ReviewerLoadApi(APIView):
 
     @extend_schema(
         tags=["assignments"],
-        parameters=[OpenApiParameter("domain", str, description="Domain key.")],
+        parameters=[DomainFilterSerializer],
         responses=ReviewerLoadOutputSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
         rows = reviewer_load()
-        if request.query_params.get("domain"):
-            rows = [r for r in rows if r.domain.key == request.query_params["domain"]]
+        domain = query_filters(DomainFilterSerializer, request).get("domain")
+        if domain:
+            rows = [r for r in rows if r.domain.key == domain]
         return Response(ReviewerLoadOutputSerializer(rows, many=True).data)
 
 
@@ -406,15 +383,13 @@ class MyAssignmentListApi(APIView):
 
     @extend_schema(
         tags=["assignments"],
-        parameters=[
-            OpenApiParameter("status", str, enum=[s.value for s in Assignment.Status]),
-            *PAGINATION_PARAMETERS,
-        ],
+        parameters=[MyAssignmentFilterSerializer, *PAGINATION_PARAMETERS],
         operation_id="my_assignments_list",
         responses=paginated_schema("PaginatedMyAssignmentList", AssignmentOutputSerializer),
     )
     def get(self, request: Request) -> Response:
-        qs = assignment_queue_for(reviewer=request.user, status=request.query_params.get("status"))
+        status_filter = query_filters(MyAssignmentFilterSerializer, request).get("status")
+        qs = assignment_queue_for(reviewer=request.user, status=status_filter)
         qs = qs.select_related("reviewer", "assigned_by")
         return paginated_response(
             request=request, view=self, queryset=qs, serializer_class=AssignmentOutputSerializer

@@ -2,27 +2,16 @@
 
 from __future__ import annotations
 
-import csv
-from collections.abc import Iterator
-
 from django.core.paginator import Paginator
-from django.db.models import QuerySet
-from django.http import HttpRequest, HttpResponseBase, StreamingHttpResponse
+from django.http import HttpRequest, HttpResponseBase
 from django.shortcuts import render
 
 from apps.accounts.permissions import role_required
+from apps.core.csv_export import csv_response
 from apps.screening.forms import RatingFilterForm
-from apps.screening.models import Rating
 from apps.screening.selectors.rating_table import CSV_COLUMNS, rating_csv_rows, rating_table
 
 PAGE_SIZE = 50
-
-
-class _Echo:
-    """csv.writer wants a file; this one hands each formatted line straight back."""
-
-    def write(self, value: str) -> str:
-        return value
 
 
 @role_required("manager", "admin")
@@ -36,7 +25,7 @@ def ratings(request: HttpRequest, as_csv: bool = False) -> HttpResponseBase:
         status=filters.get("status") or "",
     )
     if as_csv or request.GET.get("format") == "csv":
-        return _csv_response(rows)
+        return csv_response("ratings.csv", CSV_COLUMNS, rating_csv_rows(rows))
     page = Paginator(rows, PAGE_SIZE).get_page(request.GET.get("page"))
     query = request.GET.copy()
     query.pop("page", None)
@@ -47,15 +36,3 @@ def ratings(request: HttpRequest, as_csv: bool = False) -> HttpResponseBase:
         {"form": form, "page": page, "query": query.urlencode()},
     )
 
-
-def _csv_response(rows: QuerySet[Rating]) -> StreamingHttpResponse:
-    writer = csv.writer(_Echo())
-
-    def lines() -> Iterator[str]:
-        yield writer.writerow(CSV_COLUMNS)
-        for row in rating_csv_rows(rows):
-            yield writer.writerow(row)
-
-    response = StreamingHttpResponse(lines(), content_type="text/csv; charset=utf-8")
-    response["Content-Disposition"] = 'attachment; filename="ratings.csv"'
-    return response

@@ -1,0 +1,277 @@
+"""Benchmark: 32 reviewers submitting ratings at once against a real gunicorn and PostgreSQL,
+with a static file and /healthz measured in the same run.
+
+    BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/pluralist_bench \\
+    CELERY_BROKER_URL=redis://127.0.0.1:6379/15 \\
+        .venv/bin/python bench/bench_load.py [--reviewers 32] [--seconds 20] \\
+        [--servers gthread:2:8,sync:3:1]
+
+Creates (if needed) and migrates the database, seeds one domain with --ideas ideas assigned to
+each of --reviewers reviewers (each with an API token), collects static files into a temporary
+folder, then for each server layout (worker class:workers:threads) starts gunicorn with
+config/gunicorn.py and the production settings (bench/settings_load.py) and runs, for --seconds:
+- every reviewer in its own thread, submitting `PUT /api/ideas/{id}/my-rating/` back to back
+  (each submit changes the score, so every request writes a rating and a history row and queues
+  the judge schedule after commit, as in production);
+- one prober fetching a static file (the vendored htmx, served by WhiteNoise) and one fetching
+  /healthz, each every 50 ms.
+Prints p50/p95 (ms) of each, and the target: submit p95 <= 2 x static p95. Clients run in
+separate processes so the client's own GIL does not blur the server's latencies. The first
+second of every run is warm-up and not counted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import multiprocessing as mp
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/pluralist_bench"
+STATIC_PATH = "/static/vendor/htmx-2.0.11/htmx.min.js"
+WARMUP_S = 1.0
+
+
+def setup_django(url: str) -> None:
+    import psycopg
+
+    os.environ["DATABASE_URL"] = url
+    os.environ["DJANGO_SETTINGS_MODULE"] = "config.settings.test"
+    name = url.rsplit("/", 1)[1].split("?")[0]
+    admin_url = url.rsplit("/", 1)[0] + "/postgres"
+    with psycopg.connect(admin_url, autocommit=True) as conn:
+        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone():
+            conn.execute(f'CREATE DATABASE "{name}"')
+    import django
+    from django.core.management import call_command
+
+    django.setup()
+    call_command("migrate", verbosity=0)
+
+
+def seed(n_reviewers: int, n_ideas: int) -> list[tuple[str, list[int]]]:
+    """(token, idea ids) per reviewer; reuses what an earlier run created."""
+    from rest_framework.authtoken.models import Token
+
+    from apps.accounts.models import ReviewerProfile, User
+    from apps.catalog.models import Domain, Idea, Patent
+    from apps.screening.models import Assignment
+
+    domain, _ = Domain.objects.get_or_create(key="bench-load", defaults={"name": "Bench load"})
+    patent, _ = Patent.objects.get_or_create(
+        external_id="BENCH-LOAD-1", defaults={"domain": domain, "title": "Bench patent"}
+    )
+    ideas = [
+        Idea.objects.get_or_create(
+            external_id=f"bench-load-{i:03d}", defaults={"patent": patent, "title": f"Idea {i}"}
+        )[0]
+        for i in range(n_ideas)
+    ]
+    out = []
+    for r in range(n_reviewers):
+        user, created = User.objects.get_or_create(
+            username=f"bench-load-rev{r:02d}", defaults={"role": User.Role.REVIEWER}
+        )
+        if created:
+            profile = ReviewerProfile.objects.create(user=user)
+            profile.domains.add(domain)
+        for idea in ideas:
+            Assignment.objects.get_or_create(reviewer=user, idea=idea)
+        Token.objects.filter(user=user).delete()
+        token = Token.objects.create(user=user)
+        out.append((token.key, [i.pk for i in ideas]))
+    return out
+
+
+def _percentile(values: list[float], q: float) -> float:
+    if not values:
+        return float("nan")
+    return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
+
+
+def _submitters(port: int, jobs: list[tuple[str, list[int]]], until: float, out: mp.Queue) -> None:
+    """One process: a thread per reviewer, each submitting back to back until `until`."""
+
+    def reviewer(token: str, idea_ids: list[int], rows: list[tuple[float, float, int]]) -> None:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+        headers = {"Authorization": f"Token {token}", "Content-Type": "application/json"}
+        round_ = 0
+        while time.time() < until:
+            for idea_id in idea_ids:
+                if time.time() >= until:
+                    break
+                body = json.dumps({"scores": {"specificity": 1 + round_ % 2}})
+                start = time.perf_counter()
+                try:
+                    conn.request("PUT", f"/api/ideas/{idea_id}/my-rating/", body, headers)
+                    response = conn.getresponse()
+                    response.read()
+                    code = response.status
+                except (OSError, http.client.HTTPException):
+                    conn.close()
+                    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+                    code = 0
+                rows.append((time.time(), (time.perf_counter() - start) * 1000, code))
+            round_ += 1
+
+    rows: list[tuple[float, float, int]] = []
+    threads = [threading.Thread(target=reviewer, args=(t, ids, rows)) for t, ids in jobs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    out.put(("submit", rows))
+
+
+def _prober(port: int, kind: str, path: str, until: float, out: mp.Queue) -> None:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    rows = []
+    while time.time() < until:
+        start = time.perf_counter()
+        try:
+            conn.request("GET", path)
+            response = conn.getresponse()
+            response.read()
+            code = response.status
+        except (OSError, http.client.HTTPException):
+            conn.close()
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+            code = 0
+        rows.append((time.time(), (time.perf_counter() - start) * 1000, code))
+        time.sleep(0.05)
+    out.put((kind, rows))
+
+
+def _wait_ready(port: int, deadline_s: float = 60) -> None:
+    end = time.time() + deadline_s
+    while time.time() < end:
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            time.sleep(0.3)
+    raise SystemExit("gunicorn did not answer /healthz within a minute")
+
+
+def run_layout(layout: str, *, port: int, env: dict[str, str], jobs, seconds: float) -> dict:
+    worker_class, workers, threads = layout.split(":")
+    command = [
+        str(Path(sys.executable).with_name("gunicorn")),
+        "-c",
+        str(ROOT / "config" / "gunicorn.py"),
+        "--worker-class",
+        worker_class,
+        "--workers",
+        workers,
+        "--threads",
+        threads,
+        "--bind",
+        f"127.0.0.1:{port}",
+        "config.wsgi:application",
+    ]
+    server = subprocess.Popen(
+        command, cwd=ROOT, env={**env, "GUNICORN_ACCESSLOG": ""}, stderr=subprocess.DEVNULL
+    )
+    try:
+        _wait_ready(port)
+        start = time.time()
+        until = start + WARMUP_S + seconds
+        out: mp.Queue = mp.Queue()
+        n_proc = min(4, len(jobs))
+        procs = [
+            mp.Process(target=_submitters, args=(port, jobs[i::n_proc], until, out))
+            for i in range(n_proc)
+        ]
+        procs += [
+            mp.Process(target=_prober, args=(port, "static", STATIC_PATH, until, out)),
+            mp.Process(target=_prober, args=(port, "healthz", "/healthz", until, out)),
+        ]
+        for p in procs:
+            p.start()
+        results: dict[str, list[tuple[float, float, int]]] = {}
+        for _ in procs:
+            kind, rows = out.get()
+            results.setdefault(kind, []).extend(rows)
+        for p in procs:
+            p.join()
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    summary = {}
+    for kind, rows in results.items():
+        counted = [r for r in rows if r[0] >= start + WARMUP_S]
+        ok = [ms for _, ms, code in counted if code == 200]
+        summary[kind] = {
+            "n": len(counted),
+            "errors": len(counted) - len(ok),
+            "p50": _percentile(ok, 50),
+            "p95": _percentile(ok, 95),
+            "per_s": len(ok) / seconds,
+        }
+    return summary
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reviewers", type=int, default=32)
+    parser.add_argument("--ideas", type=int, default=20)
+    parser.add_argument("--seconds", type=float, default=20)
+    parser.add_argument("--servers", default="gthread:2:8,sync:3:1")
+    parser.add_argument("--port", type=int, default=18770)
+    args = parser.parse_args()
+    url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
+    setup_django(url)
+    jobs = seed(args.reviewers, args.ideas)
+    from django.db import connections
+
+    connections.close_all()
+
+    static_root = tempfile.mkdtemp(prefix="pluralist-bench-static-")
+    env = {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DJANGO_SETTINGS_MODULE": "bench.settings_load",
+        "BENCH_STATIC_ROOT": static_root,
+        "PYTHONPATH": str(ROOT),
+    }
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+    print(
+        f"{args.reviewers} reviewers submitting for {args.seconds:.0f} s on {os.cpu_count()} "
+        f"CPU cores (shared with whatever else runs); ms, successful requests only"
+    )
+    print(
+        f"{'server (class:workers:threads)':<32}{'what':<9}{'n':>7}{'err':>5}"
+        f"{'p50':>9}{'p95':>9}{'per s':>8}"
+    )
+    for layout in args.servers.split(","):
+        summary = run_layout(layout, port=args.port, env=env, jobs=jobs, seconds=args.seconds)
+        for kind in ("submit", "static", "healthz"):
+            s = summary.get(kind, {"n": 0, "errors": 0, "p50": 0, "p95": 0, "per_s": 0})
+            print(
+                f"{layout:<32}{kind:<9}{s['n']:>7}{s['errors']:>5}"
+                f"{s['p50']:>9.1f}{s['p95']:>9.1f}{s['per_s']:>8.1f}"
+            )
+        ratio = summary["submit"]["p95"] / summary["static"]["p95"]
+        verdict = "met" if ratio <= 2 else "NOT met"
+        print(f"{layout:<32}submit p95 / static p95 = {ratio:.2f} (target <= 2: {verdict})")
+
+
+if __name__ == "__main__":
+    main()
