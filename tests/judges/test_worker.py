@@ -14,10 +14,8 @@ from apps.judges.models import (
     AlignmentSnapshot,
     JudgeConfig,
     JudgeFinal,
-    JudgePrediction,
     JudgeRun,
 )
-from apps.judges.tasks import judge_run_execute_task
 from apps.screening.services.ratings import rating_submit
 from tests import workers
 from tests.judges.helpers import make_ideas, reviewer_with_assignments
