@@ -138,7 +138,18 @@ JUDGE_DEBOUNCE_SECONDS = env.int("JUDGE_DEBOUNCE_SECONDS", default=30)
 LLM_BASE_URL = env("LLM_BASE_URL", default="")
 LLM_API_KEY = env("LLM_API_KEY", default="")
 LLM_MODEL = env("LLM_MODEL", default="gpt-4o-mini")
-LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
+# Seconds one HTTP call may take (a slow local server needs room for a cold 9-example prompt).
+LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=120.0)
+# Longest reply, in tokens: a judgment is one short JSON object (~60 tokens); unbounded, a small
+# local model writes until its context is full. 0 sends no limit.
+LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=200)
+# auto (json_schema, then json_object, then text, discovered per endpoint), or one of those.
+LLM_RESPONSE_FORMAT = env("LLM_RESPONSE_FORMAT", default="auto")
+# Most calls in flight to one endpoint from one worker process (0 = no limit beyond the
+# configuration's concurrency). A llama.cpp server with one slot wants 1 or 2 (docs/judges.md).
+LLM_MAX_CONCURRENCY = env.int("LLM_MAX_CONCURRENCY", default=0)
+# Retries of 408/409/429/5xx/timeouts/connection errors by the openai SDK (honours Retry-After).
+LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=5)
 EMBEDDINGS_BASE_URL = env("EMBEDDINGS_BASE_URL", default="")
 EMBEDDINGS_API_KEY = env("EMBEDDINGS_API_KEY", default="")
 EMBEDDINGS_MODEL = env("EMBEDDINGS_MODEL", default="")
