@@ -36,6 +36,50 @@ MODEL_ALIAS = "gemma-3-270m-q4_k_m"
 DEFAULT_N_CTX = int(os.environ.get("LLM_SERVER_N_CTX", "8192"))
 START_TIMEOUT_SECONDS = 120.0
 
+# Gemma 3's chat format. The GGUF carries no tokenizer.chat_template, so llama-cpp-python would
+# fall back to Llama 2's [INST] format (what made the model answer in prose), and its built-in
+# "gemma" format drops the system message, and with it the output format. So the server gets
+# this template (hf-tokenizer-config): Gemma's turns, the system message folded into the first
+# user turn as Gemma 3's own template does it. llama-cpp-python asks for the reply by appending
+# an empty assistant message, which opens the model's turn here instead of closing it.
+GEMMA3_CHAT_TEMPLATE = (
+    "{{ bos_token }}"
+    "{%- if messages[0]['role'] == 'system' -%}"
+    "{%- set first_user_prefix = messages[0]['content'] + '\\n\\n' -%}"
+    "{%- set loop_messages = messages[1:] -%}"
+    "{%- else -%}"
+    "{%- set first_user_prefix = '' -%}"
+    "{%- set loop_messages = messages -%}"
+    "{%- endif -%}"
+    "{%- for message in loop_messages -%}"
+    "{%- set role = 'model' if message['role'] == 'assistant' else message['role'] -%}"
+    "{%- if loop.last and role == 'model' and not message['content'] -%}"
+    "{{ '<start_of_turn>model\\n' }}"
+    "{%- else -%}"
+    "{{ '<start_of_turn>' + role + '\\n' + (first_user_prefix if loop.first else '') "
+    "+ (message['content'] | trim) + '<end_of_turn>\\n' }}"
+    "{%- endif -%}"
+    "{%- endfor -%}"
+)
+GEMMA3_TOKENIZER_CONFIG = {
+    "chat_template": GEMMA3_CHAT_TEMPLATE,
+    "bos_token": "<bos>",
+    "eos_token": "<end_of_turn>",
+}
+
+
+def chat_template_path() -> Path:
+    """The template above as a tokenizer_config.json, written beside the cache of the model."""
+    directory = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "pluralist"
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "gemma3-tokenizer-config.json"
+    text = json.dumps(GEMMA3_TOKENIZER_CONFIG, indent=1)
+    if not path.exists() or path.read_text() != text:
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(text)
+        tmp.replace(path)
+    return path
+
 
 class LLMServerUnavailable(RuntimeError):
     """The llm extra is not installed (or the model cannot be assembled); says how to fix it."""
@@ -81,13 +125,7 @@ def server_command(
     n_threads: int | None = None,
     model: Path | None = None,
 ) -> list[str]:
-    """The llama-cpp-python server command line.
-
-    No --chat_format: the server then applies the chat template stored in the GGUF
-    (tokenizer.chat_template, Gemma 3's own), which folds the system message into the first
-    user turn. llama-cpp-python's built-in "gemma" format would drop the system message,
-    and with it the output format.
-    """
+    """The llama-cpp-python server command line, with Gemma 3's chat template (see above)."""
     threads = n_threads or os.cpu_count() or 1
     return [
         sys.executable,
@@ -103,6 +141,10 @@ def server_command(
         str(port),
         "--n_ctx",
         str(n_ctx),
+        "--chat_format",
+        "hf-tokenizer-config",
+        "--hf_tokenizer_config_path",
+        str(chat_template_path()),
         # The server's default is half the cores for generation; on a 2-core machine one.
         "--n_threads",
         str(threads),

@@ -5,9 +5,14 @@ what the model thinks of an idea."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from apps.judges.backends import Example, JudgeRequest, get_backend, judge_many
+from apps.judges.llm_server import server_command
+from apps.judges.prompting import build_messages
 from tests.judges.core.conftest import EXAMPLES, NEED, SPECIFICITY
 
 pytestmark = pytest.mark.llm
@@ -57,11 +62,29 @@ def test_it_judges_one_target_per_configuration_with_json_constrained_replies(
     assert 0 < reply.completion_tokens <= 200
 
 
-def test_the_server_applies_gemmas_own_chat_template(llm_server):
-    backend_for(llm_server).judge(JudgeRequest(dimension=NEED, examples=(), **TARGET))
-    log = llm_server.log()
-    assert "Using gguf chat template" in log
-    assert "<start_of_turn>" in log and "<start_of_turn>model" in log
+def test_the_server_formats_prompts_with_gemmas_own_chat_template(llm_server):
+    """The GGUF has no chat template (llama-cpp-python would use Llama 2's [INST] format); the
+    server is given Gemma 3's, with the system message folded into the first user turn."""
+    from llama_cpp.llama_chat_format import hf_tokenizer_config_to_chat_formatter
+
+    command = server_command(port=llm_server.port)
+    assert command[command.index("--chat_format") + 1] == "hf-tokenizer-config"
+    config_path = Path(command[command.index("--hf_tokenizer_config_path") + 1])
+    formatter = hf_tokenizer_config_to_chat_formatter(json.loads(config_path.read_text()))
+    messages = build_messages(JudgeRequest(dimension=NEED, examples=(), **TARGET))
+    system, user = (m["content"] for m in messages)
+    expected = (
+        f"<bos><start_of_turn>user\n{system}\n\n{user.strip()}<end_of_turn>\n"
+        "<start_of_turn>model\n"
+    )
+    assert formatter(messages=messages).prompt == expected
+    # A re-ask: the bad reply is the model's turn, the correction a user turn, then the model's.
+    reask = [*messages, {"role": "assistant", "content": "nope"},
+             {"role": "user", "content": "again"}]
+    assert formatter(messages=reask).prompt.endswith(
+        "<start_of_turn>model\nnope<end_of_turn>\n<start_of_turn>user\nagain<end_of_turn>\n"
+        "<start_of_turn>model\n"
+    )
 
 
 def test_a_reply_cut_by_max_tokens_fails_validation_and_is_asked_again(llm_server):
