@@ -35,6 +35,10 @@ MODEL_ALIAS = "gemma-3-270m-q4_k_m"
 # 18 KB a token, so 8,192 tokens is ~150 MB.
 DEFAULT_N_CTX = int(os.environ.get("LLM_SERVER_N_CTX", "8192"))
 START_TIMEOUT_SECONDS = 120.0
+# One thread by default: llama.cpp's OpenMP threads spin at every barrier, and on a machine
+# whose cores are busy with other work (CI, a shared dev box) two threads ran a judgment 10x
+# slower than one (docs/notes/llm.md). On an idle machine raise it with LLM_SERVER_THREADS.
+DEFAULT_THREADS = int(os.environ.get("LLM_SERVER_THREADS", "1"))
 
 # Gemma 3's chat format. The GGUF carries no tokenizer.chat_template, so llama-cpp-python would
 # fall back to Llama 2's [INST] format (what made the model answer in prose), and its built-in
@@ -126,7 +130,7 @@ def server_command(
     model: Path | None = None,
 ) -> list[str]:
     """The llama-cpp-python server command line, with Gemma 3's chat template (see above)."""
-    threads = n_threads or os.cpu_count() or 1
+    threads = n_threads or DEFAULT_THREADS
     return [
         sys.executable,
         "-m",
@@ -145,7 +149,6 @@ def server_command(
         "hf-tokenizer-config",
         "--hf_tokenizer_config_path",
         str(chat_template_path()),
-        # The server's default is half the cores for generation; on a 2-core machine one.
         "--n_threads",
         str(threads),
         "--n_threads_batch",

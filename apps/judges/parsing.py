@@ -73,7 +73,8 @@ def _load_object(candidate: str) -> dict[str, Any] | None:
     attempts = [candidate, _TRAILING_COMMA.sub(r"\1", candidate)]
     for text in attempts:
         try:
-            value = json.loads(text)
+            # strict=False: a raw line break inside the reason string (small models write one)
+            value = json.loads(text, strict=False)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -92,10 +93,13 @@ def _load_object(candidate: str) -> dict[str, Any] | None:
 def _find_object(text: str) -> dict[str, Any] | None:
     candidates = [m.group(1) for m in _FENCE.finditer(text)]
     candidates += _balanced_objects(text)
-    # A reply cut short (no closing brace): try closing it.
+    # A reply cut short (no closing brace): try closing it, and first the string it was cut
+    # in (max_tokens inside the reason).
     opening = text.find("{")
     if opening >= 0 and not _balanced_objects(text[opening:]):
-        candidates.append(text[opening:].rstrip().rstrip(",") + "}")
+        cut = text[opening:].rstrip().rstrip(",")
+        candidates.append(cut + "}")
+        candidates.append(cut.rstrip("\\") + '"}')
     loaded = []
     for candidate in candidates:
         obj = _load_object(candidate.strip())

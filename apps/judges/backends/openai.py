@@ -65,8 +65,10 @@ DEFAULT_MAX_TOKENS = 200
 DEFAULT_TIMEOUT_SECONDS = 120.0
 DEFAULT_MAX_RETRIES = 5
 RETRY_AFTER_CAP_SECONDS = 60.0  # what the SDK honours; longer waits fall back to its backoff
-# Longest reason the schema allows: two sentences, and a bound on what a grammar lets through.
-REASON_MAX_CHARS = 400
+# Longest reason the schema allows: a sentence or two. Under a grammar every token costs a pass
+# over the whole vocabulary (262k for Gemma 3 with llama-cpp-python), so the bound is what
+# keeps a constrained reply to ~40 tokens.
+REASON_MAX_CHARS = 160
 # Text mode only: a one-line JSON reply ends at "}\n"; stopping there saves the prose a chatty
 # model adds after it. The stop string is not returned, and parse_reply closes the brace.
 TEXT_MODE_STOP = ["}\n"]
@@ -176,7 +178,11 @@ def _gate(base_url: str | None, limit: int) -> Iterator[None]:
 
 
 def reply_schema(dimension: RubricDimension) -> dict[str, Any]:
-    """JSON schema of one judgment on ``dimension``: the score is one of its levels."""
+    """JSON schema of one judgment on ``dimension``: the score is one of its levels.
+
+    The reason comes last and is bounded: a grammar-constrained small model tends to write one
+    reason sentence after another, and a reply cut by max_tokens inside the reason still
+    carries its score and confidence (parse_reply closes the string)."""
     levels = list(range(dimension.scale_min, dimension.scale_max + 1))
     return {
         "type": "object",
@@ -187,10 +193,10 @@ def reply_schema(dimension: RubricDimension) -> dict[str, Any]:
                 "minimum": dimension.scale_min,
                 "maximum": dimension.scale_max,
             },
-            "reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
             "confidence": {"type": "integer", "minimum": 0, "maximum": 100},
+            "reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
         },
-        "required": ["score", "reason", "confidence"],
+        "required": ["score", "confidence", "reason"],
         "additionalProperties": False,
     }
 

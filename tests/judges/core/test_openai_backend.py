@@ -45,7 +45,7 @@ def test_it_uses_the_configured_model_and_response_format(fake_llm, llm_backend)
     json_object, text = fake_llm.chat_requests
     assert json_object["model"] == "configured"
     assert json_object["response_format"]["type"] == "json_object"
-    assert json_object["response_format"]["schema"]["required"] == ["score", "reason", "confidence"]
+    assert json_object["response_format"]["schema"]["required"] == ["score", "confidence", "reason"]
     assert text["response_format"] is None and text["stop"] == ["}\n"]
     assert text["max_tokens"] == 64
 

@@ -81,3 +81,14 @@ def test_it_reads_numbers_the_way_real_models_write_them(text, score, confidence
 def test_a_half_level_score_is_off_the_scale_and_refused():
     with pytest.raises(ReplyError, match="integer level, got 4.5"):
         parse('{"score": 4.5, "reason": "r", "confidence": 80}')
+
+
+def test_a_reply_cut_inside_its_reason_keeps_its_score_and_confidence():
+    reply = parse('{"score": 3, "confidence": 70, "reason": "The idea names one clear prod')
+    assert (reply.score, reply.confidence) == (3, 70)
+    assert reply.reason == "The idea names one clear prod"
+
+
+def test_a_line_break_inside_the_reason_string_is_read():
+    reply = parse('{ "score": 3, "reason": "First line.\nSecond line." ,"confidence": 0} ')
+    assert (reply.score, reply.confidence) == (3, 0) and "Second line." in reply.reason
