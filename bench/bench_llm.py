@@ -36,6 +36,27 @@ from apps.judges.llm_server import LocalLLMServer  # noqa: E402
 from bench.bench_judge_throughput import DIMENSION, _idea, _patent  # noqa: E402
 
 PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
+PERF = re.compile(
+    r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens.*?\n.*?eval time =\s*([\d.]+) ms /"
+    r"\s*(\d+) runs.*?\n.*?total time =\s*([\d.]+) ms",
+)
+
+
+def server_split(log_tail: str) -> tuple[float, float, float]:
+    """From llama.cpp's own timings: ms per prompt token evaluated, ms per generated token
+    (the model), and ms per generated token spent outside both (sampling under the grammar,
+    which scans the whole 262k-token vocabulary each step)."""
+    rows = [tuple(float(x) for x in m) for m in PERF.findall(log_tail)]
+    prompt_ms = sum(r[0] for r in rows)
+    prompt_n = sum(r[1] for r in rows)
+    eval_ms = sum(r[2] for r in rows)
+    eval_n = sum(r[3] for r in rows)
+    other_ms = sum(r[4] - r[0] - r[2] for r in rows)
+    return (
+        prompt_ms / prompt_n if prompt_n else 0.0,
+        eval_ms / eval_n if eval_n else 0.0,
+        other_ms / eval_n if eval_n else 0.0,
+    )
 
 
 def requests_for(n: int, k: int, *, offset: int = 0, example_base: int = 500) -> list[JudgeRequest]:
@@ -82,7 +103,9 @@ def run(server: LocalLLMServer, requests: list[JudgeRequest], concurrency: int) 
     started = time.perf_counter()
     replies = judge_many(backend, requests, concurrency=concurrency)
     wall = time.perf_counter() - started
-    share, counted = cache_share(server.log()[log_start:], skip_first=True)
+    tail = server.log()[log_start:]
+    share, counted = cache_share(tail, skip_first=True)
+    per_prompt_token, per_token, per_token_other = server_split(tail)
     latencies = sorted(r.latency_ms / 1000 for r in replies)
     return {
         "n": len(replies),
@@ -99,6 +122,7 @@ def run(server: LocalLLMServer, requests: list[JudgeRequest], concurrency: int) 
         "failed": sum(1 for r in replies if not r.ok),
         "abandoned": backend.timeouts,
         "modes": sorted({r.response_mode for r in replies}),
+        "split": f"{per_prompt_token:.1f}/{per_token:.0f}/{per_token_other:.0f}",
     }
 
 

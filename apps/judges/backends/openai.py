@@ -67,8 +67,8 @@ DEFAULT_MAX_RETRIES = 5
 RETRY_AFTER_CAP_SECONDS = 60.0  # what the SDK honours; longer waits fall back to its backoff
 # Longest reason the schema allows: a sentence or two. Under a grammar every token costs a pass
 # over the whole vocabulary (262k for Gemma 3 with llama-cpp-python), so the bound is what
-# keeps a constrained reply to ~40 tokens.
-REASON_MAX_CHARS = 160
+# keeps a constrained reply to ~35 tokens.
+REASON_MAX_CHARS = 100
 # Text mode only: a one-line JSON reply ends at "}\n"; stopping there saves the prose a chatty
 # model adds after it. The stop string is not returned, and parse_reply closes the brace.
 TEXT_MODE_STOP = ["}\n"]
