@@ -33,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from apps.judges.backends import Example, JudgeRequest, get_backend, judge_many  # noqa: E402
 from apps.judges.backends.openai import DEFAULT_MAX_TOKENS  # noqa: E402
 from apps.judges.llm_server import LocalLLMServer  # noqa: E402
+from apps.judges.prompting import build_messages, shared_prefix_share  # noqa: E402
 from bench.bench_judge_throughput import DIMENSION, _idea, _patent  # noqa: E402
 
 PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
@@ -148,6 +149,10 @@ def main() -> None:
             f"N={args.n} judgments per row, k={args.k} examples, one example set per row; "
             f"max_tokens={DEFAULT_MAX_TOKENS}, model {server.model}"
         )
+        ceiling = statistics.fmean(
+            shared_prefix_share(build_messages(r)) for r in requests_for(args.n, args.k)
+        )
+        print(f"shared prefix (what a cache can serve at best): {ceiling:.1%} of prompt characters")
         print(
             f"reference (cold prefix, 1 judgment): {cold.latency_ms / 1000:.2f} s, "
             f"{cold.prompt_tokens} prompt + {cold.completion_tokens} completion tokens, "
@@ -156,7 +161,7 @@ def main() -> None:
         print(
             f"{'C':>2} {'wall s':>7} {'p50 s':>6} {'p90 s':>6} {'prompt tok/s':>12} "
             f"{'compl tok/s':>11} {'tok in/out':>10} {'cache':>6} {'re-asks':>7} "
-            f"{'failed':>6} {'abandoned':>9} mode"
+            f"{'failed':>6} {'abandoned':>9} {'ms/prompt tok, tok, grammar':>27} mode"
         )
         for i, c in enumerate(args.concurrency):
             # Each row gets its own example set (a fresh prefix), as another reviewer would.
@@ -166,7 +171,7 @@ def main() -> None:
                 f"{c:>2} {r['wall']:>7.1f} {r['p50']:>6.2f} {r['p90']:>6.2f} "
                 f"{r['prompt_tps']:>12.0f} {r['completion_tps']:>11.1f} "
                 f"{r['prompt_tokens']:>5.0f}/{r['completion_tokens']:<4.0f} {r['cache']:>6.1%} "
-                f"{r['reasks']:>7} {r['failed']:>6} {r['abandoned']:>9} "
+                f"{r['reasks']:>7} {r['failed']:>6} {r['abandoned']:>9} {r['split']:>27} "
                 f"{','.join(r['modes'])}"
             )
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
