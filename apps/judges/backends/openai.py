@@ -122,32 +122,37 @@ def _cache_key(endpoint: str) -> str:
     return "judges:llm-response-step:" + hashlib.sha256(endpoint.encode()).hexdigest()[:32]
 
 
-def remembered_step(endpoint: str) -> str | None:
-    """The response-format step known to work for this endpoint and model, if any."""
+def remembered_step(endpoint: str) -> tuple[str, bool] | None:
+    """(step, confirmed) remembered for this endpoint and model: the step that worked, or the
+    one to try after a refusal (not yet confirmed, so a refusal of it is still recognised)."""
     with _endpoint_lock:
-        step = _endpoint_steps.get(endpoint)
-    if step is not None:
-        return step
+        value = _endpoint_steps.get(endpoint)
+    if value is None:
+        cache = _cache()
+        if cache is not None:
+            try:
+                value = cache.get(_cache_key(endpoint))
+            except Exception:  # a cache outage must not stop judging
+                value = None
+            if isinstance(value, str):
+                with _endpoint_lock:
+                    _endpoint_steps[endpoint] = value
+    if not isinstance(value, str):
+        return None
+    step, unconfirmed, _ = value.partition("?")
+    if step not in _STEP_NAMES:
+        return None
+    return step, not unconfirmed
+
+
+def remember_step(endpoint: str, step: str, *, confirmed: bool) -> None:
+    value = step if confirmed else f"{step}?"
+    with _endpoint_lock:
+        _endpoint_steps[endpoint] = value
     cache = _cache()
     if cache is not None:
         try:
-            step = cache.get(_cache_key(endpoint))
-        except Exception:  # a cache outage must not stop judging
-            step = None
-        if step in _STEP_NAMES:
-            with _endpoint_lock:
-                _endpoint_steps[endpoint] = step
-            return step
-    return None
-
-
-def remember_step(endpoint: str, step: str) -> None:
-    with _endpoint_lock:
-        _endpoint_steps[endpoint] = step
-    cache = _cache()
-    if cache is not None:
-        try:
-            cache.set(_cache_key(endpoint), step, _MEMORY_SECONDS)
+            cache.set(_cache_key(endpoint), value, _MEMORY_SECONDS)
         except Exception:
             logger.warning("could not store the response format of %s in the cache", endpoint)
 
@@ -339,9 +344,11 @@ class OpenAIBackend:
     def _first_step(self, model: str) -> tuple[str, bool]:
         """(step to use, whether it is known to work) for this endpoint and model."""
         first = _FIRST_STEP[self.response_format]
-        known = remembered_step(_endpoint_key(self.base_url, model))
-        if known is not None and _STEP_NAMES.index(known) >= _STEP_NAMES.index(first):
-            return known, True
+        remembered = remembered_step(_endpoint_key(self.base_url, model))
+        if remembered is not None:
+            step, confirmed = remembered
+            if _STEP_NAMES.index(step) >= _STEP_NAMES.index(first):
+                return step, confirmed
         return first, False
 
     # -- one call -------------------------------------------------------------------------
@@ -400,7 +407,7 @@ class OpenAIBackend:
                         exc.status_code,
                         following,
                     )
-                    remember_step(endpoint, following)
+                    remember_step(endpoint, following, confirmed=False)
                     step = following
                     continue
                 if not (known or outage) and self.max_retries and _transient(exc):
@@ -420,7 +427,7 @@ class OpenAIBackend:
             except openai.OpenAIError as exc:
                 raise map_openai_error(exc) from exc
             if not known:
-                remember_step(endpoint, step)
+                remember_step(endpoint, step, confirmed=True)
             usage.mode = _MODE_OF_STEP[step]
             if response.usage is not None:
                 usage.prompt += response.usage.prompt_tokens or 0

@@ -253,3 +253,17 @@ def test_calls_wait_for_a_place_in_the_client_not_behind_their_abandoned_copies(
         replies = judge_many(gated, requests, concurrency=4)
         assert gated.timeouts == 0 and all(r.retries == 0 and r.ok for r in replies)
         assert len(fake.chat_requests) == 5
+
+
+def test_a_format_tried_after_a_refusal_is_not_trusted_until_it_works(llm_backend):
+    """The step after a refusal is remembered as the place to start, not as confirmed: a
+    second refusal, met by the next judgment, is still recognised (not retried as an outage)."""
+    from apps.judges.backends.openai import _endpoint_key, remember_step
+
+    with FakeLLM(refuse_formats={"json_schema", "json_object"}) as fake:
+        remember_step(_endpoint_key(fake.base_url, "fake-model"), "json_object_schema",
+                      confirmed=False)
+        reply = llm_backend(base_url=fake.base_url).judge(make_request())
+        kinds = [(r["response_format"] or {}).get("type") for r in fake.chat_requests]
+    assert kinds == ["json_object", "json_object", None]
+    assert reply.response_mode == "text" and reply.retries == 0
