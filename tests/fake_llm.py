@@ -14,8 +14,12 @@ Endpoints: POST /v1/chat/completions and POST /v1/embeddings (GET /v1/models for
 - usage: prompt_tokens ~ chars/4 of the concatenated messages; prompt_tokens_details.cached_tokens
   = tokens of the longest prefix shared with any EARLIER request (a crude model of provider
   prefix caching).
+- ``refuse_formats``: response_format types this server refuses the way llama-cpp-python
+  does (HTTP 500 naming response_format), e.g. {"json_schema"}; ``single_slot``: chat requests
+  are served one at a time, like a one-slot llama.cpp server (a hung request holds the slot).
+- ``stop`` sequences cut the reply like a real server (the stop string is not returned).
 - ``requests``: a log of every request (path, model, messages, temperature, seed,
-  response_format, time), in arrival order.
+  response_format, max_tokens, stop, retry count header, time), in arrival order.
 """
 
 from __future__ import annotations
@@ -84,8 +88,13 @@ class FakeLLM:
         latency: float = 0.0,
         default_reply: Callable[[dict[str, Any]], str] | None = None,
         model_name: str | None = None,
+        refuse_formats: set[str] | None = None,
+        single_slot: bool = False,
     ) -> None:
         self.latency = latency
+        self.refuse_formats = set(refuse_formats or ())
+        self.single_slot = single_slot
+        self._slot = threading.Lock()
         self.default_reply = default_reply or default_judge_reply
         self.model_name = model_name  # echo this instead of the requested model, if set
         self.requests: list[dict[str, Any]] = []
@@ -132,9 +141,16 @@ class FakeLLM:
 
     # -- scripting ------------------------------------------------------------------------
     def push_status(
-        self, status: int, *, retry_after: float | None = None, message: str = ""
+        self,
+        status: int,
+        *,
+        retry_after: float | None = None,
+        retry_after_ms: int | None = None,
+        message: str = "",
     ) -> None:
         headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
+        if retry_after_ms is not None:
+            headers["retry-after-ms"] = str(retry_after_ms)
         kinds = {400: "invalid_request_error", 401: "authentication_error",
                  404: "not_found_error", 429: "rate_limit_exceeded"}
         body = {"error": {"message": message or f"fake error {status}",
@@ -245,6 +261,9 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 "temperature": body.get("temperature"),
                 "seed": body.get("seed"),
                 "response_format": body.get("response_format"),
+                "max_tokens": body.get("max_tokens"),
+                "stop": body.get("stop"),
+                "retry_count": self.headers.get("x-stainless-retry-count"),
                 "input": body.get("input"),
                 "authorization": self.headers.get("Authorization"),
             }
@@ -259,6 +278,22 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                                            "type": "not_found_error"}})
 
         def _chat(self, body: dict[str, Any]) -> None:
+            kind = (body.get("response_format") or {}).get("type")
+            if kind in fake.refuse_formats:
+                # What llama-cpp-python answers for a response_format it does not know.
+                self._send(500, {"error": {
+                    "message": f"[{{'type': 'literal_error', 'loc': ('body', 'response_format', "
+                               f"'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                               f"'input': '{kind}'}}]",
+                    "type": "internal_server_error", "param": None, "code": None}})
+                return
+            if fake.single_slot:
+                with fake._slot:
+                    self._chat_in_slot(body)
+            else:
+                self._chat_in_slot(body)
+
+        def _chat_in_slot(self, body: dict[str, Any]) -> None:
             behaviour = fake._next_behaviour()
             if fake.latency:
                 time.sleep(fake.latency)
@@ -270,6 +305,10 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                 self._send(behaviour.status, behaviour.body or {}, behaviour.headers)
                 return
             text = behaviour.text if behaviour is not None else fake.default_reply(body)
+            stops = body.get("stop") or []
+            for stop in [stops] if isinstance(stops, str) else stops:
+                if stop and stop in text:
+                    text = text[: text.index(stop)]
             prompt = prompt_string(body.get("messages") or [])
             prompt_tokens = tokens(len(prompt))
             cached = min(prompt_tokens, fake._cached_chars(prompt) // CHARS_PER_TOKEN)

@@ -3,10 +3,10 @@ model wrapped it.
 
 Tolerated: <think>...</think> blocks, code fences, prose around the object, single quotes,
 trailing commas, Python literals (True/None), numeric strings ("3", "85%"), integral floats
-(3.0), a confidence given as a fraction (0.85 -> 85), and as a last resort plain "Score: 3 /
-Confidence: 80 / Reason: ..." lines. Refused (ReplyError, which triggers a re-ask): no object,
-a missing score or confidence, a non-integer score, a score off the scale, a confidence outside
-0-100.
+(3.0), a confidence given as a fraction (0.85 -> 85, 1.0 -> 100), and as a last resort plain
+"Score: 3 / Confidence: 80 / Reason: ..." lines. Refused (ReplyError, which triggers a
+re-ask): no object, a missing score or confidence, a non-integer score (4.5), a score off the
+scale, a confidence outside 0-100.
 """
 
 from __future__ import annotations
@@ -73,7 +73,8 @@ def _load_object(candidate: str) -> dict[str, Any] | None:
     attempts = [candidate, _TRAILING_COMMA.sub(r"\1", candidate)]
     for text in attempts:
         try:
-            value = json.loads(text)
+            # strict=False: a raw line break inside the reason string (small models write one)
+            value = json.loads(text, strict=False)
         except (ValueError, RecursionError):
             continue
         if isinstance(value, dict):
@@ -92,10 +93,13 @@ def _load_object(candidate: str) -> dict[str, Any] | None:
 def _find_object(text: str) -> dict[str, Any] | None:
     candidates = [m.group(1) for m in _FENCE.finditer(text)]
     candidates += _balanced_objects(text)
-    # A reply cut short (no closing brace): try closing it.
+    # A reply cut short (no closing brace): try closing it, and first the string it was cut
+    # in (max_tokens inside the reason).
     opening = text.find("{")
     if opening >= 0 and not _balanced_objects(text[opening:]):
-        candidates.append(text[opening:].rstrip().rstrip(",") + "}")
+        cut = text[opening:].rstrip().rstrip(",")
+        candidates.append(cut + "}")
+        candidates.append(cut.rstrip("\\") + '"}')
     loaded = []
     for candidate in candidates:
         obj = _load_object(candidate.strip())
@@ -133,6 +137,19 @@ def _as_number(value: Any, field: str) -> float:
     raise ReplyError(f"{field} must be a number, got {value!r}")
 
 
+def _on_unit_scale(raw: Any, value: float) -> bool:
+    """A confidence on the 0-1 scale: any value strictly between 0 and 1, and 1 written as a
+    decimal (1.0, "1.0"), which models mean as certainty, not as 1 %. An integer 1 or "1%"
+    stays a percentage."""
+    if 0 < value < 1:
+        return True
+    if value != 1:
+        return False
+    if isinstance(raw, float):
+        return True
+    return isinstance(raw, str) and "." in raw and not raw.strip().endswith("%")
+
+
 def parse_reply(text: str, *, scale_min: int, scale_max: int) -> ParsedReply:
     """Extract and validate {"score", "reason", "confidence"} from a model reply."""
     if text is None or not str(text).strip():
@@ -154,8 +171,8 @@ def parse_reply(text: str, *, scale_min: int, scale_max: int) -> ParsedReply:
         raise ReplyError(f"score {score} is off the scale {scale_min}-{scale_max}")
 
     confidence_value = _as_number(obj["confidence"], "confidence")
-    if 0 < confidence_value < 1:
-        confidence_value *= 100  # a fraction (0.85) rather than a percentage
+    if _on_unit_scale(obj["confidence"], confidence_value):
+        confidence_value *= 100  # a fraction (0.85, 1.0) rather than a percentage
     if not 0 <= confidence_value <= 100:
         raise ReplyError(f"confidence {obj['confidence']!r} is outside 0-100")
 

@@ -252,13 +252,21 @@ ALIGNMENT_DEBOUNCE_SECONDS = env.int("ALIGNMENT_DEBOUNCE_SECONDS", default=5)
 LLM_BASE_URL = env("LLM_BASE_URL", default="")
 LLM_API_KEY = env("LLM_API_KEY", default="")
 LLM_MODEL = env("LLM_MODEL", default="gpt-4o-mini")
-LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=60.0)
+# Seconds one HTTP call may take (a slow local server needs room for a cold 9-example prompt).
+LLM_TIMEOUT_SECONDS = env.float("LLM_TIMEOUT_SECONDS", default=120.0)
+# Longest reply, in tokens: a judgment is one short JSON object (~60 tokens); unbounded, a small
+# local model writes until its context is full. 0 sends no limit.
+LLM_MAX_TOKENS = env.int("LLM_MAX_TOKENS", default=200)
+# auto (json_schema, then json_object, then text, discovered per endpoint), or one of those.
+LLM_RESPONSE_FORMAT = env("LLM_RESPONSE_FORMAT", default="auto")
+# Most calls in flight to one endpoint from one worker process (0 = no limit beyond the
+# configuration's concurrency). A llama.cpp server with one slot wants 1 or 2 (docs/judges.md).
+LLM_MAX_CONCURRENCY = env.int("LLM_MAX_CONCURRENCY", default=0)
+# Retries of 408/409/429/5xx/timeouts/connection errors by the openai SDK (honours Retry-After).
+LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=5)
 # Other endpoints a judge configuration's base_url may name (SSRF guard): LLM_BASE_URL is always
 # allowed, anything else must be listed here (comma-separated in the environment).
 LLM_ALLOWED_BASE_URLS = env.list("LLM_ALLOWED_BASE_URLS", default=[])
-# SDK-level retries of transient errors (429, 5xx, timeouts) and the backoff base in seconds.
-LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=5)
-LLM_BACKOFF_BASE = env.float("LLM_BACKOFF_BASE", default=1.0)
 # Prices (USD per million tokens) for the run cost estimate.
 LLM_PRICE_IN_PER_MTOK = env.float("LLM_PRICE_IN_PER_MTOK", default=0.15)
 LLM_PRICE_OUT_PER_MTOK = env.float("LLM_PRICE_OUT_PER_MTOK", default=0.60)

@@ -133,8 +133,8 @@ def get_backend(name: str, **options: Any) -> JudgeBackend:
     """Build a backend by name.
 
     "openai": options base_url, api_key, model, timeout, max_retries, max_reasks (default 4),
-    json_mode (send response_format json_object; default False), send_seed (default True),
-    backoff_base, backoff_max. Missing ones come from settings LLM_*.
+    response_format (auto | json_schema | json_object | text), max_tokens, max_concurrency,
+    send_seed (default True). Missing ones come from settings LLM_* (docs/judges.md).
     "local": optional vectors ({idea_id: sparse 1 x width row or dense 1-D unit vector}, from
     apps.judges.vectors.item_vectors; a request whose target or any example has none is judged
     on hashed text). Its ``judge_batch(requests)`` judges many requests at once (same replies

@@ -305,7 +305,6 @@ class _Executor:
         options: dict[str, Any] = {
             "model": model,
             "max_retries": settings.LLM_MAX_RETRIES,
-            "backoff_base": settings.LLM_BACKOFF_BASE,
         }
         if base_url:
             options["base_url"] = base_url

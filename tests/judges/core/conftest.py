@@ -48,13 +48,23 @@ def make_request(**overrides) -> JudgeRequest:
     return JudgeRequest(**values)
 
 
+@pytest.fixture(autouse=True)
+def _forget_response_formats():
+    """Each test's fake server starts unknown (ports are reused across tests)."""
+    from apps.judges.backends.openai import forget_endpoints
+
+    forget_endpoints()
+    yield
+    forget_endpoints()
+
+
 @pytest.fixture
 def llm_backend(fake_llm):
-    """The openai backend pointed at the fake server, with fast backoff for tests."""
+    """The openai backend pointed at the fake server."""
 
     def build(**options):
         defaults = dict(base_url=fake_llm.base_url, api_key="test-key", model="fake-model",
-                        timeout=2.0, max_retries=3, backoff_base=0.01, backoff_max=0.05)
+                        timeout=2.0, max_retries=3)
         defaults.update(options)
         return get_backend("openai", **defaults)
 

@@ -6,6 +6,7 @@ import pytest
 
 from apps.judges.backends import PermanentBackendError, TransientBackendError, judge_many
 from apps.judges.prompting import build_messages, prompt_fingerprint
+from tests.fake_llm import FakeLLM
 from tests.judges.core.conftest import make_request
 
 MESSY = (
@@ -23,19 +24,36 @@ def test_it_sends_the_model_the_prompt_and_the_sampling_settings(fake_llm, llm_b
     assert sent["messages"] == build_messages(request)
     assert [m["role"] for m in sent["messages"]] == ["system", "user"]
     assert '{"score"' in sent["messages"][0]["content"]
-    assert sent["response_format"] is None  # json mode is off unless configured
+    # JSON-constrained by default: the schema allows only the dimension's levels.
+    assert sent["response_format"]["type"] == "json_schema"
+    schema = sent["response_format"]["json_schema"]["schema"]
+    assert schema["properties"]["score"]["enum"] == [1, 2, 3, 4]
+    assert schema["properties"]["confidence"] == {"type": "integer", "minimum": 0, "maximum": 100}
+    assert sent["max_tokens"] == 200  # bounded output (LLM_MAX_TOKENS)
+    assert sent["retry_count"] == "0"
     assert sent["authorization"] == "Bearer test-key"
     assert reply.error == "" and reply.score in (1, 2, 3) and reply.attempts == 1
     assert reply.prompt_fingerprint == prompt_fingerprint(sent["messages"])
     assert reply.model == "judge-model"
     assert reply.prompt_tokens > 0 and reply.completion_tokens > 0
+    assert reply.response_mode == "json_schema" and reply.retries == 0
 
 
-def test_it_uses_the_configured_model_and_json_mode_when_asked(fake_llm, llm_backend):
-    llm_backend(model="configured", json_mode=True).judge(make_request(model=""))
-    [sent] = fake_llm.chat_requests
-    assert sent["model"] == "configured"
-    assert sent["response_format"] == {"type": "json_object"}
+def test_it_uses_the_configured_model_and_response_format(fake_llm, llm_backend):
+    llm_backend(model="configured", response_format="json_object").judge(make_request(model=""))
+    llm_backend(model="configured", response_format="text", max_tokens=64).judge(make_request())
+    json_object, text = fake_llm.chat_requests
+    assert json_object["model"] == "configured"
+    assert json_object["response_format"]["type"] == "json_object"
+    assert json_object["response_format"]["schema"]["required"] == ["score", "confidence", "reason"]
+    assert text["response_format"] is None and text["stop"] == ["}\n"]
+    assert text["max_tokens"] == 64
+
+
+def test_max_tokens_comes_from_the_setting(fake_llm, llm_backend, settings):
+    settings.LLM_MAX_TOKENS = 77
+    llm_backend().judge(make_request())
+    assert fake_llm.chat_requests[0]["max_tokens"] == 77
 
 
 def test_it_reads_a_messy_reply_without_asking_again(fake_llm, llm_backend):
@@ -85,13 +103,26 @@ def test_max_reasks_is_configurable(fake_llm, llm_backend):
 
 
 def test_it_retries_rate_limits_and_server_errors_then_succeeds(fake_llm, llm_backend):
-    fake_llm.push_status(429)
-    fake_llm.push_status(500)
-    fake_llm.push_status(503)
+    fake_llm.push_status(429, retry_after_ms=1)
+    fake_llm.push_status(500, retry_after_ms=1)
+    fake_llm.push_status(503, retry_after_ms=1)
     fake_llm.push_json(score=2, confidence=90)
     reply = llm_backend(max_retries=3).judge(make_request())
     assert (reply.score, reply.attempts, reply.retries, reply.error) == (2, 1, 3, "")
     assert len(fake_llm.chat_requests) == 4
+    # A 500 that does not name response_format is an outage, not a refusal: same format.
+    assert {r["response_format"]["type"] for r in fake_llm.chat_requests} == {"json_schema"}
+
+
+def test_the_sdk_retries_and_the_count_comes_from_the_raw_response(fake_llm, llm_backend):
+    backend = llm_backend(max_retries=3)
+    backend.judge(make_request())  # the format is now known: the SDK retries from here on
+    fake_llm.push_status(429, retry_after_ms=1)
+    fake_llm.push_status(503, retry_after_ms=1)
+    reply = backend.judge(make_request(idea_text="Another idea"))
+    assert reply.retries == 2 and reply.error == ""
+    # The SDK numbers its own retries in a header; our count is the SDK's, not a guess.
+    assert [r["retry_count"] for r in fake_llm.chat_requests[1:]] == ["0", "1", "2"]
 
 
 def test_it_waits_at_least_the_retry_after_of_a_429(fake_llm, llm_backend):
@@ -112,7 +143,7 @@ def test_it_retries_a_request_that_hangs_past_the_timeout(fake_llm, llm_backend)
 
 def test_it_raises_a_transient_error_once_retries_are_exhausted(fake_llm, llm_backend):
     for _ in range(3):
-        fake_llm.push_status(503)
+        fake_llm.push_status(503, retry_after_ms=1)
     with pytest.raises(TransientBackendError, match="503"):
         llm_backend(max_retries=2).judge(make_request())
     assert len(fake_llm.chat_requests) == 3
@@ -157,3 +188,82 @@ def test_judge_many_propagates_a_permanent_error(fake_llm, llm_backend):
     fake_llm.push_status(401)
     with pytest.raises(PermanentBackendError):
         judge_many(llm_backend(), [make_request()] * 3, concurrency=1)
+
+
+def test_a_refused_json_schema_falls_back_to_json_object_once_per_endpoint(llm_backend):
+    with FakeLLM(refuse_formats={"json_schema"}) as fake:
+        first = llm_backend(base_url=fake.base_url).judge(make_request())
+        # A new backend (as the next task would build) skips the refused format at once.
+        second = llm_backend(base_url=fake.base_url).judge(make_request(idea_text="Other"))
+        kinds = [r["response_format"]["type"] for r in fake.chat_requests]
+    assert kinds == ["json_schema", "json_object", "json_object"]
+    assert fake.chat_requests[1]["response_format"]["schema"]["properties"]["score"]["enum"] == [
+        1, 2, 3, 4]
+    assert (first.response_mode, second.response_mode) == ("json_object", "json_object")
+    assert first.error == "" and first.retries == 0  # a refusal is not a transient retry
+
+
+def test_the_remembered_format_is_shared_through_djangos_cache(llm_backend):
+    from apps.judges.backends import openai as backend_module
+
+    with FakeLLM(refuse_formats={"json_schema"}) as fake:
+        llm_backend(base_url=fake.base_url).judge(make_request())
+        backend_module._endpoint_steps.clear()  # as in another worker process
+        llm_backend(base_url=fake.base_url).judge(make_request(idea_text="Other"))
+        kinds = [r["response_format"]["type"] for r in fake.chat_requests]
+    assert kinds == ["json_schema", "json_object", "json_object"]
+
+
+def test_an_endpoint_refusing_every_format_gets_plain_text_cut_at_the_stop(llm_backend):
+    with FakeLLM(refuse_formats={"json_schema", "json_object"}) as fake:
+        fake.push_reply('{"score": 3, "reason": "Concrete.", "confidence": 80}\nHope this helps!')
+        reply = llm_backend(base_url=fake.base_url).judge(make_request())
+        sent = fake.chat_requests
+    assert [(r["response_format"] or {}).get("type") for r in sent] == [
+        "json_schema", "json_object", "json_object", None]
+    assert sent[-1]["stop"] == ["}\n"]
+    assert (reply.score, reply.confidence, reply.response_mode) == (3, 80, "text")
+    assert "Hope" not in reply.raw
+
+
+def test_a_reply_cut_at_max_tokens_is_asked_again_saying_so(fake_llm, llm_backend):
+    fake_llm.push_reply('{"score": 3, "reason": "This idea is')  # what max_tokens leaves
+    reply = llm_backend().judge(make_request())
+    assert reply.attempts == 2 and reply.error == ""
+    correction = fake_llm.chat_requests[1]["messages"][-1]["content"]
+    assert "confidence" in correction
+
+
+def test_calls_wait_for_a_place_in_the_client_not_behind_their_abandoned_copies(llm_backend):
+    """A one-slot server answers in turn. Four calls sent at once wait in its queue past the
+    timeout, are abandoned and sent again behind their own abandoned copies; with
+    max_concurrency=1 they wait in the client, where waiting does not count, and none is
+    abandoned."""
+    requests = [make_request(idea_text=f"Idea {i}") for i in range(4)]
+    with FakeLLM(single_slot=True, latency=0.4) as fake:
+        unbounded = llm_backend(base_url=fake.base_url, timeout=1.0, max_retries=1)
+        unbounded.judge(make_request())  # learn the format first
+        judge_many(unbounded, requests, concurrency=4)
+        assert unbounded.timeouts >= 1
+    with FakeLLM(single_slot=True, latency=0.4) as fake:
+        gated = llm_backend(
+            base_url=fake.base_url, timeout=1.0, max_retries=1, max_concurrency=1
+        )
+        gated.judge(make_request())
+        replies = judge_many(gated, requests, concurrency=4)
+        assert gated.timeouts == 0 and all(r.retries == 0 and r.ok for r in replies)
+        assert len(fake.chat_requests) == 5
+
+
+def test_a_format_tried_after_a_refusal_is_not_trusted_until_it_works(llm_backend):
+    """The step after a refusal is remembered as the place to start, not as confirmed: a
+    second refusal, met by the next judgment, is still recognised (not retried as an outage)."""
+    from apps.judges.backends.openai import _endpoint_key, remember_step
+
+    with FakeLLM(refuse_formats={"json_schema", "json_object"}) as fake:
+        remember_step(_endpoint_key(fake.base_url, "fake-model"), "json_object_schema",
+                      confirmed=False)
+        reply = llm_backend(base_url=fake.base_url).judge(make_request())
+        kinds = [(r["response_format"] or {}).get("type") for r in fake.chat_requests]
+    assert kinds == ["json_object", "json_object", None]
+    assert reply.response_mode == "text" and reply.retries == 0
