@@ -7,7 +7,7 @@ browser is redirected back to the page (post/redirect/get) and the message shows
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
@@ -51,7 +51,7 @@ class HandAssignForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["reviewer"].queryset = assignable_reviewers()
+        cast(forms.ModelChoiceField, self.fields["reviewer"]).queryset = assignable_reviewers()
         # The hint shows real IDs, exactly as stored: IDs are case-sensitive.
         examples = list(Idea.objects.order_by("pk").values_list("external_id", flat=True)[:2])
         ideas = self.fields["ideas"]

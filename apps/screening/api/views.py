@@ -4,7 +4,7 @@ rating of an idea, declines and assignments. Writes go through the same services
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -232,7 +232,8 @@ class MyRatingApi(APIView):
             rationales=data.get("rationales"),
             source=Rating.Source.API,
         )
-        assignment = assignment_for(reviewer=request.user, idea=idea)
+        # rating_submit refuses ideas not assigned to the reviewer, so there is one.
+        assignment = cast(Assignment, assignment_for(reviewer=request.user, idea=idea))
         return Response(
             MyRatingOutputSerializer(
                 _my_rating(reviewer=request.user, idea=idea, assignment=assignment)
