@@ -6,16 +6,18 @@ gathers from the stored alignment snapshots (nothing here computes alignment).
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.models import User
 from apps.accounts.permissions import role_required
-from apps.catalog.models import Idea
+from apps.catalog.models import Domain, Idea
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
 from apps.core.requests import AuthenticatedHttpRequest
@@ -37,7 +39,7 @@ def alignment(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def alignment_csv(request: AuthenticatedHttpRequest, table: str) -> HttpResponse:
+def alignment_csv(request: AuthenticatedHttpRequest, table: str) -> HttpResponseBase:
     if table not in presenters.CSV_TABLES:
         raise Http404("Unknown table")
     domain, source = AlignmentFilterForm(request.GET).choice()
@@ -178,9 +180,17 @@ def case(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
     return render(request, "judges/case.html", presenters.case_page(idea=idea))
 
 
+class PredictionFilters(TypedDict):
+    """The predictions page's filters, as presenters.prediction_rows takes them."""
+
+    reviewer: User | None
+    domain: Domain | None
+    dimension: str | None
+
+
 @managers_only
 @require_GET
-def predictions(request: AuthenticatedHttpRequest) -> HttpResponse:
+def predictions(request: AuthenticatedHttpRequest) -> HttpResponseBase:
     reviewers = [
         (u.username, u.display_name)
         for u in User.objects.filter(role=User.Role.REVIEWER).order_by("username")
@@ -188,7 +198,7 @@ def predictions(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = PredictionFilterForm(request.GET or None, reviewers=reviewers)
     data = form.cleaned_data if form.is_valid() else {}
     reviewer = User.objects.filter(username=data.get("reviewer") or None).first()
-    filters = {
+    filters: PredictionFilters = {
         "reviewer": reviewer,
         "domain": data.get("domain"),
         "dimension": data.get("dimension") or None,
