@@ -516,7 +516,7 @@ class DeclineForm(forms.Form):
 
 
 class _ReviewerChoiceField(forms.ModelChoiceField):
-    def label_from_instance(self, obj: User) -> str:  # type: ignore[override]
+    def label_from_instance(self, obj: User) -> str:
         return f"{obj.display_name} ({obj.username})"
 
 
