@@ -13,6 +13,7 @@ class ReviewerProfileInline(admin.StackedInline):
 class PluralistUserAdmin(UserAdmin):
     list_display = ["username", "email", "first_name", "last_name", "role", "is_active"]
     list_filter = ["role", "is_active"]
-    fieldsets = [*UserAdmin.fieldsets, ("Pluralist", {"fields": ["role"]})]
-    add_fieldsets = [*UserAdmin.add_fieldsets, ("Pluralist", {"fields": ["role"]})]
+    # UserAdmin sets both; the stubs allow None for any ModelAdmin.
+    fieldsets = [*(UserAdmin.fieldsets or ()), ("Pluralist", {"fields": ["role"]})]
+    add_fieldsets = [*(UserAdmin.add_fieldsets or ()), ("Pluralist", {"fields": ["role"]})]
     inlines = [ReviewerProfileInline]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
@@ -13,9 +13,12 @@ from apps.accounts.permissions import role_required
 from apps.accounts.selectors import accounts_for_invitations
 from apps.accounts.services import invitation_link, invitation_send
 from apps.core.errors import ApplicationError
+from apps.core.requests import AuthenticatedHttpRequest
 
 
-def _render(request: HttpRequest, *, link_for: User | None = None, link: str = "") -> HttpResponse:
+def _render(
+    request: AuthenticatedHttpRequest, *, link_for: User | None = None, link: str = ""
+) -> HttpResponse:
     context = {
         "rows": accounts_for_invitations(),
         "link_for": link_for,
@@ -26,13 +29,13 @@ def _render(request: HttpRequest, *, link_for: User | None = None, link: str = "
 
 
 @role_required("admin")
-def invitations(request: HttpRequest) -> HttpResponse:
+def invitations(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _render(request)
 
 
 @role_required("admin")
 @require_POST
-def invitation_create(request: HttpRequest, user_id: int) -> HttpResponse:
+def invitation_create(request: AuthenticatedHttpRequest, user_id: int) -> HttpResponse:
     """Send the invitation by e-mail, or (how=link) show the link for the admin to copy."""
     user = get_object_or_404(User, pk=user_id, is_active=True)
     base_url = request.build_absolute_uri("/")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, ClassVar
+
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -13,12 +15,18 @@ from apps.catalog.forms import AdminImportForm
 from apps.catalog.models import Domain, Idea, Patent
 from apps.catalog.services.imports import UploadOutcome, import_upload
 
+if TYPE_CHECKING:
+    from django.template.response import _TemplateForResponseT
+
 
 class ImportFromFileMixin:
     """Adds <changelist>/import/ and an "Import from file" button to a ModelAdmin."""
 
     import_kind = "patents"
-    change_list_template = "catalog/admin/change_list_import.html"
+    # Declared as ModelAdmin declares it, so the mixin combines with it.
+    change_list_template: ClassVar[_TemplateForResponseT | None] = (
+        "catalog/admin/change_list_import.html"
+    )
 
     def get_urls(self) -> list[URLPattern]:
         opts = self.model._meta  # type: ignore[attr-defined]

@@ -1,3 +1,5 @@
+from typing import Any
+
 from django import forms
 
 from apps.catalog.services.imports import IMPORT_KINDS
@@ -16,7 +18,7 @@ class ImportForm(forms.Form):
     dry_run = forms.BooleanField(label="Dry run (check only, save nothing)", required=False)
     make_default = forms.BooleanField(label="Make it the default rubric", required=False)
 
-    def __init__(self, *args: object, kind: str, **kwargs: object) -> None:
+    def __init__(self, *args: Any, kind: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.kind = kind
         self.fields["file"].widget.attrs["accept"] = ACCEPT[kind]

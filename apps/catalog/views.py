@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
@@ -23,6 +23,7 @@ from apps.catalog.models import Domain, Idea, Patent
 from apps.catalog.services import archive, imports
 from apps.catalog.services.imports import IMPORT_KINDS, UploadOutcome
 from apps.core.errors import ApplicationError
+from apps.core.requests import AuthenticatedHttpRequest
 from apps.screening.models import Rating, RatingHistory, Rubric
 
 KIND_HELP = {
@@ -65,7 +66,7 @@ def _panel(kind: str, form: ImportForm, outcome: UploadOutcome | None = None) ->
 
 
 @role_required("admin")
-def admin_home(request: HttpRequest) -> HttpResponse:
+def admin_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     panels = [_panel(kind, ImportForm(kind=kind)) for kind in IMPORT_KINDS]
     default = Rubric.objects.filter(is_default=True).first()
     return render(
@@ -77,7 +78,7 @@ def admin_home(request: HttpRequest) -> HttpResponse:
 
 @role_required("admin")
 @require_http_methods(["POST"])
-def import_upload(request: HttpRequest, kind: str) -> HttpResponse:
+def import_upload(request: AuthenticatedHttpRequest, kind: str) -> HttpResponse:
     """Run one upload. htmx swaps just this kind's panel; without JS the whole page re-renders."""
     if kind not in IMPORT_KINDS:
         raise Http404("Unknown import kind.")
@@ -109,7 +110,7 @@ def import_upload(request: HttpRequest, kind: str) -> HttpResponse:
 
 
 @login_required
-def format_help(request: HttpRequest, kind: str) -> HttpResponse:
+def format_help(request: AuthenticatedHttpRequest, kind: str) -> HttpResponse:
     """One import format, rendered from docs/formats.md, with its example files."""
     if kind not in SECTION_TITLES:
         raise Http404("Unknown import kind.")
@@ -126,7 +127,7 @@ def format_help(request: HttpRequest, kind: str) -> HttpResponse:
 
 
 @login_required
-def example_file(request: HttpRequest, name: str) -> FileResponse:
+def example_file(request: AuthenticatedHttpRequest, name: str) -> FileResponse:
     """Download one example file from docs/examples/ (only the listed names)."""
     path = example_path(name)
     if path is None:
@@ -143,7 +144,7 @@ class ArchiveForm(forms.Form):
 
 
 def _archive_page(
-    request: HttpRequest, *, form: ArchiveForm, outcome: dict | None, status: int = 200
+    request: AuthenticatedHttpRequest, *, form: ArchiveForm, outcome: dict | None, status: int = 200
 ) -> HttpResponse:
     counts = {
         "ratings": Rating.objects.count(),
@@ -161,13 +162,13 @@ def _archive_page(
 
 
 @role_required("admin")
-def archive_home(request: HttpRequest) -> HttpResponse:
+def archive_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _archive_page(request, form=ArchiveForm(), outcome=None)
 
 
 @role_required("admin")
 @require_http_methods(["POST"])
-def archive_export(request: HttpRequest) -> HttpResponse:
+def archive_export(request: AuthenticatedHttpRequest) -> HttpResponse:
     content = archive.installation_export(actor=request.user)
     name = timezone.now().strftime("pluralist-%Y%m%d-%H%M%S.zip")
     response = HttpResponse(content, content_type="application/zip")
@@ -177,7 +178,7 @@ def archive_export(request: HttpRequest) -> HttpResponse:
 
 @role_required("admin")
 @require_http_methods(["POST"])
-def archive_import(request: HttpRequest) -> HttpResponse:
+def archive_import(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ArchiveForm(request.POST, request.FILES)
     if not form.is_valid():
         return _archive_page(request, form=form, outcome=None, status=400)

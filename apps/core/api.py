@@ -40,7 +40,8 @@ class ErrorSerializer(serializers.Serializer):
     """The body of every error response (documented in the schema)."""
 
     detail = serializers.CharField()
-    errors = FieldErrorSerializer(many=True)
+    # A declared field named like Serializer.errors: DRF moves it into _declared_fields.
+    errors = FieldErrorSerializer(many=True)  # type: ignore[assignment]
 
 
 _MISSING = object()
@@ -101,7 +102,7 @@ def _flatten(detail: Any, source: Any = _MISSING, prefix: str = "") -> list[dict
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, ApplicationError):
-        code = status.HTTP_400_BAD_REQUEST
+        code: int = status.HTTP_400_BAD_REQUEST
         if isinstance(exc, PermissionDenied):
             code = status.HTTP_403_FORBIDDEN
         elif isinstance(exc, NotFound):
@@ -151,7 +152,7 @@ def paginated_response(
 ) -> Response:
     """List responses are paginated the same way everywhere (limit/offset, PAGE_SIZE default)."""
     paginator = Pagination()
-    page = paginator.paginate_queryset(queryset, request, view=view)
+    page: list[Any] | None = paginator.paginate_queryset(queryset, request, view=view)
     return paginator.get_paginated_response(
         serializer_class(page, many=True, context={"request": request}).data
     )
@@ -198,7 +199,8 @@ class AuthTokenCreateApi(ObtainAuthToken):
     the sign-in lockout shared with the login form (django-axes): once locked, 429.
     """
 
-    authentication_classes = api_settings.DEFAULT_AUTHENTICATION_CLASSES
+    # api_settings imports the dotted paths; the stubs type the setting as the strings.
+    authentication_classes = api_settings.DEFAULT_AUTHENTICATION_CLASSES  # type: ignore[assignment]
 
     def get_permissions(self) -> list[BasePermission]:
         method = getattr(self.request, "method", None)

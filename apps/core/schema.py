@@ -24,7 +24,7 @@ DESCRIPTIONS = {
 
 
 def _needs_credentials(operation: dict[str, Any]) -> bool:
-    security = operation.get("security")
+    security: list[dict[str, Any]] = operation.get("security") or []
     # An operation open to anonymous callers lists the empty requirement {} (or none at all).
     return bool(security) and {} not in security
 

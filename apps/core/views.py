@@ -4,9 +4,11 @@ from django.shortcuts import redirect
 from django.urls import NoReverseMatch, reverse
 from django.views import defaults
 
+from apps.core.requests import AuthenticatedHttpRequest
+
 
 @login_required
-def home(request: HttpRequest) -> HttpResponse:
+def home(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Send each role to the page it works from."""
     user = request.user
     targets = {

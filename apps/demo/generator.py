@@ -28,6 +28,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 import numpy as np
 
@@ -533,7 +534,7 @@ def _rationale(rng, dim: str, score: int, lo: int, hi: int, ctx: dict[str, str])
 
 def _reviewers(rng, n: int, domain_keys: list[str]) -> list[dict]:
     names: set[tuple[str, str]] = set()
-    people = []
+    people: list[dict] = []
     n_business = int(round(n * 0.4))
     backgrounds = ["business"] * n_business + ["technical"] * (n - n_business)
     rng.shuffle(backgrounds)
@@ -809,8 +810,8 @@ def generate_demo(
         group = [group[int(i)] for i in order]
         n_panels = max(1, round(len(group) / 3.5))
         panels = [list(x) for x in np.array_split(np.array(group, dtype=object), n_panels)]
-        pool = [int(i) for i in rng.permutation(ideas_by_domain[d])]
-        cap = max(1, int(len(pool) * 0.85))
+        idea_pool = [int(i) for i in rng.permutation(ideas_by_domain[d])]
+        cap = max(1, int(len(idea_pool) * 0.85))
         domain_pairs = pairs_target * len(group) / total_members
         blocks = []
         for panel in panels:
@@ -821,7 +822,7 @@ def generate_demo(
         start = 0
         for panel, block in zip(panels, blocks, strict=True):
             block = max(1, int(block * scale_down))
-            chosen = pool[start : start + block]
+            chosen = idea_pool[start : start + block]
             start += block
             names = [p["username"] for p in panel]
             for u in names:
@@ -890,10 +891,11 @@ def generate_demo(
                     scores["need_validity"] = 0
                     scores["market_size"] = 0
             # The staged screening gates, exactly as the rubric defines them.
-            if scores["specificity"] <= SPECIFICITY_PASS_ABOVE:
+            # Every dimension was graded above, so none is None yet.
+            if cast(int, scores["specificity"]) <= SPECIFICITY_PASS_ABOVE:
                 for dim in DIMENSION_KEYS[1:]:
                     scores[dim] = None
-            elif scores["technical_validity"] <= TECHNICAL_VALIDITY_PASS_ABOVE:
+            elif cast(int, scores["technical_validity"]) <= TECHNICAL_VALIDITY_PASS_ABOVE:
                 scores["innovativeness"] = None
                 scores["competitive_advantage"] = None
             for dim, lo, hi in DIMENSIONS:

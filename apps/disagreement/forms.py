@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any, cast
+
 from django import forms
 
 from apps.catalog.models import Domain
@@ -37,17 +39,19 @@ class DashboardFilterForm(forms.Form):
         self, *args, dimension_labels: dict[str, str], backgrounds: list[str], **kwargs
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["domain"].choices = [("", "All domains")] + list(
+        cast(forms.ChoiceField, self.fields["domain"]).choices = [("", "All domains")] + list(
             Domain.objects.order_by("name").values_list("key", "name")
         )
-        self.fields["dimension"].choices = [("", "All dimensions")] + list(dimension_labels.items())
+        dimension_choices = [("", "All dimensions")] + list(dimension_labels.items())
+        cast(forms.ChoiceField, self.fields["dimension"]).choices = dimension_choices
         # Background is a free label: offer every group the reviewers have.
-        self.fields["background"].choices = [("", "All reviewers")] + [
+        cast(forms.ChoiceField, self.fields["background"]).choices = [("", "All reviewers")] + [
             (b, b[:1].upper() + b[1:]) for b in backgrounds
         ]
 
-    def clean(self):
-        data = super().clean()
+    def clean(self) -> dict[str, Any]:
+        # Form.clean returns cleaned_data; the stubs allow None for overrides.
+        data = cast(dict[str, Any], super().clean())
         since, until = data.get("since"), data.get("until")
         if since and until and since > until:
             self.add_error("until", "The end date is before the start date.")

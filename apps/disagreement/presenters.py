@@ -137,7 +137,7 @@ def grid(
     }
     rows = []
     for dim in dims:
-        row_cells = []
+        row_cells: list[dict[str, Any] | None] = []
         for dom in domains:
             c = cells.get((dom, dim))
             if c is None:
@@ -245,7 +245,7 @@ def strictness_chart(
         y = (row["mean"] - lo) / (hi - lo) if normalise and hi > lo else row["mean"]
         # Deterministic jitter from the reviewer id keeps a reviewer at the same x on every load.
         jitter = ((row["reviewer_id"] * 7919) % 61) / 61 * 0.5 - 0.25
-        group = row.get("background") if row.get("background") in points else ""
+        group: str = row["background"] if row.get("background") in points else ""
         points[group].append(
             {
                 "x": round(index[row["dimension"]] + jitter, 3),
@@ -385,7 +385,7 @@ def pairwise_csv(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[Any]]
 # Single-reviewer reliabilities closer than this draw the same curve at chart scale.
 PANEL_SAME_CURVE = 0.01
 # Dash patterns for the panel-size curves, so curves that coincide stay visible.
-PANEL_DASHES = ([], [8, 4], [2, 3], [12, 3, 2, 3], [4, 4], [1, 5])
+PANEL_DASHES: tuple[list[int], ...] = ([], [8, 4], [2, 3], [12, 3, 2, 3], [4, 4], [1, 5])
 
 
 def panel_chart(

@@ -7,7 +7,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -16,6 +16,7 @@ from apps.accounts.permissions import role_required
 from apps.catalog.models import Domain, Idea
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
+from apps.core.requests import AuthenticatedHttpRequest
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
 from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
@@ -83,7 +84,7 @@ class Dashboard:
         return {"dash": self, "hidden_filters": (), **extra}
 
 
-def _dashboard(request: HttpRequest) -> Dashboard:
+def _dashboard(request: AuthenticatedHttpRequest) -> Dashboard:
     labels = selectors.dimension_labels()
     form = DashboardFilterForm(
         request.GET, dimension_labels=labels, backgrounds=selectors.background_groups()
@@ -120,7 +121,7 @@ def _dashboard(request: HttpRequest) -> Dashboard:
 
 @managers_only
 @require_GET
-def overview(request: HttpRequest) -> HttpResponse:
+def overview(request: AuthenticatedHttpRequest) -> HttpResponse:
     dash = _dashboard(request)
     bg = dash.background or P.ALL
     grid = chart = None
@@ -161,7 +162,7 @@ def overview(request: HttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def strictness(request: HttpRequest) -> HttpResponse:
+def strictness(request: AuthenticatedHttpRequest) -> HttpResponse:
     dash = _dashboard(request)
     normalise = request.GET.get("view") == "scaled"
     chart = spread = None
@@ -205,7 +206,7 @@ def strictness(request: HttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def agreement(request: HttpRequest) -> HttpResponse:
+def agreement(request: AuthenticatedHttpRequest) -> HttpResponse:
     dash = _dashboard(request)
     metric = "jaccard" if request.GET.get("metric") == "jaccard" else "alpha"
     dims = P.dimensions_in(dash.result, dash.labels) if dash.snapshot else []
@@ -252,7 +253,7 @@ def agreement(request: HttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def panel(request: HttpRequest) -> HttpResponse:
+def panel(request: AuthenticatedHttpRequest) -> HttpResponse:
     dash = _dashboard(request)
     chart = rows = None
     if dash.snapshot:
@@ -269,7 +270,7 @@ def panel(request: HttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def contested(request: HttpRequest) -> HttpResponse:
+def contested(request: AuthenticatedHttpRequest) -> HttpResponse:
     dash = _dashboard(request)
     sort = "raw_spread" if request.GET.get("sort") == "raw" else "z_spread"
     rows = None
@@ -328,7 +329,7 @@ def contested(request: HttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def split(request: HttpRequest) -> HttpResponse:
+def split(request: AuthenticatedHttpRequest) -> HttpResponse:
     dash = _dashboard(request)
     rows = chart = None
     if dash.snapshot:
@@ -346,7 +347,7 @@ def split(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _board(dash: Dashboard, request: HttpRequest) -> dict[str, Any]:
+def _board(dash: Dashboard, request: AuthenticatedHttpRequest) -> dict[str, Any]:
     """The decision board of one domain (and dimension, or all), searched and ordered."""
     form = BoardForm(request.GET)
     form.is_valid()
@@ -381,7 +382,7 @@ def _board(dash: Dashboard, request: HttpRequest) -> dict[str, Any]:
 
 @managers_only
 @require_GET
-def decide(request: HttpRequest) -> HttpResponse:
+def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The shortlist a manager acts on: one domain's ideas with scores and predictions."""
     dash = _dashboard(request)
     board = _board(dash, request)
@@ -435,7 +436,7 @@ def decide(request: HttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def idea_detail(request: HttpRequest, idea_id: int) -> HttpResponse:
+def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
     idea = get_object_or_404(Idea.objects.select_related("patent", "patent__domain"), id=idea_id)
     include_categories = request.GET.get("categories") == "include"
     dimensions = selectors.idea_ratings_detail(idea=idea, include_categories=include_categories)
@@ -463,7 +464,7 @@ EXPORTS = ("grid", "strictness", "pairwise", "panel", "contested", "split", "dec
 
 @managers_only
 @require_GET
-def export_csv(request: HttpRequest, kind: str) -> HttpResponseBase:
+def export_csv(request: AuthenticatedHttpRequest, kind: str) -> HttpResponseBase:
     """The numbers behind each chart, with the page's filters applied."""
     if kind not in EXPORTS:
         raise Http404("Unknown export.")
@@ -509,7 +510,7 @@ def export_csv(request: HttpRequest, kind: str) -> HttpResponseBase:
 
 @managers_only
 @require_POST
-def recompute(request: HttpRequest) -> HttpResponse:
+def recompute(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = RecomputeForm(request.POST)
     form.is_valid()
     data = form.cleaned_data
@@ -539,7 +540,7 @@ def recompute(request: HttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def snapshot_progress(request: HttpRequest, snapshot_id: int) -> HttpResponse:
+def snapshot_progress(request: AuthenticatedHttpRequest, snapshot_id: int) -> HttpResponse:
     snapshot = get_object_or_404(MetricSnapshot.objects.defer("result"), id=snapshot_id)
     response = render(request, "disagreement/_progress.html", {"snapshot": snapshot})
     if request.htmx and snapshot.status == MetricSnapshot.Status.DONE:

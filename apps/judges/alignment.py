@@ -37,14 +37,15 @@ try:  # the project's shared implementation (apps/disagreement/analysis)
     from apps.disagreement.analysis.bootstrap import bootstrap_alpha as _bootstrap_alpha
     from apps.disagreement.analysis.coarse import jaccard as _jaccard
 except ImportError:  # pragma: no cover - only while the analysis core is not installed
-    _shared_alpha = None
-    _bootstrap_alpha = None
-    _jaccard = None
+    # The optional-import idiom: mypy types these names from the imports above.
+    _shared_alpha = None  # type: ignore[assignment]
+    _bootstrap_alpha = None  # type: ignore[assignment]
+    _jaccard = None  # type: ignore[assignment]
 
 KIND_ORDER = ["zero_shot", "aggregate", "personalized"]
 
 
-def _clean(x: float | None) -> float | None:
+def _clean(x: float | np.floating | None) -> float | None:
     if x is None:
         return None
     try:

@@ -11,6 +11,7 @@ empty text gives a zero row (cosine 0 with everything).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 from sklearn.feature_extraction.text import HashingVectorizer
@@ -20,7 +21,7 @@ from apps.judges.backends.base import _django_setting
 LOCAL_DIM = 2**13
 
 
-def _normalise(matrix: np.ndarray) -> np.ndarray:
+def _normalise(matrix: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray:
     matrix = np.asarray(matrix, dtype=np.float32)
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
@@ -42,7 +43,7 @@ def embed_texts_local(texts: Sequence[str]) -> np.ndarray:
     return _normalise(counts.toarray())
 
 
-def embed_texts(texts: list[str], **options: object) -> np.ndarray:
+def embed_texts(texts: list[str], **options: Any) -> np.ndarray:
     """Embed texts, rows L2-normalised. ``options`` (base_url, api_key, model, timeout)
     override the EMBEDDINGS_* settings; no base URL means the local method."""
     base_url = options.get("base_url", _django_setting("EMBEDDINGS_BASE_URL", ""))

@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, cast
+
 from django import forms
 
 from apps.catalog.models import Domain
@@ -43,9 +46,9 @@ class StudyForm(forms.Form):
         help_text="Reviewers with fewer scored ratings in the dimension are left out.",
     )
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["dimensions"].choices = _dimension_choices()
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        cast(forms.ChoiceField, self.fields["dimensions"]).choices = _dimension_choices()
 
     def clean_shots(self) -> list[int]:
         raw = self.cleaned_data["shots"]
@@ -68,8 +71,8 @@ class JudgeConfigForm(forms.ModelForm):
         model = JudgeConfig
         fields = CONFIG_FIELDS
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         # Bounds are the validator's (one home); the model fields' own range checks would
         # answer first with another wording.
         for name in BOUNDS:
@@ -100,11 +103,13 @@ class PredictionFilterForm(forms.Form):
     dimension = forms.ChoiceField(required=False)
 
     def __init__(
-        self, *args: object, reviewers: list[tuple[str, str]] = (), **kwargs: object
-    ) -> None:  # type: ignore[assignment]
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self.fields["reviewer"].choices = [("", "All reviewers")] + list(reviewers)
-        self.fields["dimension"].choices = [("", "All dimensions")] + _dimension_choices()
+        self, *args: Any, reviewers: Sequence[tuple[str, str]] = (), **kwargs: Any
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        reviewer_choices = [("", "All reviewers")] + list(reviewers)
+        cast(forms.ChoiceField, self.fields["reviewer"]).choices = reviewer_choices
+        dimension_choices = [("", "All dimensions")] + _dimension_choices()
+        cast(forms.ChoiceField, self.fields["dimension"]).choices = dimension_choices
 
 
 class AlignmentFilterForm(forms.Form):

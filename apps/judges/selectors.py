@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
@@ -66,7 +66,7 @@ def idea_rows(idea_ids: Iterable[int]) -> dict[int, Idea]:
     return {i.id: i for i in Idea.objects.filter(id__in=set(idea_ids)).select_related("patent")}
 
 
-def reviewer_history_counts(*, reviewer_id: int) -> list[dict[str, Any]]:
+def reviewer_history_counts(*, reviewer_id: int) -> list[Mapping[str, Any]]:
     """Scored ratings of one reviewer per (domain, dimension), in their domains."""
     return list(
         Rating.objects.filter(reviewer_id=reviewer_id, status=Rating.Status.SCORED)

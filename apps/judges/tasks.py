@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from celery import shared_task
+from celery import Task, shared_task
 
 from apps.judges.services import (
     RunDeferred,
@@ -19,7 +19,7 @@ from apps.judges.services.alignment import TASK_NAME as ALIGNMENT_TASK_NAME
 from apps.judges.services.alignment import alignment_snapshot_compute
 
 
-def _execute(task, run_id: int) -> str:  # type: ignore[no-untyped-def]
+def _execute(task: Task, run_id: int) -> str:
     try:
         return judge_run_execute(run_id=run_id)
     except RunDeferred as exc:
@@ -33,13 +33,13 @@ def _execute(task, run_id: int) -> str:  # type: ignore[no-untyped-def]
 
 
 @shared_task(name="judges.judge_run_execute", bind=True, max_retries=20, default_retry_delay=30)
-def judge_run_execute_task(self, run_id: int) -> str:  # type: ignore[no-untyped-def]
+def judge_run_execute_task(self: Task, run_id: int) -> str:
     """Execute (or resume) one judge run. Safe to run twice: see services.execution."""
     return _execute(self, run_id)
 
 
 @shared_task(name="judges.judge_run_chunk", bind=True, max_retries=20, default_retry_delay=30)
-def judge_run_chunk_task(self, run_id: int, index: int) -> str:  # type: ignore[no-untyped-def]
+def judge_run_chunk_task(self: Task, run_id: int, index: int) -> str:
     """Help with a run split into chunks (LLM runs): claims whichever chunks are free."""
     return _execute(self, run_id)
 

@@ -6,18 +6,21 @@ gathers from the stored alignment snapshots (nothing here computes alignment).
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse, HttpResponseBase
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.models import User
 from apps.accounts.permissions import role_required
-from apps.catalog.models import Idea
+from apps.catalog.models import Domain, Idea
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
+from apps.core.requests import AuthenticatedHttpRequest
 from apps.judges import presenters, services
 from apps.judges.forms import AlignmentFilterForm, PredictionFilterForm, StudyForm
 from apps.judges.models import LOCAL_LABEL, JudgeRun
@@ -28,7 +31,7 @@ managers_only = role_required("manager", "admin")
 
 @managers_only
 @require_GET
-def alignment(request: HttpRequest) -> HttpResponse:
+def alignment(request: AuthenticatedHttpRequest) -> HttpResponse:
     domain, source = AlignmentFilterForm(request.GET).choice()
     context = presenters.alignment_page(user=request.user, domain=domain, source=source)
     return render(request, "judges/alignment.html", {**context, "query": request.GET.urlencode()})
@@ -36,7 +39,7 @@ def alignment(request: HttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def alignment_csv(request: HttpRequest, table: str) -> HttpResponse:
+def alignment_csv(request: AuthenticatedHttpRequest, table: str) -> HttpResponseBase:
     if table not in presenters.CSV_TABLES:
         raise Http404("Unknown table")
     domain, source = AlignmentFilterForm(request.GET).choice()
@@ -47,7 +50,7 @@ def alignment_csv(request: HttpRequest, table: str) -> HttpResponse:
 
 @require_POST
 @managers_only
-def alignment_recompute(request: HttpRequest) -> HttpResponse:
+def alignment_recompute(request: AuthenticatedHttpRequest) -> HttpResponse:
     """Queue a fresh snapshot of the scope (after an upgrade, or when the last one failed)."""
     domain, source = AlignmentFilterForm(request.POST).choice()
     scope = presenters.scope_for_source(source=source, domain_key=domain.key if domain else None)
@@ -63,7 +66,7 @@ def alignment_recompute(request: HttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def alignment_status(request: HttpRequest) -> HttpResponse:
+def alignment_status(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The polled "being computed" banner; it stops polling once the snapshot is stored."""
     domain, source = AlignmentFilterForm(request.GET).choice()
     scope = presenters.scope_for_source(source=source, domain_key=domain.key if domain else None)
@@ -82,7 +85,7 @@ def alignment_status(request: HttpRequest) -> HttpResponse:
 
 
 @managers_only
-def runs(request: HttpRequest) -> HttpResponse:
+def runs(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = StudyForm(request.POST) if request.method == "POST" else None
     if form is not None and not request.user.is_admin:
         raise PermissionDenied("Only admins start judge studies.")
@@ -122,7 +125,7 @@ def runs(request: HttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
-def runs_table(request: HttpRequest) -> HttpResponse:
+def runs_table(request: AuthenticatedHttpRequest) -> HttpResponse:
     compact = bool(request.GET.get("compact"))
     context = presenters.runs_context(user=request.user, limit=8 if compact else 30)
     return render(request, "judges/_runs.html", {**context, "compact": compact})
@@ -130,7 +133,7 @@ def runs_table(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @role_required("admin")
-def run_cancel(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_cancel(request: AuthenticatedHttpRequest, run_id: int) -> HttpResponse:
     try:
         run = services.judge_run_cancel(run=services.judge_run_get(run_id=run_id), by=request.user)
     except ApplicationError as exc:
@@ -152,14 +155,14 @@ def _get_run(run_id: int) -> JudgeRun:
 
 @managers_only
 @require_GET
-def run_detail(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_detail(request: AuthenticatedHttpRequest, run_id: int) -> HttpResponse:
     context = presenters.run_page(run=_get_run(run_id), user=request.user)
     return render(request, "judges/run_detail.html", context)
 
 
 @managers_only
 @require_GET
-def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
+def run_status(request: AuthenticatedHttpRequest, run_id: int) -> HttpResponse:
     """The run page's polled partial (#run-status); it renders without the trigger when done."""
     context = presenters.run_page(run=_get_run(run_id), user=request.user)
     return render(request, "judges/_run_status.html", context)
@@ -170,16 +173,24 @@ def run_status(request: HttpRequest, run_id: int) -> HttpResponse:
 
 @managers_only
 @require_GET
-def case(request: HttpRequest, idea_id: int) -> HttpResponse:
+def case(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
     idea = Idea.objects.select_related("patent", "patent__domain").filter(id=idea_id).first()
     if idea is None:
         raise Http404("No such idea")
     return render(request, "judges/case.html", presenters.case_page(idea=idea))
 
 
+class PredictionFilters(TypedDict):
+    """The predictions page's filters, as presenters.prediction_rows takes them."""
+
+    reviewer: User | None
+    domain: Domain | None
+    dimension: str | None
+
+
 @managers_only
 @require_GET
-def predictions(request: HttpRequest) -> HttpResponse:
+def predictions(request: AuthenticatedHttpRequest) -> HttpResponseBase:
     reviewers = [
         (u.username, u.display_name)
         for u in User.objects.filter(role=User.Role.REVIEWER).order_by("username")
@@ -187,7 +198,7 @@ def predictions(request: HttpRequest) -> HttpResponse:
     form = PredictionFilterForm(request.GET or None, reviewers=reviewers)
     data = form.cleaned_data if form.is_valid() else {}
     reviewer = User.objects.filter(username=data.get("reviewer") or None).first()
-    filters = {
+    filters: PredictionFilters = {
         "reviewer": reviewer,
         "domain": data.get("domain"),
         "dimension": data.get("dimension") or None,
@@ -205,6 +216,6 @@ def predictions(request: HttpRequest) -> HttpResponse:
 
 @role_required("reviewer")
 @require_GET
-def me(request: HttpRequest) -> HttpResponse:
+def me(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The reviewer's own judge only: nothing here is computed from other reviewers' judges."""
     return render(request, "judges/me.html", presenters.my_judge_page(user=request.user))

@@ -57,7 +57,8 @@ class RatingHistoryInline(admin.TabularInline):
         "old_rationale",
         "new_rationale",
     ]
-    readonly_fields = fields
+    # Plain field names; the stubs widen `fields` to nested groups, which readonly_fields is not.
+    readonly_fields = fields  # type: ignore[assignment]
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False

@@ -7,11 +7,11 @@ browser is redirected back to the page (post/redirect/get) and the message shows
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
@@ -19,6 +19,7 @@ from apps.accounts.models import User
 from apps.accounts.permissions import role_required
 from apps.catalog.models import Domain, Idea
 from apps.core.errors import ApplicationError
+from apps.core.requests import AuthenticatedHttpRequest
 from apps.screening.models import Assignment
 from apps.screening.selectors.assignments import assignable_reviewers, assignment_list, domain_load
 from apps.screening.services.assignments import (
@@ -50,7 +51,7 @@ class HandAssignForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["reviewer"].queryset = assignable_reviewers()
+        cast(forms.ModelChoiceField, self.fields["reviewer"]).queryset = assignable_reviewers()
         # The hint shows real IDs, exactly as stored: IDs are case-sensitive.
         examples = list(Idea.objects.order_by("pk").values_list("external_id", flat=True)[:2])
         ideas = self.fields["ideas"]
@@ -107,7 +108,7 @@ class BulkAssignForm(forms.Form):
 
 
 def _context(
-    request: HttpRequest,
+    request: AuthenticatedHttpRequest,
     *,
     hand_form: HandAssignForm | None = None,
     bulk_form: BulkAssignForm | None = None,
@@ -121,7 +122,10 @@ def _context(
 
 
 def _answer(
-    request: HttpRequest, context: dict[str, Any] | None = None, *, failed: bool = False
+    request: AuthenticatedHttpRequest,
+    context: dict[str, Any] | None = None,
+    *,
+    failed: bool = False,
 ) -> HttpResponse:
     """htmx gets the panel; a plain browser gets a redirect (or the page with errors, as 400)."""
     if request.htmx:
@@ -135,13 +139,13 @@ def _answer(
 
 @require_GET
 @role_required("admin")
-def index(request: HttpRequest) -> HttpResponse:
+def index(request: AuthenticatedHttpRequest) -> HttpResponse:
     return render(request, "screening/assignments.html", _context(request))
 
 
 @require_POST
 @role_required("admin")
-def assign(request: HttpRequest) -> HttpResponse:
+def assign(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = HandAssignForm(request.POST)
     if form.is_valid():
         reviewer = form.cleaned_data["reviewer"]
@@ -173,7 +177,7 @@ def assign(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @role_required("admin")
-def bulk(request: HttpRequest) -> HttpResponse:
+def bulk(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = BulkAssignForm(request.POST)
     if form.is_valid():
         domain = form.cleaned_data["domain"]
@@ -206,7 +210,7 @@ def bulk(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @role_required("admin")
-def delete(request: HttpRequest, pk: int) -> HttpResponse:
+def delete(request: AuthenticatedHttpRequest, pk: int) -> HttpResponse:
     assignment = assignment_list().filter(pk=pk).first()
     if assignment is None:
         messages.info(request, "That assignment was already removed.")

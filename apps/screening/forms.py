@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 
@@ -204,7 +204,9 @@ class ScreeningForm(forms.Form):
             if rating.status != Rating.Status.SCORED:
                 continue
             if dim.questions:
-                saved = rating.answers or dim.rule().answers_for_score(rating.score) or {}
+                # A scored rating always has a score.
+                score = cast(int, rating.score)
+                saved = rating.answers or dim.rule().answers_for_score(score) or {}
                 for q in dim.questions:
                     answer = saved.get(q["key"])
                     if answer is not None:
@@ -514,7 +516,7 @@ class DeclineForm(forms.Form):
 
 
 class _ReviewerChoiceField(forms.ModelChoiceField):
-    def label_from_instance(self, obj: User) -> str:  # type: ignore[override]
+    def label_from_instance(self, obj: User) -> str:
         return f"{obj.display_name} ({obj.username})"
 
 

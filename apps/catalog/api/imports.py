@@ -12,12 +12,12 @@ from drf_spectacular.utils import (
 )
 from rest_framework import serializers, status
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsAdmin
 from apps.catalog.services.imports import IMPORT_KINDS, import_upload
+from apps.core.requests import AuthenticatedRequest
 
 
 class ImportCreateApi(APIView):
@@ -125,7 +125,7 @@ class ImportCreateApi(APIView):
             403: OpenApiResponse(description="Not an admin."),
         },
     )
-    def post(self, request: Request, kind: str) -> Response:
+    def post(self, request: AuthenticatedRequest, kind: str) -> Response:
         data = self.InputSerializer(data=request.data)
         if not data.is_valid():
             errors = [

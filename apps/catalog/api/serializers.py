@@ -9,7 +9,9 @@ from apps.screening.models import Rubric
 
 
 class DomainOutputSerializer(serializers.ModelSerializer):
-    rubric = serializers.SlugRelatedField(slug_field="key", read_only=True, allow_null=True)
+    rubric: serializers.SlugRelatedField[Rubric] = serializers.SlugRelatedField(
+        slug_field="key", read_only=True, allow_null=True
+    )
 
     class Meta:
         model = Domain
@@ -29,7 +31,9 @@ class DomainInputSerializer(serializers.Serializer):
 
 
 class PatentOutputSerializer(serializers.ModelSerializer):
-    domain = serializers.SlugRelatedField(slug_field="key", read_only=True)
+    domain: serializers.SlugRelatedField[Domain] = serializers.SlugRelatedField(
+        slug_field="key", read_only=True
+    )
 
     class Meta:
         model = Patent
@@ -54,7 +58,9 @@ class PatentInputSerializer(serializers.Serializer):
 
 
 class IdeaOutputSerializer(serializers.ModelSerializer):
-    patent = serializers.SlugRelatedField(slug_field="external_id", read_only=True)
+    patent: serializers.SlugRelatedField[Patent] = serializers.SlugRelatedField(
+        slug_field="external_id", read_only=True
+    )
     patent_id = serializers.IntegerField(read_only=True)
     domain = serializers.CharField(source="patent.domain.key", read_only=True)
     display_title = serializers.CharField(
@@ -96,7 +102,10 @@ class IdeaInputSerializer(serializers.Serializer):
     description = serializers.CharField(required=False, allow_blank=True)
     implementation = serializers.CharField(required=False, allow_blank=True)
     differentiation = serializers.CharField(required=False, allow_blank=True)
-    source = serializers.CharField(max_length=200, required=False, allow_blank=True)
+    # The stubs type every Field's own `source` attribute; DRF takes a field of that name.
+    source = serializers.CharField(  # type: ignore[assignment]
+        max_length=200, required=False, allow_blank=True
+    )
 
 
 class PatentFilterSerializer(serializers.Serializer):

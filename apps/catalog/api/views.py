@@ -10,7 +10,6 @@ from typing import Any
 from django.db.models import QuerySet
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -43,6 +42,7 @@ from apps.core.api import (
     query_filters,
 )
 from apps.core.errors import NotFound
+from apps.core.requests import AuthenticatedRequest
 
 
 def _get(queryset: QuerySet, pk: int, what: str) -> Any:
@@ -52,7 +52,9 @@ def _get(queryset: QuerySet, pk: int, what: str) -> Any:
     return obj
 
 
-def _input(serializer_class: type, request: Request, *, partial: bool = False) -> dict[str, Any]:
+def _input(
+    serializer_class: type, request: AuthenticatedRequest, *, partial: bool = False
+) -> dict[str, Any]:
     serializer = serializer_class(data=request.data, partial=partial)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
@@ -67,7 +69,7 @@ class DomainListApi(APIView):
         operation_id="domains_list",
         responses=paginated_schema("PaginatedDomainList", DomainOutputSerializer),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         qs = Domain.objects.select_related("rubric").order_by("name")
         return paginated_response(
             request=request, view=self, queryset=qs, serializer_class=DomainOutputSerializer
@@ -78,7 +80,7 @@ class DomainListApi(APIView):
         request=DomainInputSerializer,
         responses={201: DomainOutputSerializer, **ERROR_RESPONSES},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         domain = domain_create(data=_input(DomainInputSerializer, request), actor=request.user)
         return Response(DomainOutputSerializer(domain).data, status=status.HTTP_201_CREATED)
 
@@ -89,7 +91,7 @@ class DomainDetailApi(APIView):
     @extend_schema(
         tags=["catalog"], responses={200: DomainOutputSerializer, 404: ERROR_RESPONSES[404]}
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         return Response(DomainOutputSerializer(_get(Domain.objects.all(), pk, "domain")).data)
 
     @extend_schema(
@@ -97,7 +99,7 @@ class DomainDetailApi(APIView):
         request=DomainInputSerializer,
         responses={200: DomainOutputSerializer, **ERROR_RESPONSES},
     )
-    def put(self, request: Request, pk: int) -> Response:
+    def put(self, request: AuthenticatedRequest, pk: int) -> Response:
         return self._update(request, pk, partial=False)
 
     @extend_schema(
@@ -105,10 +107,10 @@ class DomainDetailApi(APIView):
         request=DomainInputSerializer,
         responses={200: DomainOutputSerializer, **ERROR_RESPONSES},
     )
-    def patch(self, request: Request, pk: int) -> Response:
+    def patch(self, request: AuthenticatedRequest, pk: int) -> Response:
         return self._update(request, pk, partial=True)
 
-    def _update(self, request: Request, pk: int, *, partial: bool) -> Response:
+    def _update(self, request: AuthenticatedRequest, pk: int, *, partial: bool) -> Response:
         domain = _get(Domain.objects.all(), pk, "domain")
         data = _input(DomainInputSerializer, request, partial=partial)
         return Response(
@@ -125,7 +127,7 @@ class PatentListApi(APIView):
         operation_id="patents_list",
         responses=paginated_schema("PaginatedPatentList", PatentOutputSerializer),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         qs = patents_visible_to(request.user)
         filters = query_filters(PatentFilterSerializer, request)
         if "domain" in filters:
@@ -142,7 +144,7 @@ class PatentListApi(APIView):
         request=PatentInputSerializer,
         responses={201: PatentOutputSerializer, **ERROR_RESPONSES},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         patent = patent_create(data=_input(PatentInputSerializer, request), actor=request.user)
         return Response(PatentOutputSerializer(patent).data, status=status.HTTP_201_CREATED)
 
@@ -153,7 +155,7 @@ class PatentDetailApi(APIView):
     @extend_schema(
         tags=["catalog"], responses={200: PatentOutputSerializer, 404: ERROR_RESPONSES[404]}
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         return Response(
             PatentOutputSerializer(_get(patents_visible_to(request.user), pk, "patent")).data
         )
@@ -163,7 +165,7 @@ class PatentDetailApi(APIView):
         request=PatentInputSerializer,
         responses={200: PatentOutputSerializer, **ERROR_RESPONSES},
     )
-    def put(self, request: Request, pk: int) -> Response:
+    def put(self, request: AuthenticatedRequest, pk: int) -> Response:
         return self._update(request, pk, partial=False)
 
     @extend_schema(
@@ -171,10 +173,10 @@ class PatentDetailApi(APIView):
         request=PatentInputSerializer,
         responses={200: PatentOutputSerializer, **ERROR_RESPONSES},
     )
-    def patch(self, request: Request, pk: int) -> Response:
+    def patch(self, request: AuthenticatedRequest, pk: int) -> Response:
         return self._update(request, pk, partial=True)
 
-    def _update(self, request: Request, pk: int, *, partial: bool) -> Response:
+    def _update(self, request: AuthenticatedRequest, pk: int, *, partial: bool) -> Response:
         patent = _get(patents_visible_to(request.user), pk, "patent")
         data = _input(PatentInputSerializer, request, partial=partial)
         return Response(
@@ -191,7 +193,7 @@ class IdeaListApi(APIView):
         operation_id="ideas_list",
         responses=paginated_schema("PaginatedIdeaList", IdeaOutputSerializer),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         qs = ideas_visible_to(request.user)
         filters = query_filters(IdeaFilterSerializer, request)
         if "domain" in filters:
@@ -210,7 +212,7 @@ class IdeaListApi(APIView):
         request=IdeaInputSerializer,
         responses={201: IdeaOutputSerializer, **ERROR_RESPONSES},
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         idea = idea_create(data=_input(IdeaInputSerializer, request), actor=request.user)
         return Response(IdeaOutputSerializer(idea).data, status=status.HTTP_201_CREATED)
 
@@ -221,7 +223,7 @@ class IdeaDetailApi(APIView):
     @extend_schema(
         tags=["catalog"], responses={200: IdeaOutputSerializer, 404: ERROR_RESPONSES[404]}
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         return Response(IdeaOutputSerializer(_get(ideas_visible_to(request.user), pk, "idea")).data)
 
     @extend_schema(
@@ -229,7 +231,7 @@ class IdeaDetailApi(APIView):
         request=IdeaInputSerializer,
         responses={200: IdeaOutputSerializer, **ERROR_RESPONSES},
     )
-    def put(self, request: Request, pk: int) -> Response:
+    def put(self, request: AuthenticatedRequest, pk: int) -> Response:
         return self._update(request, pk, partial=False)
 
     @extend_schema(
@@ -237,10 +239,10 @@ class IdeaDetailApi(APIView):
         request=IdeaInputSerializer,
         responses={200: IdeaOutputSerializer, **ERROR_RESPONSES},
     )
-    def patch(self, request: Request, pk: int) -> Response:
+    def patch(self, request: AuthenticatedRequest, pk: int) -> Response:
         return self._update(request, pk, partial=True)
 
-    def _update(self, request: Request, pk: int, *, partial: bool) -> Response:
+    def _update(self, request: AuthenticatedRequest, pk: int, *, partial: bool) -> Response:
         idea = _get(ideas_visible_to(request.user), pk, "idea")
         data = _input(IdeaInputSerializer, request, partial=partial)
         return Response(

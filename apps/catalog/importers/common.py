@@ -208,7 +208,9 @@ def _read_jsonl(text: str) -> pd.DataFrame:
         try:
             obj = json.loads(line)
         except ValueError as exc:
-            problems.add("file", f"is not valid JSON: {exc.msg}", row=number, value=line[:80])
+            # Only JSONDecodeError has .msg; other ValueErrors (a huge integer) say it in str().
+            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+            problems.add("file", f"is not valid JSON: {reason}", row=number, value=line[:80])
             continue
         if not isinstance(obj, dict):
             problems.add("file", "must be one JSON object per line", row=number, value=line[:80])

@@ -405,7 +405,8 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
             "score": pd.array(
                 np.where(status == SCORED, scores, np.nan).ravel(), dtype="Float64"
             ).astype("Int64"),
-            "answers": np.where(status == SCORED, answers, None).ravel(),
+            # numpy takes None as an object scalar; its where() stubs do not.
+            "answers": np.where(status == SCORED, answers, None).ravel(),  # type: ignore[call-overload]
             "rationale": np.where((status == GATED) | (status == DECLINED), "", rationale).ravel(),
             "created_at": _stamp_matrix(block["created_at_ts"], codes, cols, n, m),
             "updated_at": _stamp_matrix(block["updated_at_ts"], codes, cols, n, m),

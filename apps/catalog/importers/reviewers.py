@@ -6,7 +6,7 @@ one); existing accounts of another role are refused rather than silently demoted
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.hashers import make_password
 from django.core.exceptions import ValidationError
@@ -27,7 +27,8 @@ from apps.catalog.models import Domain
 
 REQUIRED = ["username"]
 OPTIONAL = ["background", "email", "name", "domains", "years_experience"]
-BACKGROUND_MAX = ReviewerProfile._meta.get_field("background").max_length
+# A CharField, so max_length is set; get_field() is typed for any field.
+BACKGROUND_MAX = cast(int, ReviewerProfile._meta.get_field("background").max_length)
 
 
 def _split_name(name: str) -> tuple[str, str]:
@@ -106,7 +107,7 @@ def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> Imp
             user_values["email"] = rec["email"]
         if "name" in rec:
             user_values["first_name"], user_values["last_name"] = _split_name(rec["name"])
-        if created:
+        if user is None:
             user = User(
                 username=rec["username"],
                 role=User.Role.REVIEWER,

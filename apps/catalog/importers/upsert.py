@@ -31,7 +31,9 @@ def existing_frame(
 ) -> pd.DataFrame:
     rows: list[tuple] = []
     for part in chunked(list(keys), 5000):
-        rows.extend(model.objects.filter(**{f"{key}__in": part}).values_list(key, "id", *fields))
+        rows.extend(
+            model._default_manager.filter(**{f"{key}__in": part}).values_list(key, "id", *fields)
+        )
     return pd.DataFrame(rows, columns=[key, "id", *fields], dtype=object)
 
 
@@ -76,7 +78,7 @@ def upsert(
                     values[f] = rec[f] if f in fields else rec.get(f + "_old", rec.get(f))
                 objs.append(model(**{key: rec[key]}, **values))
             for part in chunked(objs, BATCH):
-                model.objects.bulk_create(
+                model._default_manager.bulk_create(
                     part,
                     update_conflicts=True,
                     unique_fields=[key],
@@ -92,7 +94,7 @@ def upsert(
             values = {**defaults, **{f: rec[f] for f in fields}}
             objs.append(model(**{key: rec[key]}, **values))
         for part in chunked(objs, BATCH):
-            model.objects.bulk_create(part, batch_size=BATCH)
+            model._default_manager.bulk_create(part, batch_size=BATCH)
 
     ids = dict(
         existing_frame(model, key, frame[key].tolist(), [])[[key, "id"]].itertuples(

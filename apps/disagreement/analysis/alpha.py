@@ -86,8 +86,9 @@ def coincidence_matrix(counts) -> np.ndarray:
     return o
 
 
-def delta_squared(level: str, domain: np.ndarray, n_v: np.ndarray) -> np.ndarray:
-    """Squared distances between domain values; ``n_v`` (V,) or batched (B, V) marginals.
+def delta_squared(level: str, domain: np.ndarray, n_v: np.ndarray | None) -> np.ndarray:
+    """Squared distances between domain values; ``n_v`` (V,) or batched (B, V) marginals
+    (ordinal only; the other levels take None).
 
     Ordinal per Krippendorff (2011): for ranks c <= k,
     delta^2 = (sum_{g=c..k} n_g - (n_c + n_k) / 2)^2, so it depends on the marginals.

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -133,7 +134,7 @@ def idea_board(
     for (idea_id, dim), entry in _grouped_predictions(p).items():
         per_dim.setdefault((idea_id, dim), {}).update(entry)
 
-    empty = {
+    empty: dict[str, Any] = {
         "n_scores": 0,
         "n_category": 0,
         "raw_mean": None,

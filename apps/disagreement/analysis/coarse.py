@@ -8,8 +8,9 @@ set does not change from one pair to the next. Items exactly at the median are n
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
+from collections.abc import Sequence
 from itertools import combinations
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -88,7 +89,7 @@ def coarse_agreement(
             group_cols=(),
         ).items()
     }
-    rated: dict[Hashable, set] = {
+    rated: dict[Any, set] = {
         r: set(sub[item_col]) for r, sub in scored.groupby(reviewer_col, sort=True)
     }
     pairs: dict[tuple, float | None] = {}

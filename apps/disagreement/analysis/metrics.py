@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -67,11 +68,13 @@ def reading(
     if not has_alpha and not has_jaccard:
         return READ_TOO_LITTLE
     if not has_jaccard:
-        return READ_SCORES_AGREE_ONLY if alpha >= ALPHA_AGREE else READ_SCORES_DIFFER_ONLY
-    high_j = jaccard >= JACCARD_AGREE
+        # has_alpha holds here; the None checks only tell the type checker what it implies.
+        agree = alpha is not None and alpha >= ALPHA_AGREE
+        return READ_SCORES_AGREE_ONLY if agree else READ_SCORES_DIFFER_ONLY
+    high_j = jaccard is not None and jaccard >= JACCARD_AGREE
     if not has_alpha:
         return READ_SCALES if high_j else READ_DISAGREE
-    if alpha >= ALPHA_AGREE:
+    if alpha is not None and alpha >= ALPHA_AGREE:
         return READ_AGREE if high_j else READ_SAME_SCORES_DIFFERENT_PICKS
     return READ_SCALES if high_j else READ_DISAGREE
 
@@ -269,7 +272,11 @@ def compute_metrics(
             med = _medians_from_counts(vcounts, cnt, vals)
             above[in_scope] = xs > med[rs]
             lo, hi = scales.get(dim, (None, None))
-            base_keys = [str(s) for s in range(int(lo), int(hi) + 1)] if lo is not None else []
+            base_keys = (
+                [str(s) for s in range(int(lo), int(hi) + 1)]
+                if lo is not None and hi is not None
+                else []
+            )
             val_keys = [_score_key(v) for v in vals]
             for rv in np.flatnonzero(cnt > 0).tolist():
                 counts = dict.fromkeys(base_keys, 0)
@@ -345,7 +352,7 @@ def compute_metrics(
                         }
                     )
 
-            panel_entry = None
+            panel_entry: dict[str, Any] | None = None
             for bg in groups:
                 in_bg = rev_in_bg[bg][rs]
                 counts_mat = count_matrix(local[in_bg], vis[in_bg], col1 - col0, n_v)
@@ -399,6 +406,8 @@ def compute_metrics(
                     }
                     panel.append(panel_entry)
                 else:
+                    # groups starts with ALL, which set panel_entry.
+                    assert panel_entry is not None
                     panel_entry["by_background"][bg] = entry
 
     _bootstrap_cells(boot_jobs, n_idea, n_boot, seed)

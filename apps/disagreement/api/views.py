@@ -6,12 +6,12 @@ from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsManagerOrAdmin
 from apps.core.errors import ApplicationError
+from apps.core.requests import AuthenticatedRequest
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
 from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_key
@@ -65,7 +65,7 @@ class MetricsApi(_ManagerApi):
         responses={200: dict, 404: dict},
         summary="Latest disagreement metrics (docs/metrics.md) with their freshness",
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         f = self.FilterSerializer(data=request.query_params)
         f.is_valid(raise_exception=True)
         q = f.validated_data
@@ -130,7 +130,7 @@ class MetricsRecomputeApi(_ManagerApi):
         responses={202: dict, 400: dict, 503: dict},
         summary="Queue a recompute of the metrics (returns the snapshot id)",
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
         try:
@@ -152,7 +152,7 @@ class MetricsRecomputeApi(_ManagerApi):
 
 class MetricsRecomputeStatusApi(_ManagerApi):
     @extend_schema(responses={200: dict, 404: dict}, summary="Status of one recompute")
-    def get(self, request: Request, snapshot_id: int) -> Response:
+    def get(self, request: AuthenticatedRequest, snapshot_id: int) -> Response:
         snapshot = MetricSnapshot.objects.defer("result").filter(id=snapshot_id).first()
         if snapshot is None:
             return Response(

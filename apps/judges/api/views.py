@@ -11,7 +11,6 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission, IsAuthenticated
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -19,6 +18,7 @@ from apps.accounts.models import User
 from apps.accounts.permissions import IsAdmin, IsManagerOrAdmin, IsReviewer, has_role
 from apps.catalog.models import Domain
 from apps.core.errors import ApplicationError, NotFound
+from apps.core.requests import AuthenticatedRequest
 from apps.judges import presenters, selectors, services
 from apps.judges.models import JudgeConfig, JudgeRun
 
@@ -91,13 +91,13 @@ class JudgeConfigListApi(APIView):
     permission_classes = [ConfigsReadManagersWriteAdmins]
 
     @extend_schema(responses=ConfigSerializer(many=True))
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         return Response(
             ConfigSerializer(JudgeConfig.objects.order_by("kind", "name"), many=True).data
         )
 
     @extend_schema(request=ConfigInputSerializer, responses={201: ConfigSerializer})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         data = ConfigInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         values = dict(data.validated_data)
@@ -119,14 +119,14 @@ class JudgeConfigDetailApi(APIView):
         return config
 
     @extend_schema(responses=ConfigSerializer)
-    def get(self, request: Request, config_id: int) -> Response:
+    def get(self, request: AuthenticatedRequest, config_id: int) -> Response:
         try:
             return Response(ConfigSerializer(self._get(config_id)).data)
         except ApplicationError as exc:
             return _error(exc)
 
     @extend_schema(request=ConfigInputSerializer, responses=ConfigSerializer)
-    def patch(self, request: Request, config_id: int) -> Response:
+    def patch(self, request: AuthenticatedRequest, config_id: int) -> Response:
         data = ConfigInputSerializer(data=request.data, partial=True)
         data.is_valid(raise_exception=True)
         try:
@@ -140,7 +140,7 @@ class JudgeConfigDetailApi(APIView):
     put = patch
 
     @extend_schema(responses={204: None})
-    def delete(self, request: Request, config_id: int) -> Response:
+    def delete(self, request: AuthenticatedRequest, config_id: int) -> Response:
         try:
             services.judge_config_delete(config=self._get(config_id), by=request.user)
         except ApplicationError as exc:
@@ -229,7 +229,7 @@ class JudgeRunListApi(APIView):
         ],
         responses=RunSerializer(many=True),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         filters = RunFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         qs = JudgeRun.objects.filter(**filters.validated_data)
@@ -266,7 +266,7 @@ class JudgeRunDetailApi(APIView):
     permission_classes = [IsManagerOrAdmin]
 
     @extend_schema(responses=RunDetailSerializer)
-    def get(self, request: Request, run_id: int) -> Response:
+    def get(self, request: AuthenticatedRequest, run_id: int) -> Response:
         try:
             run = services.judge_run_get(run_id=run_id)
         except ApplicationError as exc:
@@ -278,7 +278,7 @@ class JudgeRunCancelApi(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(request=None, responses=RunSerializer)
-    def post(self, request: Request, run_id: int) -> Response:
+    def post(self, request: AuthenticatedRequest, run_id: int) -> Response:
         try:
             run = services.judge_run_cancel(
                 run=services.judge_run_get(run_id=run_id), by=request.user
@@ -339,7 +339,7 @@ class JudgeStudyStartApi(APIView):
     permission_classes = [IsAdmin]
 
     @extend_schema(request=StudyInputSerializer, responses={201: RunSerializer, 200: RunSerializer})
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         data = StudyInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
@@ -415,7 +415,10 @@ class PredictionFilterSerializer(serializers.Serializer):
 
 class AlignmentQuerySerializer(serializers.Serializer):
     domain = serializers.SlugField(required=False, max_length=64)
-    source = serializers.RegexField(r"^(auto|run-\d{1,10})$", required=False, default="auto")
+    # The stubs type every Field's own `source` attribute; DRF takes a field of that name.
+    source = serializers.RegexField(  # type: ignore[assignment]
+        r"^(auto|run-\d{1,10})$", required=False, default="auto"
+    )
 
 
 class SnapshotMetaSerializer(serializers.Serializer):
@@ -468,7 +471,7 @@ class JudgePredictionListApi(APIView):
     @extend_schema(
         parameters=[PredictionFilterSerializer], responses=PredictionSerializer(many=True)
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         filters = PredictionFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         v = filters.validated_data
@@ -482,7 +485,7 @@ class JudgeAlignmentApi(APIView):
     permission_classes = [IsManagerOrAdmin]
 
     @extend_schema(parameters=[AlignmentQuerySerializer], responses=AlignmentReportSerializer)
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         query = AlignmentQuerySerializer(data=request.query_params)
         query.is_valid(raise_exception=True)
         return Response(
@@ -499,5 +502,5 @@ class MyJudgeAlignmentApi(APIView):
     permission_classes = [IsAuthenticated, IsReviewer]
 
     @extend_schema(responses=MyAlignmentSerializer)
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         return Response(presenters.my_alignment_api(user=request.user))

@@ -38,6 +38,7 @@ import math
 import re
 import time
 from collections.abc import Mapping, Sequence
+from typing import cast
 
 import numpy as np
 from scipy import sparse
@@ -158,8 +159,8 @@ class LocalBackend:
             if not request.examples:
                 replies[i] = self._zero_shot(request)
         if few:
-            for i, reply in zip(few, self._few_shot([requests[i] for i in few]), strict=True):
-                replies[i] = reply
+            for i, few_reply in zip(few, self._few_shot([requests[i] for i in few]), strict=True):
+                replies[i] = few_reply
         per_request_ms = int((time.perf_counter() - started) * 1000 / max(1, len(requests)))
         done: list[JudgeReply] = []
         for request, reply in zip(requests, replies, strict=True):
@@ -213,8 +214,9 @@ class LocalBackend:
             if all(i is not None and i in self.vectors for i in ids):
                 keys: list[tuple[str, object]] = [("v", i) for i in ids]
             else:
-                keys = [("t", (request.patent_text, request.idea_text))] + [
-                    ("t", (e.patent_text, e.idea_text)) for e in request.examples
+                keys = [
+                    ("t", (request.patent_text, request.idea_text)),
+                    *(("t", (e.patent_text, e.idea_text)) for e in request.examples),
                 ]
             for j, key in enumerate(keys):
                 row = rows.setdefault(key, len(rows))
@@ -227,7 +229,8 @@ class LocalBackend:
     def _stack(self, rows: dict[tuple[str, object], int]) -> sparse.csr_matrix:
         """One sparse matrix (float64) of the distinct items: stored vectors in the first
         columns, hashed ones after them (the two never meet in one request)."""
-        stored = [(row, key[1]) for key, row in rows.items() if key[0] == "v"]
+        # "v" keys carry an idea id (see _item_matrix).
+        stored = [(row, cast(int, key[1])) for key, row in rows.items() if key[0] == "v"]
         hashed = [(row, key[1]) for key, row in rows.items() if key[0] == "t"]
         width_stored = max((_sparse_width(self.vectors[i]) for _, i in stored), default=0)
         parts: list[tuple[np.ndarray, np.ndarray]] = [(np.empty(0, np.int64), np.empty(0))] * len(

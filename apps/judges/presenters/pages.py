@@ -6,7 +6,7 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
@@ -165,7 +165,8 @@ def my_alignment_api(*, user: User) -> dict[str, Any]:
 
 def run_page(*, run: JudgeRun, user: User) -> dict[str, Any]:
     """Run detail and its polled status partial."""
-    snapshot, rows = (None, [])
+    snapshot: AlignmentSnapshot | None = None
+    rows: list[dict[str, Any]] = []
     pending = None
     if run.status == JudgeRun.Status.DONE:
         snapshot, rows = selectors.run_alignment_rows(run)
@@ -244,7 +245,8 @@ def _reviewer_medians(keys: set[tuple[int, int]]) -> dict[tuple[int, int], float
         reviewer_id__in={k[0] for k in keys},
         dimension_id__in={k[1] for k in keys},
     ).values_list("reviewer_id", "dimension_id", "score"):
-        scores[(reviewer_id, dimension_id)].append(score)
+        # Scored ratings always have a score.
+        scores[(reviewer_id, dimension_id)].append(cast(int, score))
     return {k: statistics.median(v) for k, v in scores.items() if v}
 
 

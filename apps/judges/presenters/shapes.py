@@ -52,7 +52,7 @@ def chart_series(
     by_dim: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
     for row in curve:
         by_dim[row["dimension"]][row["kind"]].append(row)
-    charts = []
+    charts: list[dict[str, Any]] = []
     for dim in sorted(by_dim, key=_order(names)):
         datasets, missing = [], []
         for kind, rows in sorted(by_dim[dim].items(), key=lambda kv: _kind_order(kv[0])):

@@ -27,7 +27,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 from celery.exceptions import SoftTimeLimitExceeded
@@ -125,11 +125,13 @@ def _snapshot(run: JudgeRun, dims: list[Dimension], specs: list[planning.ConfigS
         )
         pool[str(dim.id)] = rows
         if run.purpose == JudgeRun.Purpose.PREDICTION:
+            # A prediction run is always for one reviewer.
+            reviewer_id = cast(int, run.reviewer_id)
             ideas = selectors.idea_rows(
-                selectors.reviewer_unrated_idea_ids(reviewer_id=run.reviewer_id, domain=run.domain)
+                selectors.reviewer_unrated_idea_ids(reviewer_id=reviewer_id, domain=run.domain)
             )
             targets[str(dim.id)] = sorted(
-                [run.reviewer_id, i, idea.patent_id] for i, idea in ideas.items()
+                [reviewer_id, i, idea.patent_id] for i, idea in ideas.items()
             )
         elif run.purpose == JudgeRun.Purpose.LOO_EVALUATION:
             targets[str(dim.id)] = planning.leave_one_out_targets(
@@ -531,7 +533,10 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
         for r in rows
     }
     backend_of = {s.id: s.backend for s in plan.specs.values()}
-    groups: dict[tuple[int, str, str], list[tuple[int, int, int, bool]]] = defaultdict(list)
+    # (prediction id, reviewer id, raw confidence, correct, stored confidence) per scope.
+    groups: dict[tuple[int, str, str], list[tuple[int, int, float, bool, int | None]]] = (
+        defaultdict(list)
+    )
     rows = JudgePrediction.objects.filter(run_id=run.id, score__isnull=False).values_list(
         "id",
         "reviewer_id",
@@ -543,12 +548,12 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
         "raw_confidence",
         "confidence",
     )
-    for pid, reviewer, idea, dim_id, kind, config_id, score, raw, current in rows:
-        if raw is None or (reviewer, idea, dim_id) not in truth:
+    for pid, reviewer, idea, dim_id, kind, config_id, score, raw_conf, current in rows:
+        if raw_conf is None or (reviewer, idea, dim_id) not in truth:
             continue
         backend = backend_of.get(config_id, JudgeConfig.Backend.LOCAL)
-        correct = truth[(reviewer, idea, dim_id)] == score
-        groups[(dim_id, kind, backend)].append((pid, reviewer, raw, correct, current))
+        is_correct = truth[(reviewer, idea, dim_id)] == score
+        groups[(dim_id, kind, backend)].append((pid, reviewer, raw_conf, is_correct, current))
     changed: dict[int, list[int]] = defaultdict(list)
     for (dim_id, kind, backend), items in groups.items():
         raw = np.array([i[2] for i in items], dtype=float)
@@ -559,7 +564,7 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
             if item[4] != int(value):
                 changed[int(value)].append(item[0])
         fit = fit_calibration(raw, correct)
-        scope = {
+        scope: dict[str, Any] = {
             "domain_id": run.domain_id,
             "dimension": plan.dims[dim_id].key,
             "kind": kind,
@@ -699,7 +704,9 @@ def judge_run_execute(*, run_id: int) -> str:
         plan = _ensure_plan(run)
         complete = _work(run, plan, token)
         if not complete:
-            return _status(run_id) if _status(run_id) != JudgeRun.Status.RUNNING else "working"
+            # A run deleted meanwhile has no status: it is not found.
+            current = _status(run_id) or "not-found"
+            return current if current != JudgeRun.Status.RUNNING else "working"
         if run.purpose != JudgeRun.Purpose.PREDICTION:
             _calibrate(run, plan)
         _finalize(run)
@@ -745,4 +752,4 @@ def _release(run_id: int, token: str) -> None:
 def judge_run_fail(*, run_id: int, error: str) -> bool:
     """Give up on a running run (e.g. the endpoint stayed down through every retry)."""
     run = JudgeRun.objects.filter(id=run_id).first()
-    return bool(run) and _finish(run, JudgeRun.Status.FAILED, error=error)
+    return run is not None and _finish(run, JudgeRun.Status.FAILED, error=error)

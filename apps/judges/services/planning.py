@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,7 +158,7 @@ class _RankedPool:
 
 
 def examples_for_units(
-    units: Sequence[WorkUnit], pools: dict[int, Sequence[PoolRow]]
+    units: Sequence[WorkUnit], pools: Mapping[int, Sequence[PoolRow]]
 ) -> list[list[int]]:
     """The example rating ids of every unit (same as select_examples, unit by unit)."""
     wanted: dict[tuple[int, int, str, int, int, int], int] = defaultdict(int)

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django import template
 
 register = template.Library()
@@ -28,7 +30,7 @@ def kind_label(kind: str) -> str:
 
 
 @register.filter
-def get(mapping: dict, key: str):  # type: ignore[no-untyped-def]
+def get(mapping: dict, key: str) -> Any:
     return mapping.get(key) if mapping else None
 
 

@@ -42,7 +42,7 @@ class DimensionOutputSerializer(serializers.ModelSerializer):
 
 class RubricOutputSerializer(serializers.ModelSerializer):
     dimensions = DimensionOutputSerializer(many=True)
-    domains = serializers.SlugRelatedField(
+    domains: serializers.SlugRelatedField[Domain] = serializers.SlugRelatedField(
         slug_field="key", many=True, read_only=True, help_text="Domains rated on this rubric."
     )
 

@@ -4,12 +4,11 @@ rating of an idea, declines and assignments. Writes go through the same services
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
 from rest_framework.permissions import IsAuthenticated
-from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
@@ -27,6 +26,7 @@ from apps.core.api import (
     query_filters,
 )
 from apps.core.errors import NotFound, PermissionDenied
+from apps.core.requests import AuthenticatedRequest
 from apps.screening.api.access import rating_for, ratings_visible_to
 from apps.screening.api.serializers import (
     AssignmentBulkBalancedInputSerializer,
@@ -64,7 +64,7 @@ from apps.screening.services.ratings import rating_decline, rating_submit
 READ_ONLY = [IsAuthenticated, ReadOnly]
 
 
-def _valid(serializer_class: type, request: Request) -> dict[str, Any]:
+def _valid(serializer_class: type, request: AuthenticatedRequest) -> dict[str, Any]:
     serializer = serializer_class(data=request.data)
     serializer.is_valid(raise_exception=True)
     return dict(serializer.validated_data)
@@ -84,7 +84,7 @@ class RubricListApi(APIView):
         operation_id="rubrics_list",
         responses=paginated_schema("PaginatedRubricList", RubricOutputSerializer),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         return paginated_response(
             request=request, view=self, queryset=_rubrics(), serializer_class=RubricOutputSerializer
         )
@@ -94,7 +94,7 @@ class RubricDetailApi(APIView):
     permission_classes = READ_ONLY
 
     @extend_schema(tags=["rubrics"], responses={200: RubricOutputSerializer, 404: ErrorSerializer})
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         rubric = _rubrics().filter(pk=pk).first()
         if rubric is None:
             raise NotFound(f"No rubric with id {pk}.")
@@ -116,7 +116,7 @@ class RatingListApi(APIView):
             400: ErrorSerializer,
         },
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         qs = ratings_visible_to(request.user)
         filters = query_filters(RatingFilterSerializer, request)
         if "reviewer" in filters:
@@ -144,7 +144,7 @@ class RatingDetailApi(APIView):
     permission_classes = READ_ONLY
 
     @extend_schema(tags=["ratings"], responses={200: RatingOutputSerializer, 404: ErrorSerializer})
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         return Response(RatingOutputSerializer(rating_for(request.user, pk)).data)
 
 
@@ -155,13 +155,13 @@ class RatingHistoryApi(APIView):
         tags=["ratings"],
         responses={200: RatingHistoryOutputSerializer(many=True), 404: ErrorSerializer},
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         rating = rating_for(request.user, pk)
         rows = rating.history.select_related("changed_by").order_by("changed_at", "id")
         return Response(RatingHistoryOutputSerializer(rows, many=True).data)
 
 
-def _idea_for_reviewer(request: Request, pk: int) -> Idea:
+def _idea_for_reviewer(request: AuthenticatedRequest, pk: int) -> Idea:
     """The idea if this reviewer may see it at all (else 404); assignment is checked later (403)."""
     idea = ideas_visible_to(request.user).filter(pk=pk).first()
     if idea is None:
@@ -203,7 +203,7 @@ class MyRatingApi(APIView):
         tags=["ratings"],
         responses={200: MyRatingOutputSerializer, 403: ErrorSerializer, 404: ErrorSerializer},
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         idea = _idea_for_reviewer(request, pk)
         assignment = assignment_for(reviewer=request.user, idea=idea)
         if assignment is None:
@@ -221,7 +221,7 @@ class MyRatingApi(APIView):
         description="Submit the complete screening of the idea. Open stages must be scored, closed "
         "ones left out; lowering an upstream score closes the downstream stages again.",
     )
-    def put(self, request: Request, pk: int) -> Response:
+    def put(self, request: AuthenticatedRequest, pk: int) -> Response:
         idea = _idea_for_reviewer(request, pk)
         data = _valid(MyRatingInputSerializer, request)
         rating_submit(
@@ -232,7 +232,8 @@ class MyRatingApi(APIView):
             rationales=data.get("rationales"),
             source=Rating.Source.API,
         )
-        assignment = assignment_for(reviewer=request.user, idea=idea)
+        # rating_submit refuses ideas not assigned to the reviewer, so there is one.
+        assignment = cast(Assignment, assignment_for(reviewer=request.user, idea=idea))
         return Response(
             MyRatingOutputSerializer(
                 _my_rating(reviewer=request.user, idea=idea, assignment=assignment)
@@ -245,7 +246,7 @@ class MyRatingApi(APIView):
         responses={200: MyRatingOutputSerializer, **ERROR_RESPONSES},
         description="Same as PUT.",
     )
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: AuthenticatedRequest, pk: int) -> Response:
         return self.put(request, pk)
 
 
@@ -258,7 +259,7 @@ class IdeaDeclineApi(APIView):
         responses={200: AssignmentOutputSerializer, **ERROR_RESPONSES},
         description="Recuse yourself from an assigned idea; every dimension is stored as declined.",
     )
-    def post(self, request: Request, pk: int) -> Response:
+    def post(self, request: AuthenticatedRequest, pk: int) -> Response:
         idea = _idea_for_reviewer(request, pk)
         data = _valid(DeclineInputSerializer, request)
         assignment = rating_decline(
@@ -281,7 +282,7 @@ class AssignmentListApi(APIView):
         operation_id="assignments_list",
         responses=paginated_schema("PaginatedAssignmentList", AssignmentOutputSerializer),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         filters = query_filters(AssignmentFilterSerializer, request)
         qs = assignment_list(
             reviewer_id=filters.get("reviewer"),
@@ -305,7 +306,7 @@ class AssignmentListApi(APIView):
         "their domain. "
         "Idempotent: existing assignments are returned; 201 when something new was created.",
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         data = _valid(AssignmentCreateInputSerializer, request)
         ideas = data["ideas"] if "ideas" in data else [data["idea"]]
         before = Assignment.objects.filter(reviewer=data["reviewer"]).count()
@@ -328,7 +329,7 @@ class AssignmentDetailApi(APIView):
     @extend_schema(
         tags=["assignments"], responses={200: AssignmentOutputSerializer, 404: ErrorSerializer}
     )
-    def get(self, request: Request, pk: int) -> Response:
+    def get(self, request: AuthenticatedRequest, pk: int) -> Response:
         return Response(AssignmentOutputSerializer(self._get(pk)).data)
 
     @extend_schema(
@@ -336,7 +337,7 @@ class AssignmentDetailApi(APIView):
         responses={204: None, **ERROR_RESPONSES},
         description="Remove an assignment that is still to rate.",
     )
-    def delete(self, request: Request, pk: int) -> Response:
+    def delete(self, request: AuthenticatedRequest, pk: int) -> Response:
         assignment_delete(assignment=self._get(pk), actor=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -351,7 +352,7 @@ class AssignmentBulkBalancedApi(APIView):
         description="Give every idea of the domain per_idea reviewers of that domain, choosing the "
         "least-loaded reviewers first. Safe to repeat: a second run creates nothing.",
     )
-    def post(self, request: Request) -> Response:
+    def post(self, request: AuthenticatedRequest) -> Response:
         data = _valid(AssignmentBulkBalancedInputSerializer, request)
         created = assignment_bulk_balanced(
             domain=data["domain"],
@@ -370,7 +371,7 @@ class ReviewerLoadApi(APIView):
         parameters=[DomainFilterSerializer],
         responses=ReviewerLoadOutputSerializer(many=True),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         rows = reviewer_load()
         domain = query_filters(DomainFilterSerializer, request).get("domain")
         if domain:
@@ -387,7 +388,7 @@ class MyAssignmentListApi(APIView):
         operation_id="my_assignments_list",
         responses=paginated_schema("PaginatedMyAssignmentList", AssignmentOutputSerializer),
     )
-    def get(self, request: Request) -> Response:
+    def get(self, request: AuthenticatedRequest) -> Response:
         status_filter = query_filters(MyAssignmentFilterSerializer, request).get("status")
         qs = assignment_queue_for(reviewer=request.user, status=status_filter)
         qs = qs.select_related("reviewer", "assigned_by")

@@ -15,7 +15,8 @@ def rubric_default() -> Rubric:
 
 def rubric_for_idea(idea: Idea) -> Rubric:
     domain = idea.patent.domain
-    return domain.rubric if domain.rubric_id else rubric_default()
+    # No query when rubric_id is empty: the descriptor answers None.
+    return domain.rubric if domain.rubric is not None else rubric_default()
 
 
 def dimensions_for_idea(idea: Idea) -> list[Dimension]:

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from django.db.models import Case, Count, Q, QuerySet, Value, When
 
@@ -74,7 +76,7 @@ def reviewer_load(*, domain: Domain | None = None) -> list[ReviewerLoad]:
     domains = Domain.objects.in_bulk({k[1] for k in keys})
     rows: list[ReviewerLoad] = []
     for reviewer_id, domain_id in keys:
-        row = count_rows.get((reviewer_id, domain_id), {})
+        row: Mapping[str, Any] = count_rows.get((reviewer_id, domain_id), {})
         rows.append(
             ReviewerLoad(
                 reviewer=users[reviewer_id],

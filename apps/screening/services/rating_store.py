@@ -26,6 +26,7 @@ from typing import Any
 
 import pandas as pd
 from django.db import connection
+from django.db.models import Field
 from django.utils import timezone
 
 from apps.screening.models import Assignment, Rating, RatingHistory
@@ -246,7 +247,7 @@ def _iso(stamps: pd.Series) -> pd.Series:
     )
 
 
-def _db_time(time_field: object, value: object) -> object:
+def _db_time(time_field: Field, value: object) -> object:
     if _missing(value):
         return None
     return time_field.get_db_prep_value(pd.Timestamp(value).to_pydatetime(), connection)

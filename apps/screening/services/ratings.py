@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -47,7 +47,7 @@ def _store_screening(
     *,
     reviewer: User,
     idea: Idea,
-    states: list[tuple[Dimension, str, int | None, Mapping[str, Any] | None, str]],
+    states: Sequence[tuple[Dimension, str, int | None, Mapping[str, Any] | None, str]],
     source: str,
 ) -> bool:
     """Store one screening (dimension, status, score, answers, rationale) through the one storage

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib import messages
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_POST
@@ -19,6 +19,7 @@ from django.views.decorators.http import require_POST
 from apps.accounts.permissions import role_required
 from apps.catalog.models import Idea
 from apps.core.errors import ApplicationError
+from apps.core.requests import AuthenticatedHttpRequest
 from apps.screening.forms import DeclineForm, ScreeningForm
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
 from apps.screening.selectors import dimensions_for_idea, ratings_of
@@ -34,7 +35,9 @@ from apps.screening.services.ratings import (
 )
 
 
-def _get_idea_for_reviewer(request: HttpRequest, idea_id: int) -> tuple[Idea, Assignment]:
+def _get_idea_for_reviewer(
+    request: AuthenticatedHttpRequest, idea_id: int
+) -> tuple[Idea, Assignment]:
     """The idea and the signed-in reviewer's assignment; 404 when the idea is not theirs.
 
     404 rather than 403: a reviewer must not even learn which ideas exist outside their queue.
@@ -73,7 +76,7 @@ def _history_rows(history: list[RatingHistory]) -> list[dict[str, Any]]:
 
 
 def _render_page(
-    request: HttpRequest,
+    request: AuthenticatedHttpRequest,
     *,
     idea: Idea,
     assignment: Assignment,
@@ -100,14 +103,16 @@ def _render_page(
     return render(request, "screening/idea_rate.html", context, status=status)
 
 
-def _stages_partial(request: HttpRequest, *, idea: Idea, form: ScreeningForm) -> HttpResponse:
+def _stages_partial(
+    request: AuthenticatedHttpRequest, *, idea: Idea, form: ScreeningForm
+) -> HttpResponse:
     return render(
         request, "screening/_stages.html", {"idea": idea, "form": form, "stages": form.stages()}
     )
 
 
 @role_required("reviewer")
-def idea_rate(request: HttpRequest, idea_id: int) -> HttpResponse:
+def idea_rate(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
     idea, assignment = _get_idea_for_reviewer(request, idea_id)
     dimensions: list[Dimension] = dimensions_for_idea(idea)
     saved = ratings_of(reviewer=request.user, idea=idea)
@@ -151,7 +156,9 @@ def idea_rate(request: HttpRequest, idea_id: int) -> HttpResponse:
     return _render_page(request, idea=idea, assignment=assignment, form=form, status=422)
 
 
-def _after_submit(request: HttpRequest, *, idea: Idea, was_pending: bool) -> HttpResponse:
+def _after_submit(
+    request: AuthenticatedHttpRequest, *, idea: Idea, was_pending: bool
+) -> HttpResponse:
     """First ratings move on to the next pending idea; edits go back to the queue."""
     following = next_pending_idea_for(reviewer=request.user, after=idea) if was_pending else None
     if following is not None:
@@ -165,7 +172,7 @@ def _after_submit(request: HttpRequest, *, idea: Idea, was_pending: bool) -> Htt
 
 @role_required("reviewer")
 @require_POST
-def idea_decline(request: HttpRequest, idea_id: int) -> HttpResponse:
+def idea_decline(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
     """Recuse from an idea whose patent the reviewer cannot judge; it leaves their queue."""
     idea, assignment = _get_idea_for_reviewer(request, idea_id)
     decline_form = DeclineForm(request.POST)
@@ -198,7 +205,7 @@ def idea_decline(request: HttpRequest, idea_id: int) -> HttpResponse:
 
 @role_required("reviewer")
 @require_POST
-def idea_decline_undo(request: HttpRequest, idea_id: int) -> HttpResponse:
+def idea_decline_undo(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
     """Take a decline back while nobody has acted on it; the idea returns to the queue."""
     idea, _assignment = _get_idea_for_reviewer(request, idea_id)
     try:

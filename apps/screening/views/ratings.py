@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from django.core.paginator import Paginator
-from django.http import HttpRequest, HttpResponseBase
+from django.http import HttpResponseBase
 from django.shortcuts import render
 
 from apps.accounts.permissions import role_required
 from apps.core.csv_export import csv_response
+from apps.core.requests import AuthenticatedHttpRequest
 from apps.screening.forms import RatingFilterForm
 from apps.screening.selectors.rating_table import CSV_COLUMNS, rating_csv_rows, rating_table
 
@@ -15,7 +16,7 @@ PAGE_SIZE = 50
 
 
 @role_required("manager", "admin")
-def ratings(request: HttpRequest, as_csv: bool = False) -> HttpResponseBase:
+def ratings(request: AuthenticatedHttpRequest, as_csv: bool = False) -> HttpResponseBase:
     form = RatingFilterForm(request.GET or None)
     filters = form.cleaned_data if form.is_bound and form.is_valid() else {}
     rows = rating_table(
