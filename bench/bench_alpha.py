@@ -49,27 +49,37 @@ def bench_alpha(observers=200, units=10_000, missing=0.9, seed=0):
     quality = rng.integers(1, 6, size=units)
     data = np.clip(quality + rng.integers(-2, 3, size=(observers, units)), 1, 5).astype(float)
     data[rng.random(data.shape) < missing] = np.nan
-    print(f"\nKrippendorff's alpha, {observers} observers x {units} units, "
-          f"{missing:.0%} missing ({int(np.isfinite(data).sum()):,} values)")
-    print(f"{'level':<10}{'ours (cpu s)':>13}{'package (cpu s)':>17}{'speed-up':>10}"
-          f"  {'|diff|':>8}")
+    print(
+        f"\nKrippendorff's alpha, {observers} observers x {units} units, "
+        f"{missing:.0%} missing ({int(np.isfinite(data).sum()):,} values)"
+    )
+    print(
+        f"{'level':<10}{'ours (cpu s)':>13}{'package (cpu s)':>17}{'speed-up':>10}  {'|diff|':>8}"
+    )
     for level in ["nominal", "ordinal", "interval", "ratio"]:
         t_ours, a_ours = best_of(lambda lv=level: krippendorff_alpha(data, lv))
         t_ref, a_ref = best_of(
             lambda lv=level: krippendorff.alpha(reliability_data=data, level_of_measurement=lv),
         )
-        print(f"{level:<10}{t_ours:>13.4f}{t_ref:>17.4f}{t_ref / t_ours:>9.1f}x  "
-              f"{abs(a_ours - a_ref):>8.1e}")
+        print(
+            f"{level:<10}{t_ours:>13.4f}{t_ref:>17.4f}{t_ref / t_ours:>9.1f}x  "
+            f"{abs(a_ours - a_ref):>8.1e}"
+        )
 
 
 def bench_metrics(sizes, n_boot):
-    print(f"\ncompute_metrics (ordinal, n_boot={n_boot}, 6 dimensions, 3 domains, "
-          "200 reviewers, 10% gated)")
-    print(f"{'ratings':>10}{'ideas':>8}{'wall (s)':>10}{'cpu (s)':>9}{'json (s)':>10}"
-          f"{'pairs':>8}{'json MB':>9}")
+    print(
+        f"\ncompute_metrics (ordinal, n_boot={n_boot}, 6 dimensions, 3 domains, "
+        "200 reviewers, 10% gated)"
+    )
+    print(
+        f"{'ratings':>10}{'ideas':>8}{'wall (s)':>10}{'cpu (s)':>9}{'json (s)':>10}"
+        f"{'pairs':>8}{'json MB':>9}"
+    )
     for n in sizes:
-        frame = synthetic_frame(n_ratings=n, n_ideas=10_000, n_reviewers=200, n_dimensions=6,
-                                n_domains=3, seed=1)
+        frame = synthetic_frame(
+            n_ratings=n, n_ideas=10_000, n_reviewers=200, n_dimensions=6, n_domains=3, seed=1
+        )
         start, cpu = time.perf_counter(), time.process_time()
         metrics = compute_metrics(frame, scales=synthetic_scales(6), n_boot=n_boot, seed=0)
         t_metrics = time.perf_counter() - start
@@ -77,8 +87,10 @@ def bench_metrics(sizes, n_boot):
         start = time.perf_counter()
         text = json.dumps(metrics, allow_nan=False)
         t_json = time.perf_counter() - start
-        print(f"{len(frame):>10,}{metrics['n_ideas']:>8,}{t_metrics:>10.2f}{t_cpu:>9.2f}"
-              f"{t_json:>10.2f}{len(metrics['pairwise']):>8,}{len(text) / 1e6:>9.1f}")
+        print(
+            f"{len(frame):>10,}{metrics['n_ideas']:>8,}{t_metrics:>10.2f}{t_cpu:>9.2f}"
+            f"{t_json:>10.2f}{len(metrics['pairwise']):>8,}{len(text) / 1e6:>9.1f}"
+        )
 
 
 def main():

@@ -236,8 +236,7 @@ def main() -> None:
         "--with-hooks",
         action="store_true",
         help=(
-            "also run the after-commit reactions of other apps (metrics, judges) to changed "
-            "ratings"
+            "also run the after-commit reactions of other apps (metrics, judges) to changed ratings"
         ),
     )
     args = parser.parse_args()
@@ -280,8 +279,7 @@ def main() -> None:
             if label == "floor":
                 rows, floor = copy_floor(paths[kind])
                 print(
-                    f"{label:<18}{rows:>9}{rows:>9}{0:>8}{0:>10}{floor:>9.1f}"
-                    f"{rows / floor:>9.0f}"
+                    f"{label:<18}{rows:>9}{rows:>9}{0:>8}{0:>10}{floor:>9.1f}{rows / floor:>9.0f}"
                 )
                 continue
             content = paths[kind].read_bytes()

@@ -126,15 +126,19 @@ def main() -> None:
     per_unit, sampled = reference_per_unit(ref_run, args.sample)
     ref_run.delete()
 
-    print(f"domain {domain.key}: {len(dims)} dimensions, {targets} targets, k {SHOTS}, "
-          f"{args.seeds} seeds, {len(configs)} configurations")
+    print(
+        f"domain {domain.key}: {len(dims)} dimensions, {targets} targets, k {SHOTS}, "
+        f"{args.seeds} seeds, {len(configs)} configurations"
+    )
     print(f"  outcome {outcome}: {n_units} per-seed predictions, {n_finals} finals")
     print(f"  plan (snapshot + units):        {t_plan:7.2f} s")
     print(f"  example selection (batch):      {t_examples:7.2f} s   (also inside the run below)")
     print(f"  whole study (judge_run_execute): {total:7.2f} s   target < 30 s on one core")
     print(f"  = {n_units / total:,.0f} predictions/s")
-    print(f"reference, former per-unit path ({sampled} units timed): {per_unit * 1000:.2f} ms/unit "
-          f"-> {per_unit * n_units:,.0f} s for this study")
+    print(
+        f"reference, former per-unit path ({sampled} units timed): {per_unit * 1000:.2f} ms/unit "
+        f"-> {per_unit * n_units:,.0f} s for this study"
+    )
 
 
 if __name__ == "__main__":

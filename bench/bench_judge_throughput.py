@@ -38,14 +38,24 @@ DIMENSION = RubricDimension(
     description="How new is this use of the technology?",
     scale_min=1,
     scale_max=5,
-    levels={1: "A well-known application.",
-            2: "Similar technology is already used this way, though not fully explored.",
-            3: "A use I had not thought of, but not exciting.",
-            4: "Surprising and strongly original.",
-            5: "Clearly innovative; it could open a new field."},
+    levels={
+        1: "A well-known application.",
+        2: "Similar technology is already used this way, though not fully explored.",
+        3: "A use I had not thought of, but not exciting.",
+        4: "Surprising and strongly original.",
+        5: "Clearly innovative; it could open a new field.",
+    },
 )
-TOPICS = ["speech denoising", "contract parsing", "battery analytics", "crop imaging",
-          "invoice matching", "medical records", "chat summaries", "code review"]
+TOPICS = [
+    "speech denoising",
+    "contract parsing",
+    "battery analytics",
+    "crop imaging",
+    "invoice matching",
+    "medical records",
+    "chat summaries",
+    "code review",
+]
 
 
 def _patent(i: int) -> str:
@@ -55,8 +65,7 @@ def _patent(i: int) -> str:
         f"A method for {topic} in which signals are collected, normalised and scored by a "
         f"trained model; variant {i} adds calibration against reference data. " * 3,
         f"1. A method for {topic} comprising receiving input data, extracting features and "
-        "outputting a ranked result. 2. The method of claim 1 wherein the model is retrained. "
-        * 2,
+        "outputting a ranked result. 2. The method of claim 1 wherein the model is retrained. " * 2,
     )
 
 
@@ -73,13 +82,23 @@ def _idea(i: int) -> str:
 
 def build_requests(n: int, k: int) -> list[JudgeRequest]:
     examples = tuple(
-        Example(item_id=1000 + j, patent_text=_patent(500 + j), idea_text=_idea(500 + j),
-                score=1 + j % 5)
+        Example(
+            item_id=1000 + j,
+            patent_text=_patent(500 + j),
+            idea_text=_idea(500 + j),
+            score=1 + j % 5,
+        )
         for j in range(k)
     )
     return [
-        JudgeRequest(dimension=DIMENSION, examples=examples, patent_text=_patent(i),
-                     idea_text=_idea(i), seed=0, model="bench-model")
+        JudgeRequest(
+            dimension=DIMENSION,
+            examples=examples,
+            patent_text=_patent(i),
+            idea_text=_idea(i),
+            seed=0,
+            model="bench-model",
+        )
         for i in range(n)
     ]
 
@@ -87,8 +106,14 @@ def build_requests(n: int, k: int) -> list[JudgeRequest]:
 def run(n: int, latency: float, k: int, concurrency: int) -> dict[str, float]:
     requests = build_requests(n, k)
     with FakeLLM(latency=latency) as fake:
-        backend = get_backend("openai", base_url=fake.base_url, api_key="bench",
-                              model="bench-model", timeout=30, max_retries=2)
+        backend = get_backend(
+            "openai",
+            base_url=fake.base_url,
+            api_key="bench",
+            model="bench-model",
+            timeout=30,
+            max_retries=2,
+        )
         started = time.perf_counter()
         replies = judge_many(backend, requests, concurrency=concurrency)
         wall = time.perf_counter() - started
@@ -115,13 +140,17 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 4, 8])
     args = parser.parse_args()
     print(f"N={args.n} judgments, fake latency {args.latency * 1000:.0f} ms, k={args.k} examples")
-    print(f"{'C':>3} {'wall s':>8} {'ideal s':>8} {'ratio':>6} {'failed':>6} "
-          f"{'prefix chars':>12} {'cached tok':>10} {'tok/call':>8} {'ms/call':>8}")
+    print(
+        f"{'C':>3} {'wall s':>8} {'ideal s':>8} {'ratio':>6} {'failed':>6} "
+        f"{'prefix chars':>12} {'cached tok':>10} {'tok/call':>8} {'ms/call':>8}"
+    )
     for c in args.concurrency:
         r = run(args.n, args.latency, args.k, c)
-        print(f"{c:>3} {r['wall']:>8.2f} {r['ideal']:>8.2f} {r['ratio']:>6.2f} "
-              f"{r['failed']:>6.0f} {r['prefix_chars']:>12.1%} {r['cached_tokens']:>10.1%} "
-              f"{r['prompt_tokens_per_call']:>8.0f} {r['mean_latency_ms']:>8.0f}")
+        print(
+            f"{c:>3} {r['wall']:>8.2f} {r['ideal']:>8.2f} {r['ratio']:>6.2f} "
+            f"{r['failed']:>6.0f} {r['prefix_chars']:>12.1%} {r['cached_tokens']:>10.1%} "
+            f"{r['prompt_tokens_per_call']:>8.0f} {r['mean_latency_ms']:>8.0f}"
+        )
 
 
 if __name__ == "__main__":

@@ -66,8 +66,11 @@ def default_judge_reply(body: dict[str, Any]) -> str:
     score = 1 + digest[0] % 3
     confidence = 80 + digest[1] % 20
     return json.dumps(
-        {"score": score, "reason": f"Fake judge, digest {digest[:4].hex()}.",
-         "confidence": confidence}
+        {
+            "score": score,
+            "reason": f"Fake judge, digest {digest[:4].hex()}.",
+            "confidence": confidence,
+        }
     )
 
 
@@ -151,11 +154,20 @@ class FakeLLM:
         headers = {} if retry_after is None else {"Retry-After": f"{retry_after:g}"}
         if retry_after_ms is not None:
             headers["retry-after-ms"] = str(retry_after_ms)
-        kinds = {400: "invalid_request_error", 401: "authentication_error",
-                 404: "not_found_error", 429: "rate_limit_exceeded"}
-        body = {"error": {"message": message or f"fake error {status}",
-                          "type": kinds.get(status, "server_error"), "param": None,
-                          "code": kinds.get(status, "server_error")}}
+        kinds = {
+            400: "invalid_request_error",
+            401: "authentication_error",
+            404: "not_found_error",
+            429: "rate_limit_exceeded",
+        }
+        body = {
+            "error": {
+                "message": message or f"fake error {status}",
+                "type": kinds.get(status, "server_error"),
+                "param": None,
+                "code": kinds.get(status, "server_error"),
+            }
+        }
         self._script.append(Behaviour("status", status=status, headers=headers, body=body))
 
     def push_hang(self, seconds: float) -> None:
@@ -239,9 +251,20 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
 
         def do_GET(self) -> None:  # noqa: N802
             if self.path.rstrip("/").endswith("/models"):
-                self._send(200, {"object": "list", "data": [
-                    {"id": fake.model_name or "fake-model", "object": "model", "created": 0,
-                     "owned_by": "fake"}]})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [
+                            {
+                                "id": fake.model_name or "fake-model",
+                                "object": "model",
+                                "created": 0,
+                                "owned_by": "fake",
+                            }
+                        ],
+                    },
+                )
             else:
                 self._send(404, {"error": {"message": "not found", "type": "not_found_error"}})
 
@@ -250,8 +273,9 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             try:
                 body = json.loads(self.rfile.read(length) or b"{}")
             except ValueError:
-                self._send(400, {"error": {"message": "body is not JSON",
-                                           "type": "invalid_request_error"}})
+                self._send(
+                    400, {"error": {"message": "body is not JSON", "type": "invalid_request_error"}}
+                )
                 return
             entry = {
                 "path": self.path,
@@ -274,18 +298,27 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             elif self.path.rstrip("/").endswith("/embeddings"):
                 self._embeddings(body)
             else:
-                self._send(404, {"error": {"message": f"no route {self.path}",
-                                           "type": "not_found_error"}})
+                self._send(
+                    404, {"error": {"message": f"no route {self.path}", "type": "not_found_error"}}
+                )
 
         def _chat(self, body: dict[str, Any]) -> None:
             kind = (body.get("response_format") or {}).get("type")
             if kind in fake.refuse_formats:
                 # What llama-cpp-python answers for a response_format it does not know.
-                self._send(500, {"error": {
-                    "message": f"[{{'type': 'literal_error', 'loc': ('body', 'response_format', "
-                               f"'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
-                               f"'input': '{kind}'}}]",
-                    "type": "internal_server_error", "param": None, "code": None}})
+                self._send(
+                    500,
+                    {
+                        "error": {
+                            "message": f"[{{'type': 'literal_error', 'loc': ('body', 'response_format', "
+                            f"'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                            f"'input': '{kind}'}}]",
+                            "type": "internal_server_error",
+                            "param": None,
+                            "code": None,
+                        }
+                    },
+                )
                 return
             if fake.single_slot:
                 with fake._slot:
@@ -313,26 +346,31 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
             prompt_tokens = tokens(len(prompt))
             cached = min(prompt_tokens, fake._cached_chars(prompt) // CHARS_PER_TOKEN)
             completion_tokens = tokens(len(text))
-            self._send(200, {
-                "id": f"chatcmpl-fake-{fake._next_id()}",
-                "object": "chat.completion",
-                "created": int(time.time()),
-                "model": fake.model_name or body.get("model") or "fake-model",
-                "system_fingerprint": "fp_fake",
-                "choices": [{
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text, "refusal": None},
-                    "logprobs": None,
-                    "finish_reason": "stop",
-                }],
-                "usage": {
-                    "prompt_tokens": prompt_tokens,
-                    "completion_tokens": completion_tokens,
-                    "total_tokens": prompt_tokens + completion_tokens,
-                    "prompt_tokens_details": {"cached_tokens": cached},
-                    "completion_tokens_details": {"reasoning_tokens": 0},
+            self._send(
+                200,
+                {
+                    "id": f"chatcmpl-fake-{fake._next_id()}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": fake.model_name or body.get("model") or "fake-model",
+                    "system_fingerprint": "fp_fake",
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": {"role": "assistant", "content": text, "refusal": None},
+                            "logprobs": None,
+                            "finish_reason": "stop",
+                        }
+                    ],
+                    "usage": {
+                        "prompt_tokens": prompt_tokens,
+                        "completion_tokens": completion_tokens,
+                        "total_tokens": prompt_tokens + completion_tokens,
+                        "prompt_tokens_details": {"cached_tokens": cached},
+                        "completion_tokens_details": {"reasoning_tokens": 0},
+                    },
                 },
-            })
+            )
 
         def _embeddings(self, body: dict[str, Any]) -> None:
             if fake.latency:
@@ -349,9 +387,15 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                     embedding = vector
                 data.append({"object": "embedding", "index": i, "embedding": embedding})
             used = sum(tokens(len(str(t))) for t in inputs)
-            self._send(200, {"object": "list", "data": data,
-                             "model": body.get("model") or "fake-embedding",
-                             "usage": {"prompt_tokens": used, "total_tokens": used}})
+            self._send(
+                200,
+                {
+                    "object": "list",
+                    "data": data,
+                    "model": body.get("model") or "fake-embedding",
+                    "usage": {"prompt_tokens": used, "total_tokens": used},
+                },
+            )
 
     return Handler
 

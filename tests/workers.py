@@ -41,10 +41,26 @@ class CeleryWorker:
         }
         log = self.log_path.open("wb")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "celery", "-A", "config", "worker", f"--pool={self.pool}",
-             "--concurrency=1", "--loglevel=INFO", "--without-gossip", "--without-mingle",
-             "--without-heartbeat", "-Q", "celery,judges"],
-            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT,
+            [
+                sys.executable,
+                "-m",
+                "celery",
+                "-A",
+                "config",
+                "worker",
+                f"--pool={self.pool}",
+                "--concurrency=1",
+                "--loglevel=INFO",
+                "--without-gossip",
+                "--without-mingle",
+                "--without-heartbeat",
+                "-Q",
+                "celery,judges",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

@@ -274,9 +274,7 @@ class ScreeningForm(forms.Form):
         merged = self.merged_scores()
         skipped = self.given().skipped
         return [
-            self.by_key[k]
-            for k in self.open_keys()
-            if merged.get(k) is None and k not in skipped
+            self.by_key[k] for k in self.open_keys() if merged.get(k) is None and k not in skipped
         ]
 
     def is_complete(self) -> bool:
@@ -315,12 +313,11 @@ class ScreeningForm(forms.Form):
             return ""
         names = ", ".join(d.name for d in lost)
         saved = [
-            d for d in lost
+            d
+            for d in lost
             if d.key in self.saved and self.saved[d.key].status == Rating.Status.SCORED
         ]
-        history = (
-            " Your earlier scores stay in your edit history." if saved else ""
-        )
+        history = " Your earlier scores stay in your edit history." if saved else ""
         return (
             f"Saving now stores {names} as not rated by design, because a gate above "
             f"{'them' if len(lost) > 1 else 'it'} is closed.{history}"

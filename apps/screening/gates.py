@@ -65,9 +65,7 @@ def open_dimensions(rules: Sequence[DimensionRule], scores: Mapping[str, int | N
     opened: list[str] = []
     open_set: set[str] = set()
     for rule in rules:
-        if all(
-            req in open_set and by_key[req].passes(scores.get(req)) for req in rule.requires
-        ):
+        if all(req in open_set and by_key[req].passes(scores.get(req)) for req in rule.requires):
             opened.append(rule.key)
             open_set.add(rule.key)
     return opened

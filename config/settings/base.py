@@ -178,7 +178,6 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # The run status appears in two components (Run, RunDetail): one name for its enum.
     "ENUM_NAME_OVERRIDES": {"JudgeRunStatusEnum": "apps.judges.models.JudgeRun.Status"},
-
     # Every operation documents the 400/401/403/404 the framework can answer (apps/core/schema.py).
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
@@ -187,7 +186,9 @@ SPECTACULAR_SETTINGS = {
 }
 
 # Celery: the broker is Redis in production and tests, kombu's filesystem transport locally.
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=env("REDIS_URL", default="redis://127.0.0.1:6379/0"))
+CELERY_BROKER_URL = env(
+    "CELERY_BROKER_URL", default=env("REDIS_URL", default="redis://127.0.0.1:6379/0")
+)
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

@@ -45,9 +45,7 @@ def test_an_admin_dry_runs_then_imports_and_sees_errors_in_place(page, login, ad
     assert page.locator("#import-patents .msg-success").count() == 1
 
 
-def test_an_admin_reads_a_format_and_downloads_its_example_from_the_import_page(
-    page, login, admin
-):
+def test_an_admin_reads_a_format_and_downloads_its_example_from_the_import_page(page, login, admin):
     login(admin)
     page.goto("/catalog/admin/")
     page.screenshot(path="/tmp/rux-import-page.png", full_page=True)

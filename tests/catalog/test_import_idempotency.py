@@ -29,9 +29,7 @@ def test_reimporting_ratings_writes_no_history(reviewer_alice, run_import):
     assert RatingHistory.objects.count() == 42
 
 
-def test_a_changed_score_updates_the_rating_and_writes_history(
-    reviewer_alice, run_import
-):
+def test_a_changed_score_updates_the_rating_and_writes_history(reviewer_alice, run_import):
     run_import("ratings", example("ratings.csv"), "ratings.csv")
     changed = (
         example("ratings.csv")
@@ -49,9 +47,7 @@ def test_a_changed_score_updates_the_rating_and_writes_history(
     assert RatingHistory.objects.count() == 43
 
 
-def test_lowering_an_upstream_score_closes_the_downstream_stages_again(
-    reviewer_alice, run_import
-):
+def test_lowering_an_upstream_score_closes_the_downstream_stages_again(reviewer_alice, run_import):
     run_import("ratings", example("ratings.csv"), "ratings.csv")
     # alice now finds idea-001 too vague: only specificity remains, the rest become not rated.
     result = run_import(
@@ -71,9 +67,7 @@ def test_lowering_an_upstream_score_closes_the_downstream_stages_again(
     assert gated.history.order_by("-id").first().old_score == 2
 
 
-def test_a_rationale_column_left_out_keeps_the_stored_rationales(
-    reviewer_alice, run_import
-):
+def test_a_rationale_column_left_out_keeps_the_stored_rationales(reviewer_alice, run_import):
     run_import("ratings", example("ratings.csv"), "ratings.csv")
     result = run_import(
         "ratings", "idea,reviewer,dimension,score\nidea-002,alice,specificity,2\n", "r.csv"

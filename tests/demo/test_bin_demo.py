@@ -19,14 +19,12 @@ from tests.demo.processes import free_port, wait_until
 ROOT = Path(__file__).resolve().parents[2]
 
 
-
 def _get(url: str) -> int:
     try:
         with urllib.request.urlopen(url, timeout=5) as resp:
             return resp.status
     except OSError:
         return 0
-
 
 
 @pytest.mark.worker
@@ -58,8 +56,7 @@ def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
     try:
         # bin/demo says it is running only once the server answers.
         wait_until(
-            lambda: "Pluralist is running" in Path(log.name).read_text()
-            or proc.poll() is not None,
+            lambda: "Pluralist is running" in Path(log.name).read_text() or proc.poll() is not None,
             240,
             "the web server",
         )

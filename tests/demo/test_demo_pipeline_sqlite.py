@@ -95,7 +95,6 @@ def test_the_judge_executor_and_the_metrics_run_on_sqlite(tmp_path):
     assert any(isinstance(a, float) for a in alphas), metrics["cells"][:3]
 
 
-
 def _get_json(url: str, token: str) -> tuple[int, dict]:
     request = urllib.request.Request(url, headers={"Authorization": f"Token {token}"})
     try:
@@ -105,7 +104,6 @@ def _get_json(url: str, token: str) -> tuple[int, dict]:
         return exc.code, {}
     except OSError:
         return 0, {}
-
 
 
 @pytest.mark.worker

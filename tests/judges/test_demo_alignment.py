@@ -30,11 +30,19 @@ def test_personalized_judges_agree_with_their_reviewers_better_than_aggregate_on
     domain = Domain.objects.order_by("key").first()
     configs = [
         JudgeConfig.objects.create(
-            name="agg", kind="aggregate", backend="local", shots=[9], seeds=1,
+            name="agg",
+            kind="aggregate",
+            backend="local",
+            shots=[9],
+            seeds=1,
             confidence_threshold=RECOMMENDED_THRESHOLD,
         ),
         JudgeConfig.objects.create(
-            name="pers", kind="personalized", backend="local", shots=[9], seeds=1,
+            name="pers",
+            kind="personalized",
+            backend="local",
+            shots=[9],
+            seeds=1,
             confidence_threshold=RECOMMENDED_THRESHOLD,
         ),
     ]

@@ -236,8 +236,14 @@ def test_cancelling_mid_run_stops_it_between_batches(
     fake_llm.latency = 0.1
     rita, _, _ = two_reviewers_history
     config = JudgeConfig.objects.create(
-        name="llm", kind="personalized", backend="openai", base_url=fake_llm.base_url,
-        model="fake-judge", shots=[2], seeds=2, concurrency=1,
+        name="llm",
+        kind="personalized",
+        backend="openai",
+        base_url=fake_llm.base_url,
+        model="fake-judge",
+        shots=[2],
+        seeds=2,
+        concurrency=1,
     )
     run = _loo(domain, rita, [config])
     outcome: list[str] = []

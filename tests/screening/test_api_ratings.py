@@ -273,7 +273,8 @@ def test_an_optional_dimension_left_null_through_the_api_is_stored_as_not_answer
     assert _states(reviewer, idea)["market_size"] == ("unanswered", None)
     # A required one left null is still refused, naming it.
     refused = api(reviewer).put(
-        _url(idea), {"scores": {**scores, "need_validity": None}, "answers": ANSWERS},
+        _url(idea),
+        {"scores": {**scores, "need_validity": None}, "answers": ANSWERS},
         format="json",
     )
     assert refused.status_code == 400

@@ -5,7 +5,11 @@ from apps.screening.gates import DimensionRule, open_dimensions, validate_scores
 PBIG = [
     DimensionRule("specificity", 1, 4, pass_above=2, name="Specificity"),
     DimensionRule(
-        "technical_validity", 1, 4, pass_above=1, requires=("specificity",),
+        "technical_validity",
+        1,
+        4,
+        pass_above=1,
+        requires=("specificity",),
         name="Technical validity",
     ),
     DimensionRule("innovativeness", 1, 5, requires=("specificity", "technical_validity")),
@@ -67,8 +71,16 @@ def test_it_refuses_an_open_stage_left_empty():
 
 
 def test_it_refuses_scores_off_the_scale_and_unknown_dimensions():
-    errors = validate_scores(PBIG, {"specificity": 7, "technical_validity": 1, "need_validity": 0,
-                                     "market_size": 0, "charm": 2})
+    errors = validate_scores(
+        PBIG,
+        {
+            "specificity": 7,
+            "technical_validity": 1,
+            "need_validity": 0,
+            "market_size": 0,
+            "charm": 2,
+        },
+    )
     assert {(e.field, e.value) for e in errors} == {("specificity", "7"), ("charm", None)}
 
 
@@ -79,7 +91,10 @@ def test_a_complete_valid_submission_has_no_errors():
 
 def test_competitive_advantage_is_derived_from_the_two_answers():
     rule = DimensionRule(
-        "competitive_advantage", 1, 4, question_keys=("hard_to_imitate", "technology_essential"),
+        "competitive_advantage",
+        1,
+        4,
+        question_keys=("hard_to_imitate", "technology_essential"),
         question_scores={"no,no": 1, "no,yes": 2, "yes,no": 3, "yes,yes": 4},
     )
     assert rule.score_from_answers({"hard_to_imitate": False, "technology_essential": False}) == 1
@@ -91,7 +106,10 @@ def test_competitive_advantage_is_derived_from_the_two_answers():
 
 def test_an_imported_advantage_score_maps_back_to_its_two_answers():
     rule = DimensionRule(
-        "competitive_advantage", 1, 4, question_keys=("hard_to_imitate", "technology_essential"),
+        "competitive_advantage",
+        1,
+        4,
+        question_keys=("hard_to_imitate", "technology_essential"),
         question_scores={"no,no": 1, "no,yes": 2, "yes,no": 3, "yes,yes": 4},
     )
     assert rule.answers_for_score(2) == {"hard_to_imitate": False, "technology_essential": True}

@@ -378,9 +378,17 @@ def test_any_rubric_drives_the_form_including_one_without_gates(client_of, revie
 
 def test_an_imported_advantage_score_shows_as_its_two_answers(client_of, reviewer, idea):
     rating_submit(
-        reviewer=reviewer, idea=idea, source="import",
-        scores={"specificity": 4, "technical_validity": 3, "innovativeness": 2,
-                "competitive_advantage": 2, "need_validity": 1, "market_size": 1},
+        reviewer=reviewer,
+        idea=idea,
+        source="import",
+        scores={
+            "specificity": 4,
+            "technical_validity": 3,
+            "innovativeness": 2,
+            "competitive_advantage": 2,
+            "need_validity": 1,
+            "market_size": 1,
+        },
     )
     Rating.objects.filter(dimension__key="competitive_advantage").update(answers=None)
     html = client_of(reviewer).get(rate_url(idea)).content.decode()

@@ -4,8 +4,13 @@ from apps.core.errors import ApplicationError, PermissionDenied
 from apps.screening.models import Assignment, Rating, RatingHistory
 from apps.screening.services.ratings import rating_decline, rating_submit
 
-FULL = {"specificity": 4, "technical_validity": 3, "innovativeness": 2,
-        "need_validity": 2, "market_size": 1}
+FULL = {
+    "specificity": 4,
+    "technical_validity": 3,
+    "innovativeness": 2,
+    "need_validity": 2,
+    "market_size": 1,
+}
 ANSWERS = {"competitive_advantage": {"hard_to_imitate": True, "technology_essential": False}}
 
 
@@ -30,7 +35,8 @@ def test_lowering_specificity_closes_downstream_stages_and_keeps_old_scores_in_h
     state = _state(reviewer, idea)
     assert state["specificity"] == ("scored", 2)
     assert {k for k, v in state.items() if v == ("gated", None)} == set(FULL) - {"specificity"} | {
-        "competitive_advantage"}
+        "competitive_advantage"
+    }
     closed = RatingHistory.objects.get(rating__dimension__key="market_size", new_status="gated")
     assert (closed.old_status, closed.old_score) == ("scored", 1)
 
@@ -68,13 +74,15 @@ def test_an_optional_dimension_left_out_is_stored_as_not_answered_and_can_be_ans
 
     Dimension.objects.filter(key="innovativeness").update(optional=True)
     partial = {k: v for k, v in FULL.items() if k != "innovativeness"}
-    rating_submit(reviewer=reviewer, idea=idea, scores={**partial, "innovativeness": None},
-                  answers=ANSWERS)
+    rating_submit(
+        reviewer=reviewer, idea=idea, scores={**partial, "innovativeness": None}, answers=ANSWERS
+    )
     assert _state(reviewer, idea)["innovativeness"] == ("unanswered", None)
     rating_submit(reviewer=reviewer, idea=idea, scores=FULL, answers=ANSWERS)
     assert _state(reviewer, idea)["innovativeness"] == ("scored", 2)
-    change = RatingHistory.objects.get(rating__dimension__key="innovativeness",
-                                       old_status="unanswered")
+    change = RatingHistory.objects.get(
+        rating__dimension__key="innovativeness", old_status="unanswered"
+    )
     assert (change.new_status, change.new_score) == ("scored", 2)
     # A required dimension still may not be left out.
     with pytest.raises(ApplicationError):

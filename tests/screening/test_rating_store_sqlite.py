@@ -63,7 +63,11 @@ def test_the_rating_store_and_its_history_rules_run_on_sqlite(tmp_path):
     }
     env.update(PLURALIST_VAR_DIR=str(tmp_path), DJANGO_SETTINGS_MODULE="config.settings.local")
     done = subprocess.run(
-        [sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", SCRIPT],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]

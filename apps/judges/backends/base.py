@@ -179,9 +179,7 @@ def judge_many(
         return reply
 
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="judge") as pool:
-        futures: list[Future[JudgeReply]] = [
-            pool.submit(run, i, r) for i, r in enumerate(requests)
-        ]
+        futures: list[Future[JudgeReply]] = [pool.submit(run, i, r) for i, r in enumerate(requests)]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
         failed = next((f for f in futures if f.done() and f.exception() is not None), None)
         if failed is not None:

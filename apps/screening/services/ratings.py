@@ -198,9 +198,7 @@ def rating_decline_undo(
     if restored:
         _store_screening(reviewer=reviewer, idea=idea, states=restored, source=source)
     restored_any = any(status == Rating.Status.SCORED for _, status, *_rest in restored)
-    assignment.status = (
-        Assignment.Status.COMPLETED if restored_any else Assignment.Status.PENDING
-    )
+    assignment.status = Assignment.Status.COMPLETED if restored_any else Assignment.Status.PENDING
     assignment.decline_reason = ""
     assignment.save(update_fields=["status", "decline_reason", "updated_at"])
     ratings_changed(reviewer_ids=[reviewer.id])

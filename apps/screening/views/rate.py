@@ -132,9 +132,7 @@ def idea_rate(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
 
     if form.is_valid() and form.needs_confirmation():
         # Closing stages or contradicting answers: say so and ask once before anything is saved.
-        return _render_page(
-            request, idea=idea, assignment=assignment, form=form, confirming=True
-        )
+        return _render_page(request, idea=idea, assignment=assignment, form=form, confirming=True)
     if form.is_valid():
         scores, answers, rationales = form.payload()
         was_pending = assignment.status == Assignment.Status.PENDING
@@ -214,9 +212,12 @@ def idea_decline_undo(request: AuthenticatedHttpRequest, idea_id: int) -> HttpRe
         messages.error(request, exc.message)
         return redirect("screening:queue")
     if assignment.status == Assignment.Status.COMPLETED:
-        messages.success(request, f"You took back your decline of “{idea.title}”; your earlier "
-                         "rating is restored.")
+        messages.success(
+            request,
+            f"You took back your decline of “{idea.title}”; your earlier rating is restored.",
+        )
     else:
-        messages.success(request, f"You took back your decline of “{idea.title}”; it is back "
-                         "in your queue.")
+        messages.success(
+            request, f"You took back your decline of “{idea.title}”; it is back in your queue."
+        )
     return redirect("screening:rate", idea_id=idea.id)

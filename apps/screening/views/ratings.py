@@ -36,4 +36,3 @@ def ratings(request: AuthenticatedHttpRequest, as_csv: bool = False) -> HttpResp
         "screening/ratings.html",
         {"form": form, "page": page, "query": query.urlencode()},
     )
-

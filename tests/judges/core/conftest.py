@@ -12,8 +12,12 @@ SPECIFICITY = RubricDimension(
     description="Is the proposed product concrete and clearly described?",
     scale_min=1,
     scale_max=4,
-    levels={1: "Cannot be followed.", 2: "Reads, but vague.", 3: "Concrete products.",
-            4: "One clear product."},
+    levels={
+        1: "Cannot be followed.",
+        2: "Reads, but vague.",
+        3: "Concrete products.",
+        4: "One clear product.",
+    },
 )
 NEED = RubricDimension(
     key="need_validity",
@@ -21,16 +25,28 @@ NEED = RubricDimension(
     description="Does it answer a real business need?",
     scale_min=0,
     scale_max=3,
-    levels={0: "Not a B2B product.", 1: "Low returns.", 2: "One kind of return is large.",
-            3: "Both returns are large."},
+    levels={
+        0: "Not a B2B product.",
+        1: "Low returns.",
+        2: "One kind of return is large.",
+        3: "Both returns are large.",
+    },
     categories=(0,),
 )
 
 EXAMPLES = (
-    Example(item_id=11, patent_text="Title: Noise filter\nAbstract: Removes hum.",
-            idea_text="Title: Factory headset\nDescription: Clean audio on the floor.", score=3),
-    Example(item_id=12, patent_text="Title: Battery model\nAbstract: Predicts wear.",
-            idea_text="Title: Fleet dashboard\nDescription: Flags failing vans.", score=2),
+    Example(
+        item_id=11,
+        patent_text="Title: Noise filter\nAbstract: Removes hum.",
+        idea_text="Title: Factory headset\nDescription: Clean audio on the floor.",
+        score=3,
+    ),
+    Example(
+        item_id=12,
+        patent_text="Title: Battery model\nAbstract: Predicts wear.",
+        idea_text="Title: Fleet dashboard\nDescription: Flags failing vans.",
+        score=2,
+    ),
 )
 
 
@@ -63,8 +79,13 @@ def llm_backend(fake_llm):
     """The openai backend pointed at the fake server."""
 
     def build(**options):
-        defaults = dict(base_url=fake_llm.base_url, api_key="test-key", model="fake-model",
-                        timeout=2.0, max_retries=3)
+        defaults = dict(
+            base_url=fake_llm.base_url,
+            api_key="test-key",
+            model="fake-model",
+            timeout=2.0,
+            max_retries=3,
+        )
         defaults.update(options)
         return get_backend("openai", **defaults)
 

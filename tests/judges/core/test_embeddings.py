@@ -18,8 +18,12 @@ def test_an_empty_text_gives_a_zero_row():
 
 
 def test_remote_embeddings_go_through_the_openai_wire_format(fake_llm):
-    vectors = embed_texts(["fleet batteries", "fleet batteries now", "legal text"],
-                          base_url=fake_llm.base_url, api_key="k", model="embed-model")
+    vectors = embed_texts(
+        ["fleet batteries", "fleet batteries now", "legal text"],
+        base_url=fake_llm.base_url,
+        api_key="k",
+        model="embed-model",
+    )
     [sent] = [r for r in fake_llm.requests if r["path"].endswith("/embeddings")]
     assert sent["model"] == "embed-model" and len(sent["input"]) == 3
     assert vectors.shape == (3, 64)

@@ -21,15 +21,28 @@ def build_pool() -> pd.DataFrame:
             for reviewer in (TARGET_REVIEWER, OTHER_A, OTHER_B):
                 for dimension in ("specificity", "innovativeness"):
                     rid += 1
-                    rows.append(dict(rating_id=rid, idea_id=idea_id, patent_id=patent_id,
-                                     reviewer_id=reviewer, domain=domain, dimension=dimension,
-                                     score=1 + (idea + reviewer) % 4))
+                    rows.append(
+                        dict(
+                            rating_id=rid,
+                            idea_id=idea_id,
+                            patent_id=patent_id,
+                            reviewer_id=reviewer,
+                            domain=domain,
+                            dimension=dimension,
+                            score=1 + (idea + reviewer) % 4,
+                        )
+                    )
     return pd.DataFrame(rows)
 
 
 POOL = build_pool()
-TARGET = dict(target_reviewer_id=TARGET_REVIEWER, target_idea_id=4, target_patent_id=2,
-              domain="nlp", dimension="specificity")
+TARGET = dict(
+    target_reviewer_id=TARGET_REVIEWER,
+    target_idea_id=4,
+    target_patent_id=2,
+    domain="nlp",
+    dimension="specificity",
+)
 
 
 def rows(ids):
@@ -75,8 +88,9 @@ def test_the_same_seed_gives_the_same_examples_whatever_the_row_order():
 
 
 def test_different_seeds_give_different_examples():
-    draws = {tuple(select_examples(POOL, kind="aggregate", k=5, seed=s, **TARGET))
-             for s in range(3)}
+    draws = {
+        tuple(select_examples(POOL, kind="aggregate", k=5, seed=s, **TARGET)) for s in range(3)
+    }
     assert len(draws) == 3
 
 
@@ -88,8 +102,19 @@ def test_it_takes_every_candidate_when_fewer_than_k():
 
 def test_a_new_unrelated_rating_does_not_reshuffle_the_selection():
     before = select_examples(POOL, kind="personalized", k=3, seed=1, **TARGET)
-    extra = pd.DataFrame([dict(rating_id=1, idea_id=99, patent_id=99, reviewer_id=TARGET_REVIEWER,
-                               domain="nlp", dimension="specificity", score=2)])
+    extra = pd.DataFrame(
+        [
+            dict(
+                rating_id=1,
+                idea_id=99,
+                patent_id=99,
+                reviewer_id=TARGET_REVIEWER,
+                domain="nlp",
+                dimension="specificity",
+                score=2,
+            )
+        ]
+    )
     after = select_examples(pd.concat([POOL, extra]), kind="personalized", k=3, seed=1, **TARGET)
     assert set(after) - set(before) <= {1}
     assert len(set(before) & set(after)) >= 2

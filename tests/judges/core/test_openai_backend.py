@@ -179,7 +179,8 @@ def test_judge_many_keeps_order_and_limits_calls_in_flight(fake_llm, llm_backend
     replies = judge_many(llm_backend(), requests, concurrency=4)
     elapsed = time.monotonic() - started
     assert [r.prompt_fingerprint for r in replies] == [
-        prompt_fingerprint(build_messages(r)) for r in requests]
+        prompt_fingerprint(build_messages(r)) for r in requests
+    ]
     assert all(r.error == "" for r in replies)
     assert 0.4 <= elapsed < 1.5  # two waves of four, not eight in a row nor all at once
 
@@ -198,7 +199,11 @@ def test_a_refused_json_schema_falls_back_to_json_object_once_per_endpoint(llm_b
         kinds = [r["response_format"]["type"] for r in fake.chat_requests]
     assert kinds == ["json_schema", "json_object", "json_object"]
     assert fake.chat_requests[1]["response_format"]["schema"]["properties"]["score"]["enum"] == [
-        1, 2, 3, 4]
+        1,
+        2,
+        3,
+        4,
+    ]
     assert (first.response_mode, second.response_mode) == ("json_object", "json_object")
     assert first.error == "" and first.retries == 0  # a refusal is not a transient retry
 
@@ -220,7 +225,11 @@ def test_an_endpoint_refusing_every_format_gets_plain_text_cut_at_the_stop(llm_b
         reply = llm_backend(base_url=fake.base_url).judge(make_request())
         sent = fake.chat_requests
     assert [(r["response_format"] or {}).get("type") for r in sent] == [
-        "json_schema", "json_object", "json_object", None]
+        "json_schema",
+        "json_object",
+        "json_object",
+        None,
+    ]
     assert sent[-1]["stop"] == ["}\n"]
     assert (reply.score, reply.confidence, reply.response_mode) == (3, 80, "text")
     assert "Hope" not in reply.raw
@@ -246,9 +255,7 @@ def test_calls_wait_for_a_place_in_the_client_not_behind_their_abandoned_copies(
         judge_many(unbounded, requests, concurrency=4)
         assert unbounded.timeouts >= 1
     with FakeLLM(single_slot=True, latency=0.4) as fake:
-        gated = llm_backend(
-            base_url=fake.base_url, timeout=1.0, max_retries=1, max_concurrency=1
-        )
+        gated = llm_backend(base_url=fake.base_url, timeout=1.0, max_retries=1, max_concurrency=1)
         gated.judge(make_request())
         replies = judge_many(gated, requests, concurrency=4)
         assert gated.timeouts == 0 and all(r.retries == 0 and r.ok for r in replies)
@@ -261,8 +268,9 @@ def test_a_format_tried_after_a_refusal_is_not_trusted_until_it_works(llm_backen
     from apps.judges.backends.openai import _endpoint_key, remember_step
 
     with FakeLLM(refuse_formats={"json_schema", "json_object"}) as fake:
-        remember_step(_endpoint_key(fake.base_url, "fake-model"), "json_object_schema",
-                      confirmed=False)
+        remember_step(
+            _endpoint_key(fake.base_url, "fake-model"), "json_object_schema", confirmed=False
+        )
         reply = llm_backend(base_url=fake.base_url).judge(make_request())
         kinds = [(r["response_format"] or {}).get("type") for r in fake.chat_requests]
     assert kinds == ["json_object", "json_object", None]

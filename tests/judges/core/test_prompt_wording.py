@@ -39,7 +39,7 @@ def test_a_rubric_about_arguments_gets_a_prompt_about_arguments():
     assert "## The topic and argument to score" in user
     assert "\nTopic:\n" in user and "\nArgument:\n" in user
     # The cacheable prefix still ends where the target block starts.
-    assert user[shared_prefix_chars(messages) - len(system):].startswith("## The topic")
+    assert user[shared_prefix_chars(messages) - len(system) :].startswith("## The topic")
 
 
 def test_nouns_without_a_task_build_a_neutral_task_statement():

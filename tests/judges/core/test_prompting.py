@@ -15,10 +15,12 @@ def test_it_puts_the_task_first_then_instruction_examples_and_the_target_last():
     assert [m["role"] for m in messages] == ["system", "user"]
     assert '"score"' in messages[0]["content"] and '"confidence"' in messages[0]["content"]
     user = messages[1]["content"]
-    positions = [user.index(s) for s in ("## Instruction", "## Examples", "### Example 1",
-                                         "### Example 2", TARGET_HEADING)]
+    positions = [
+        user.index(s)
+        for s in ("## Instruction", "## Examples", "### Example 1", "### Example 2", TARGET_HEADING)
+    ]
     assert positions == sorted(positions)
-    assert "Supplier watch" in user[user.index(TARGET_HEADING):]
+    assert "Supplier watch" in user[user.index(TARGET_HEADING) :]
     assert "Score: 3" in user and "Score: 2" in user
     assert "from 1 to 4" in user
 
@@ -52,9 +54,10 @@ def test_the_shared_prefix_is_byte_identical_across_targets():
 def test_the_prefix_changes_when_the_examples_change():
     a = build_messages(make_request())
     b = build_messages(make_request(examples=EXAMPLES[:1]))
-    assert "".join(m["content"] for m in a)[: shared_prefix_chars(a)] != "".join(
-        m["content"] for m in b
-    )[: shared_prefix_chars(b)]
+    assert (
+        "".join(m["content"] for m in a)[: shared_prefix_chars(a)]
+        != "".join(m["content"] for m in b)[: shared_prefix_chars(b)]
+    )
 
 
 def test_the_shared_share_grows_with_examples():

@@ -74,13 +74,15 @@ def test_the_server_formats_prompts_with_gemmas_own_chat_template(llm_server):
     messages = build_messages(JudgeRequest(dimension=NEED, examples=(), **TARGET))
     system, user = (m["content"] for m in messages)
     expected = (
-        f"<bos><start_of_turn>user\n{system}\n\n{user.strip()}<end_of_turn>\n"
-        "<start_of_turn>model\n"
+        f"<bos><start_of_turn>user\n{system}\n\n{user.strip()}<end_of_turn>\n<start_of_turn>model\n"
     )
     assert formatter(messages=messages).prompt == expected
     # A re-ask: the bad reply is the model's turn, the correction a user turn, then the model's.
-    reask = [*messages, {"role": "assistant", "content": "nope"},
-             {"role": "user", "content": "again"}]
+    reask = [
+        *messages,
+        {"role": "assistant", "content": "nope"},
+        {"role": "user", "content": "again"},
+    ]
     assert formatter(messages=reask).prompt.endswith(
         "<start_of_turn>model\nnope<end_of_turn>\n<start_of_turn>user\nagain<end_of_turn>\n"
         "<start_of_turn>model\n"
