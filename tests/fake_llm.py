@@ -310,8 +310,9 @@ def _make_handler(fake: FakeLLM) -> type[BaseHTTPRequestHandler]:
                     500,
                     {
                         "error": {
-                            "message": f"[{{'type': 'literal_error', 'loc': ('body', 'response_format', "
-                            f"'type'), 'msg': \"Input should be 'text' or 'json_object'\", "
+                            "message": "[{'type': 'literal_error', "
+                            "'loc': ('body', 'response_format', 'type'), "
+                            "'msg': \"Input should be 'text' or 'json_object'\", "
                             f"'input': '{kind}'}}]",
                             "type": "internal_server_error",
                             "param": None,
