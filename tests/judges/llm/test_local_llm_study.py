@@ -43,7 +43,14 @@ def test_a_small_study_on_the_local_model_ends_with_every_target_predicted_or_fa
         JudgeConfig.objects.create(name="pers", kind="personalized", shots=[1], **options),
     ]
     purge_queue()
-    worker = CeleryWorker(extra_env={"LLM_MAX_CONCURRENCY": "2", "LLM_TIMEOUT_SECONDS": "120"})
+    worker = CeleryWorker(
+        extra_env={
+            # The worker refuses endpoints that are neither LLM_BASE_URL nor allowed (SSRF guard).
+            "LLM_ALLOWED_BASE_URLS": llm_server.base_url,
+            "LLM_MAX_CONCURRENCY": "2",
+            "LLM_TIMEOUT_SECONDS": "120",
+        }
+    )
     worker.start()
     try:
         run, _ = services.judge_study_start(
