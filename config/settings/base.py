@@ -280,6 +280,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
+    # django-axes announces its configuration at INFO in every process; lockouts are WARNING.
+    "loggers": {"axes": {"level": env("AXES_LOG_LEVEL", default="WARNING")}},
 }
 
 

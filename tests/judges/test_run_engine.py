@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
+from apps.disagreement.models import MetricSnapshot
 from apps.judges import services
 from apps.judges.calibration import Calibration
 from apps.judges.models import (
@@ -20,6 +21,7 @@ from apps.judges.models import (
     JudgeRunPlan,
 )
 from tests.judges.helpers import rate, small_configs
+from tests.workers import purge_queue
 
 pytestmark = pytest.mark.django_db
 
@@ -185,3 +187,26 @@ def test_an_llm_run_is_split_into_chunks_that_other_workers_are_asked_to_help_wi
     assert [m.args for m in broker.sent("judges.judge_run_chunk")] == [[run.id, 1], [run.id, 2]]
     run.refresh_from_db()
     assert run.done == run.total == 12
+
+
+def test_a_finished_prediction_run_makes_the_decision_board_stale(
+    domain, two_reviewers_history, django_capture_on_commit_callbacks
+):
+    """The managers' decision board shows predicted scores: it is recomputed after predictions."""
+    rita, _, _ = two_reviewers_history
+    configs = small_configs()
+    run, _ = services.judge_run_request(
+        purpose="prediction",
+        domain=domain,
+        dimensions=["innovativeness"],
+        configs=[configs[2]],
+        reviewer=rita,
+        enqueue=False,
+    )
+    MetricSnapshot.objects.all().delete()
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            services.judge_run_execute(run_id=run.id)
+        assert MetricSnapshot.objects.filter(status=MetricSnapshot.Status.QUEUED).count() == 1
+    finally:
+        purge_queue()

@@ -38,6 +38,7 @@ from django.db.models.functions import Now
 from django.utils import timezone
 
 from apps.core.errors import ApplicationError
+from apps.disagreement.services import metrics_mark_stale
 from apps.judges import selectors
 from apps.judges.backends.base import (
     Example,
@@ -663,13 +664,17 @@ def _finalize(run: JudgeRun) -> None:
 
 
 def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
-    """Move a running run to a final status (once: conditional), and tell the alignment."""
+    """Move a running run to a final status (once: conditional), and tell the alignment; a
+    finished prediction run also makes the managers' decision board (part of the metrics
+    snapshot, apps/disagreement) stale, since it shows the predicted scores."""
     n = JudgeRun.objects.filter(id=run.id, status=JudgeRun.Status.RUNNING).update(
         status=status, finished_at=timezone.now(), error=error[:5000], updated_at=timezone.now()
     )
     if n:
         history_status(run, JudgeRun.Status.RUNNING, status, note=error[:500])
         transaction.on_commit(lambda: alignment.alignment_runs_finished(run_ids=[run.id]))
+        if run.purpose == JudgeRun.Purpose.PREDICTION and status == JudgeRun.Status.DONE:
+            transaction.on_commit(metrics_mark_stale)
     return bool(n)
 
 
