@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Count, F, Q, QuerySet, Sum
 
-from apps.accounts.models import User
+from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.models import Domain, Idea
 from apps.judges import alignment
+from apps.judges.embeddings import embed_texts
 from apps.judges.models import (
     LOCAL_LABEL,
     AlignmentSnapshot,
@@ -90,8 +94,6 @@ def reviewers_history_counts(*, reviewer_ids: Iterable[int]) -> list[dict[str, A
 
 def reviewers_profile_domain_ids(*, reviewer_ids: Iterable[int]) -> dict[int, set[int]]:
     """Reviewer id -> the domain ids of their profile (absent: no profile or no domains)."""
-    from apps.accounts.models import ReviewerProfile
-
     out: dict[int, set[int]] = {}
     rows = ReviewerProfile.domains.through.objects.filter(
         reviewerprofile__user_id__in=list(reviewer_ids)
@@ -457,17 +459,11 @@ def alignment_report(
         )
     if with_reasoning and not scored.empty:
         try:
-            from apps.judges.embeddings import embed_texts
-        except ImportError:
-            report["reasoning_note"] = "Embeddings are not available in this installation."
-        else:
-            try:
-                embed_texts = _cached_embedder(embed_texts)
-                report["reasoning"] = alignment.reasoning_structure(
-                    truth, scored, scales=scales, embed=embed_texts
-                )
-            except Exception as exc:  # an unreachable embeddings endpoint must not break it
-                report["reasoning_note"] = f"Reasoning similarity could not be computed: {exc}"
+            report["reasoning"] = alignment.reasoning_structure(
+                truth, scored, scales=scales, embed=_cached_embedder(embed_texts)
+            )
+        except Exception as exc:  # an unreachable embeddings endpoint must not break it
+            report["reasoning_note"] = f"Reasoning similarity could not be computed: {exc}"
     return report
 
 
@@ -556,15 +552,8 @@ def _cached_embedder(embed: Any) -> Any:
     """Remote embeddings cost money and time: keep each text's vector in the cache for a day,
     so reloading the dashboard embeds only reasons it has not seen. The local method is cheap
     and its vectors are large, so it is not cached."""
-    from django.conf import settings
-
     if not getattr(settings, "EMBEDDINGS_BASE_URL", ""):
         return embed
-
-    import hashlib
-
-    import numpy as np
-    from django.core.cache import cache
 
     model = getattr(settings, "EMBEDDINGS_MODEL", "")
 

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 from apps.accounts.models import User
 from apps.accounts.permissions import IsAdmin, IsManagerOrAdmin, IsReviewer, has_role
 from apps.catalog.models import Domain
-from apps.core.errors import ApplicationError, NotFound
+from apps.core.errors import ApplicationError, FieldError, NotFound
 from apps.core.requests import AuthenticatedRequest
 from apps.judges import presenters, selectors, services
 from apps.judges.models import JudgeConfig, JudgeRun
@@ -326,8 +326,6 @@ def resolve_configs(values: list[str]) -> list[JudgeConfig]:
             errors.append(value)
         found += [c for c in match if c not in found]
     if errors:
-        from apps.core.errors import FieldError
-
         raise ApplicationError(
             "Unknown judge configuration.",
             errors=[FieldError("configs", "no such configuration", value=v) for v in errors],
@@ -346,8 +344,6 @@ class JudgeStudyStartApi(APIView):
         try:
             domain = Domain.objects.filter(key=v["domain"]).first()
             if domain is None:
-                from apps.core.errors import FieldError
-
                 raise ApplicationError(
                     "Unknown domain.",
                     errors=[FieldError("domain", "no such domain", value=v["domain"])],
