@@ -163,6 +163,12 @@ def test_a_tour_of_the_judge_pages_on_the_demo_data(page, login, settings):
     # Figure 3, one scatter per configuration with kept reasons; any other is named, not drawn.
     scatters = page.locator("canvas[data-type=scatter]").count()
     assert scatters == 3 or (scatters == 2 and page.get_by_text("Not drawn: Zero-shot").count())
+    # The reasoning axes span their full ranges: a flat cloud must not look like a trend.
+    ranges = page.evaluate(
+        "(window.judgeCharts || []).filter(c => c.canvas.dataset.type === 'scatter')"
+        ".map(c => [c.scales.y.min, c.scales.y.max, c.scales.x.min, c.scales.x.max])"
+    )
+    assert ranges and all(y0 <= 0 and y1 >= 1 and x0 <= -1 and x1 >= 1 for y0, y1, x0, x1 in ranges)
     _shot(page, "alignment")
     idea_id = (
         JudgeFinal.objects.filter(run__purpose="loo_evaluation", kind="personalized")
