@@ -393,3 +393,34 @@ def test_the_admins_posts_really_change_things(world, admin):
     assert not Assignment.objects.filter(pk=world["pending_assignment"]).exists()
     client.post(reverse("judges:run_cancel", kwargs={"run_id": world["run"]}))
     assert JudgeRun.objects.get(pk=world["run"]).status == JudgeRun.Status.CANCELLED
+
+
+# Query parameters the pages read, filled with what PostgreSQL refuses or cannot store: a NUL
+# character, an integer past bigint, a date that is no date. Pages answer 4xx or ignore them.
+HOSTILE_QUERY = {
+    key: value
+    for key in ("domain", "dimension", "reviewer", "source", "status", "q", "sort", "kind", "page")
+    for value in ("a\x00b",)
+} | {"since": "2026-13-45", "until": "\x00", "limit": "51705856892600188928", "run": "-1"}
+
+GET_PAGES = sorted(
+    {
+        (name, tuple(kwargs.items()))
+        for name, kwargs, method, _, codes in MATRIX
+        if method == "get" and codes != NOT_GET
+    }
+)
+
+
+@pytest.mark.parametrize("role", ["reviewer", "manager", "admin"])
+def test_no_page_answers_a_server_error_to_hostile_query_parameters(request, world, role):
+    client = Client(raise_request_exception=False)
+    client.force_login(request.getfixturevalue(role))
+    failures = []
+    for name, kwargs in GET_PAGES:
+        url = reverse(name, kwargs=_kwargs(dict(kwargs), world))
+        for key, value in HOSTILE_QUERY.items():
+            response = client.get(url, {key: value})
+            if response.status_code >= 500:
+                failures.append((url, key, response.status_code))
+    assert failures == []
