@@ -163,7 +163,7 @@ def test_a_tour_of_the_judge_pages_on_the_demo_data(page, login, settings):
     page.wait_for_selector(".jg-chart[data-ready] canvas")
     # Figure 3, one scatter per configuration with kept reasons; any other is named, not drawn.
     scatters = page.locator("canvas[data-type=scatter]").count()
-    not_drawn = page.get_by_text(re.compile(r"^Not drawn: "))
+    not_drawn = page.get_by_text(re.compile(r"^Not drawn: .*no kept predictions with reasons"))
     named = (
         not_drawn.inner_text().split(":", 1)[1].split("(")[0].split(",")
         if not_drawn.count()
