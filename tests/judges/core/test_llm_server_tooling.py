@@ -11,10 +11,10 @@ from apps.judges.llm_server import GEMMA3_TOKENIZER_CONFIG, chat_template_path, 
 from tests.workers import ROOT
 
 
-def test_the_server_command_gives_gemmas_template_one_thread_and_a_bounded_context():
-    command = server_command(port=9999, model=Path("/models/gemma.gguf"))
+def test_the_server_command_gives_gemmas_template_the_threads_and_a_bounded_context():
+    command = server_command(port=9999, model=Path("/models/gemma.gguf"), n_threads=1)
     option = {command[i]: command[i + 1] for i in range(3, len(command) - 1, 2)}
-    assert command[1:3] == ["-m", "llama_cpp.server"]
+    assert command[1:3] == ["-m", "apps.judges.llm_server_process"]
     assert option["--model"] == "/models/gemma.gguf" and option["--port"] == "9999"
     assert option["--chat_format"] == "hf-tokenizer-config"
     assert Path(option["--hf_tokenizer_config_path"]) == chat_template_path()

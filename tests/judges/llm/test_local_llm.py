@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from apps.judges.backends import Example, JudgeRequest, get_backend, judge_many
-from apps.judges.llm_server import server_command
+from apps.judges.llm_server import LocalLLMServer, server_command
 from apps.judges.prompting import build_messages
 from tests.judges.core.conftest import EXAMPLES, NEED, SPECIFICITY
 
@@ -113,3 +113,19 @@ def test_consecutive_targets_of_one_example_set_reuse_the_servers_prefix_cache(l
     replies = judge_many(backend_for(llm_server), requests, concurrency=1)
     assert all(r.ok for r in replies), [r.error for r in replies]
     assert llm_server.log().count("prefix-match hit") - before >= 2
+
+
+def test_checking_the_greedy_pick_first_gives_the_replies_of_llama_cpp_pythons_own_sampler(
+    llm_server,
+):
+    """apps/judges/llm_server_process.py checks the best tokens against the JSON grammar before
+    filtering the whole vocabulary; that must change the time taken, never the reply."""
+    requests = [
+        JudgeRequest(dimension=dimension, examples=examples, seed=0, **TARGET)
+        for dimension, examples in ((SPECIFICITY, EXAMPLES), (NEED, OTHER_EXAMPLES), (NEED, ()))
+    ]
+    ours = [backend_for(llm_server).judge(r) for r in requests]
+    with LocalLLMServer(pick_first=False) as stock:
+        theirs = [backend_for(stock).judge(r) for r in requests]
+    assert [r.raw for r in ours] == [r.raw for r in theirs]
+    assert all(r.ok and r.response_mode == "json_object" for r in ours), [r.error for r in ours]
