@@ -28,6 +28,7 @@ from apps.catalog.importers.common import (
     Problems,
     check_columns,
     chunked,
+    per_distinct,
     read_table,
     require_values,
 )
@@ -62,14 +63,10 @@ def import_ratings(
 
     # Ideas -> id and rubric.
     default_rubric = Rubric.objects.filter(is_default=True).values_list("id", flat=True).first()
-    idea_rows: list[tuple[str, int, str, int | None]] = []
-    for part in chunked([v for v in frame["idea"].unique().tolist() if v], 5000):
-        idea_rows.extend(
-            Idea.objects.filter(external_id__in=part).values_list(
-                "external_id", "id", "patent__domain__key", "patent__domain__rubric_id"
-            )
-        )
-    ideas = pd.DataFrame(idea_rows, columns=["idea", "idea_id", "domain_key", "rubric_id"])
+    ideas = pd.DataFrame(
+        _ideas_named([v for v in frame["idea"].unique().tolist() if v]),
+        columns=["idea", "idea_id", "domain_key", "rubric_id"],
+    )
     ideas["rubric_id"] = (
         ideas["rubric_id"].fillna(-1 if default_rubric is None else default_rubric).astype("int64")
     )
@@ -148,11 +145,13 @@ def import_ratings(
     # Scores: empty means "not rated by design"; otherwise a whole number on the scale.
     score_text = frame["score"]
     given = score_text != ""
-    not_int = given & ~score_text.str.match(INTEGER)
+    not_int = given & ~per_distinct(score_text, lambda c: c.str.match(INTEGER))
     problems.add_rows(
         frame, not_int, "score", "must be a whole number (or empty when the stage is closed)"
     )
-    score = pd.to_numeric(score_text.where(given & ~not_int), errors="coerce")
+    score = per_distinct(
+        score_text.where(given & ~not_int), lambda c: pd.to_numeric(c, errors="coerce")
+    )
     frame["score_num"] = score
     off = (
         score.notna()
@@ -472,3 +471,19 @@ def _check_answers(frame: pd.DataFrame, dims: list[Dimension], problems: Problem
         else:
             parsed[i] = {k: value[k] for k in keys}
     frame["answers_obj"] = parsed
+
+
+def _ideas_named(keys: list[str]) -> list[tuple[str, int, str, int | None]]:
+    """(external_id, id, domain key, domain's rubric id) of the stored ideas among `keys`.
+
+    A file that names a good share of the catalogue reads all of it in one query: listing a
+    hundred thousand keys as query parameters costs more than reading the rows it would skip.
+    """
+    columns = ("external_id", "id", "patent__domain__key", "patent__domain__rubric_id")
+    ideas = Idea.objects.values_list(*columns)
+    if len(keys) * 4 >= Idea.objects.count():
+        return list(ideas)
+    rows: list[tuple[str, int, str, int | None]] = []
+    for part in chunked(keys, 5000):
+        rows.extend(ideas.filter(external_id__in=part))
+    return rows
