@@ -12,8 +12,9 @@ set-based statements, the same on PostgreSQL and SQLite. The rules of the histor
   stay the same, and dropped when either changes (they would no longer explain the score);
 - `rationale` null means "not given" (an import without a rationale column): the stored one stays.
 
-Loading the staging table is the only step that differs between databases: COPY on PostgreSQL,
-executemany elsewhere. bench/bench_import.py compares the whole path with the bare COPY floor.
+Loading the staging table is the only step that differs between databases: COPY on PostgreSQL
+(for more than a screening's few rows), executemany elsewhere. bench/bench_import.py compares the
+whole path with the bare COPY floor.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ COLUMNS = [
     "created_at",
     "updated_at",
 ]
+# Below this many rows, building a CSV for COPY costs more than inserting with parameters.
+COPY_FROM_ROWS = 200
 # Never null: the rating's key and state.
 KEY_COLUMNS = ("reviewer_id", "idea_id", "dimension_id", "status")
 
@@ -91,15 +94,20 @@ def ratings_store(
     h = RatingHistory._meta.db_table
     json_type = Rating._meta.get_field("answers").db_type(connection)
     time_type = Rating._meta.get_field("created_at").db_type(connection)
+    # One staging table per database connection, created on first use and emptied before each
+    # use (and at every commit on PostgreSQL, so a bulk import leaves nothing behind): a form
+    # submit pays no CREATE and DROP, which write to the system catalogues.
+    on_commit = " ON COMMIT DELETE ROWS" if connection.vendor == "postgresql" else ""
     with connection.cursor() as cur:
-        cur.execute(f"DROP TABLE IF EXISTS {STAGE}")
         cur.execute(
-            f"CREATE TEMP TABLE {STAGE} (reviewer_id bigint NOT NULL, idea_id bigint NOT NULL, "
-            "dimension_id bigint NOT NULL, status varchar(16) NOT NULL, score smallint, "
+            f"CREATE TEMP TABLE IF NOT EXISTS {STAGE} (reviewer_id bigint NOT NULL, "
+            "idea_id bigint NOT NULL, dimension_id bigint NOT NULL, "
+            "status varchar(16) NOT NULL, score smallint, "
             f"answers {json_type}, rationale text, created_at {time_type}, "
             f"updated_at {time_type}, rating_id bigint, "
-            "changed smallint NOT NULL DEFAULT 0)"
+            f"changed smallint NOT NULL DEFAULT 0){on_commit}"
         )
+        cur.execute(f"DELETE FROM {STAGE}")
         _load_stage(cur, rows)
         key = (
             "r.reviewer_id = t.reviewer_id AND r.idea_id = t.idea_id "
@@ -153,7 +161,6 @@ def ratings_store(
         )
         reviewer_ids = sorted(int(x) for (x,) in cur.fetchall())
         assignments = _settle_assignments(cur, changed_by_id, stamp) if settle_assignments else 0
-        cur.execute(f"DROP TABLE {STAGE}")
     return StoreResult(
         created=created, updated=updated, reviewer_ids=reviewer_ids, assignments=assignments
     )
@@ -176,10 +183,11 @@ def _settle_assignments(cur: Any, assigned_by_id: int | None, stamp: Any) -> int
 
 
 def _load_stage(cur, rows: pd.DataFrame) -> None:
-    """Fill the staging table: COPY on PostgreSQL (a million rows in seconds), else executemany."""
+    """Fill the staging table: COPY on PostgreSQL (a million rows in seconds), else, and for the
+    few rows of one screening, executemany."""
     answers_field = Rating._meta.get_field("answers")
     time_field = Rating._meta.get_field("created_at")
-    if connection.vendor == "postgresql":
+    if connection.vendor == "postgresql" and len(rows) >= COPY_FROM_ROWS:
         out = pd.DataFrame(
             {
                 "reviewer_id": rows["reviewer_id"],
