@@ -36,11 +36,10 @@ MODEL_ALIAS = "gemma-3-270m-q4_k_m"
 DEFAULT_N_CTX = int(os.environ.get("LLM_SERVER_N_CTX", "8192"))
 START_TIMEOUT_SECONDS = 120.0
 # Threads: the cores, up to 4 (more do not speed up a 270M model). Measured with
-# bench/bench_llm.py on 2 cores: one judgment's p50 2.8 s with two threads against 4.0 s with one
-# on an idle machine. But llama.cpp's OpenMP threads spin at every barrier, so when other work
-# keeps every core busy, two threads wait on each other: p50 17 s against 3.9 s with one (two
-# busy loops beside it). On a machine shared with busy work set LLM_SERVER_THREADS=1, as bin/test
-# does.
+# bench/bench_llm.py on 2 idle cores, k = 2: one judgment's p50 2.2 s with two threads against
+# 2.9 s with one. But llama.cpp's OpenMP threads spin at every barrier, so when other work keeps
+# every core busy, two threads wait on each other: p50 17 s against 3.9 s with one (two busy
+# loops beside it). On a machine shared with busy work set LLM_SERVER_THREADS=1, as bin/test does.
 DEFAULT_THREADS = int(
     os.environ.get("LLM_SERVER_THREADS") or max(1, min(4, len(os.sched_getaffinity(0))))
 )
@@ -159,6 +158,10 @@ def server_command(
         str(threads),
         "--n_threads_batch",
         str(threads),
+        # The server's default keeps the logits of every prompt token (for logprobs, which the
+        # judges never ask for): Gemma's 262,144-word output layer run on each of them.
+        "--logits_all",
+        "false",
     ]
 
 
