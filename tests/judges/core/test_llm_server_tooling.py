@@ -20,6 +20,7 @@ def test_the_server_command_gives_gemmas_template_the_threads_and_a_bounded_cont
     assert Path(option["--hf_tokenizer_config_path"]) == chat_template_path()
     assert option["--n_threads"] == option["--n_threads_batch"] == "1"
     assert option["--n_ctx"] == "8192"
+    assert option["--logits_all"] == "false"  # no logits kept for every prompt token
     assert "<start_of_turn>" in GEMMA3_TOKENIZER_CONFIG["chat_template"]
 
 
