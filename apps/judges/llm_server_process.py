@@ -127,6 +127,17 @@ def _entry(rows: np.ndarray, index: int) -> Any:
 def main() -> None:
     install(pick_first=os.environ.get("PLURALIST_LLM_PICK_FIRST", "1") != "0")
     from llama_cpp.server.__main__ import main as serve
+    from llama_cpp.server.settings import ModelSettings, ServerSettings
+
+    # llama-cpp-python's server takes settings from the environment too, and HOST and PORT there
+    # beat its command line: `PORT=8080 bin/demo --llm` moved the LLM server onto the web
+    # server's port. llm_server.py's command line is the whole configuration.
+    names = {"HOST", "PORT", "CONFIG_FILE"}
+    names |= {
+        name.upper() for model in (ModelSettings, ServerSettings) for name in model.model_fields
+    }
+    for name in [n for n in os.environ if n.upper() in names]:
+        del os.environ[name]
 
     serve()
 

@@ -129,3 +129,19 @@ def test_checking_the_greedy_pick_first_gives_the_replies_of_llama_cpp_pythons_o
         theirs = [backend_for(stock).judge(r) for r in requests]
     assert [r.raw for r in ours] == [r.raw for r in theirs]
     assert all(r.ok and r.response_mode == "json_object" for r in ours), [r.error for r in ours]
+
+
+def test_the_server_listens_where_its_command_line_says_whatever_the_environment_holds(
+    monkeypatch,
+):
+    """`PORT=8080 bin/demo --llm`: PORT is the web server's; llama-cpp-python's server would
+    have taken it over its own --port."""
+    from apps.judges.llm_server import free_port
+
+    monkeypatch.setenv("PORT", str(free_port()))
+    monkeypatch.setenv("HOST", "0.0.0.0")
+    server = LocalLLMServer().start(timeout=60)
+    try:
+        assert f"Uvicorn running on http://127.0.0.1:{server.port} " in server.log()
+    finally:
+        server.stop()
