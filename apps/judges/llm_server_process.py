@@ -1,4 +1,5 @@
-"""The local LLM server's process: llama-cpp-python's OpenAI-compatible server with two changes.
+"""The local LLM server's process: llama-cpp-python's OpenAI-compatible server, changed in two
+ways, and configured by its command line alone (see main).
 
     python -m apps.judges.llm_server_process <llama_cpp.server arguments>
 
