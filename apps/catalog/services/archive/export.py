@@ -27,6 +27,14 @@ from apps.catalog.services.archive.common import (
 )
 from apps.screening.models import Rating, RatingHistory, Rubric
 
+# The history file's columns that are not fields of RatingHistory, and where they come from.
+HISTORY_SOURCES = {
+    "idea": "rating__idea__external_id",
+    "reviewer": "rating__reviewer__username",
+    "dimension": "rating__dimension__key",
+    "changed_by": "changed_by__username",
+}
+
 
 def _rubric_file(rubric: Rubric) -> bytes:
     data: dict[str, Any] = {
@@ -156,22 +164,7 @@ def installation_export(*, actor: Any = None) -> bytes:
                 row[13],
             )
             for row in RatingHistory.objects.order_by("changed_at", "id")
-            .values_list(
-                "rating__idea__external_id",
-                "rating__reviewer__username",
-                "rating__dimension__key",
-                "changed_at",
-                "changed_by__username",
-                "source",
-                "old_status",
-                "old_score",
-                "old_answers",
-                "old_rationale",
-                "new_status",
-                "new_score",
-                "new_answers",
-                "new_rationale",
-            )
+            .values_list(*(HISTORY_SOURCES.get(c, c) for c in HISTORY_COLUMNS))
             .iterator(chunk_size=5000)
         ),
     )
