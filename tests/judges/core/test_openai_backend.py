@@ -1,5 +1,6 @@
 """The openai backend against a real HTTP server speaking the OpenAI wire format."""
 
+import contextlib
 import time
 
 import pytest
@@ -252,8 +253,11 @@ def test_calls_wait_for_a_place_in_the_client_not_behind_their_abandoned_copies(
     with FakeLLM(single_slot=True, latency=0.4) as fake:
         unbounded = llm_backend(base_url=fake.base_url, timeout=1.0, max_retries=1)
         unbounded.judge(make_request())  # learn the format first
-        judge_many(unbounded, requests, concurrency=4)
-        assert unbounded.timeouts >= 1
+        # A retry queues behind the abandoned copies too and may time out again, failing the
+        # batch: either way the server did work nobody waits for.
+        with contextlib.suppress(TransientBackendError):
+            judge_many(unbounded, requests, concurrency=4)
+        assert unbounded.timeouts >= 1 and len(fake.chat_requests) > 5
     with FakeLLM(single_slot=True, latency=0.4) as fake:
         gated = llm_backend(base_url=fake.base_url, timeout=1.0, max_retries=1, max_concurrency=1)
         gated.judge(make_request())
