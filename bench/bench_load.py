@@ -4,12 +4,13 @@ with a static file and /healthz measured in the same run.
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/pluralist_bench \\
     CELERY_BROKER_URL=redis://127.0.0.1:6379/15 \\
         .venv/bin/python bench/bench_load.py [--reviewers 32] [--seconds 20] \\
-        [--servers gthread:2:8,sync:3:1]
+        [--servers gthread:2:32:4,gthread:1:32:0,sync:3:1:0]
 
 Creates (if needed) and migrates the database, seeds one domain with --ideas ideas assigned to
 each of --reviewers reviewers (each with an API token), collects static files into a temporary
-folder, then for each server layout (worker class:workers:threads) starts gunicorn with
-config/gunicorn.py and the production settings (bench/settings_load.py) and runs, for --seconds:
+folder, then for each server layout (worker class:workers:threads:views running at once, the last
+being WEB_ACTIVE_REQUESTS, 0 for no limit) starts gunicorn with config/gunicorn.py and the
+production settings (bench/settings_load.py) and runs, for --seconds:
 - every reviewer in its own thread, submitting `PUT /api/ideas/{id}/my-rating/` back to back
   (each submit changes the score, so every request writes a rating and a history row and queues
   the judge schedule after commit, as in production);
@@ -166,7 +167,7 @@ def _wait_ready(port: int, deadline_s: float = 60) -> None:
 
 
 def run_layout(layout: str, *, port: int, env: dict[str, str], jobs, seconds: float) -> dict:
-    worker_class, workers, threads = layout.split(":")
+    worker_class, workers, threads, active = layout.split(":")
     command = [
         str(Path(sys.executable).with_name("gunicorn")),
         "-c",
@@ -182,7 +183,10 @@ def run_layout(layout: str, *, port: int, env: dict[str, str], jobs, seconds: fl
         "config.wsgi:application",
     ]
     server = subprocess.Popen(
-        command, cwd=ROOT, env={**env, "GUNICORN_ACCESSLOG": ""}, stderr=subprocess.DEVNULL
+        command,
+        cwd=ROOT,
+        env={**env, "GUNICORN_ACCESSLOG": "", "WEB_ACTIVE_REQUESTS": active},
+        stderr=subprocess.DEVNULL,
     )
     try:
         _wait_ready(port)
@@ -228,7 +232,8 @@ def main() -> None:
     parser.add_argument("--reviewers", type=int, default=32)
     parser.add_argument("--ideas", type=int, default=20)
     parser.add_argument("--seconds", type=float, default=20)
-    parser.add_argument("--servers", default="gthread:2:8,sync:3:1")
+    # The default on 2 cores (config/gunicorn.py), the one before it, the old compose's.
+    parser.add_argument("--servers", default="gthread:2:32:4,gthread:1:32:0,sync:3:1:0")
     parser.add_argument("--port", type=int, default=18770)
     args = parser.parse_args()
     url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
@@ -257,7 +262,7 @@ def main() -> None:
         f"CPU cores (shared with whatever else runs); ms, successful requests only"
     )
     print(
-        f"{'server (class:workers:threads)':<32}{'what':<9}{'n':>7}{'err':>5}"
+        f"{'server (class:workers:threads:active)':<40}{'what':<9}{'n':>7}{'err':>5}"
         f"{'p50':>9}{'p95':>9}{'per s':>8}"
     )
     for layout in args.servers.split(","):
@@ -265,12 +270,12 @@ def main() -> None:
         for kind in ("submit", "static", "healthz"):
             s = summary.get(kind, {"n": 0, "errors": 0, "p50": 0, "p95": 0, "per_s": 0})
             print(
-                f"{layout:<32}{kind:<9}{s['n']:>7}{s['errors']:>5}"
+                f"{layout:<40}{kind:<9}{s['n']:>7}{s['errors']:>5}"
                 f"{s['p50']:>9.1f}{s['p95']:>9.1f}{s['per_s']:>8.1f}"
             )
         ratio = summary["submit"]["p95"] / summary["static"]["p95"]
         verdict = "met" if ratio <= 2 else "NOT met"
-        print(f"{layout:<32}submit p95 / static p95 = {ratio:.2f} (target <= 2: {verdict})")
+        print(f"{layout:<40}submit p95 / static p95 = {ratio:.2f} (target <= 2: {verdict})")
 
 
 if __name__ == "__main__":

@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.models import Idea
+from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.disagreement.models import MetricSlice, MetricSnapshot
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
 from apps.judges.selectors import latest_done_runs
@@ -324,7 +325,7 @@ def snapshot_latest(*, scope: str, done_only: bool = True) -> MetricSnapshot | N
     """The newest finished snapshot of a scope (without its heavy JSON loaded twice)."""
     qs = MetricSnapshot.objects.filter(scope=scope)
     if done_only:
-        qs = qs.filter(status=MetricSnapshot.Status.DONE).order_by("-computed_at", "-id")
+        qs = qs.filter(status=MetricSnapshot.Status.DONE).order_by(*SNAPSHOT_NEWEST_FIRST)
     return qs.select_related("requested_by").first()
 
 

@@ -14,6 +14,7 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 
 from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.models import Domain, Idea
+from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.judges import alignment
 from apps.judges.embeddings import embed_texts
 from apps.judges.models import (
@@ -585,7 +586,7 @@ def alignment_snapshot_latest(*, scope: str, with_points: bool = False) -> Align
     return (
         AlignmentSnapshot.objects.filter(scope=scope, status=AlignmentSnapshot.Status.DONE)
         .defer(*deferred)
-        .order_by("-computed_at", "-id")
+        .order_by(*SNAPSHOT_NEWEST_FIRST)
         .first()
     )
 
@@ -629,7 +630,7 @@ def reviewer_alignment(*, reviewer_id: int) -> tuple[AlignmentSnapshot | None, d
     key = f"r{int(reviewer_id)}"
     row = (
         AlignmentSnapshot.objects.filter(scope="auto", status=AlignmentSnapshot.Status.DONE)
-        .order_by("-computed_at", "-id")
+        .order_by(*SNAPSHOT_NEWEST_FIRST)
         .values("id", f"per_reviewer__{key}")
         .first()
     )
@@ -654,7 +655,7 @@ def run_alignment_rows(run: JudgeRun) -> tuple[AlignmentSnapshot | None, list[di
     # Only the newest few snapshots are kept per scope (services.alignment.KEEP_SNAPSHOTS).
     candidates = (
         AlignmentSnapshot.objects.filter(scope="auto", status=AlignmentSnapshot.Status.DONE)
-        .order_by("-computed_at", "-id")
+        .order_by(*SNAPSHOT_NEWEST_FIRST)
         .values_list("id", "run_ids")
     )
     found = next((sid for sid, ids in candidates if run.id in (ids or [])), None)

@@ -106,8 +106,13 @@ class Assignment(TimestampedModel):
         COMPLETED = "completed", "Rated"
         DECLINED = "declined", "Declined"
 
+    # No index of its own: unique_assignment and the (reviewer, status) index both lead with it,
+    # and every index is one more write per assignment.
     reviewer = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments"
+        settings.AUTH_USER_MODEL,
+        on_delete=models.CASCADE,
+        related_name="assignments",
+        db_index=False,
     )
     idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="assignments")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
@@ -136,11 +141,16 @@ class Rating(TimestampedModel):
         API = "api", "API"
         IMPORT = "import", "Import"
 
+    # Reviewer and dimension have no index of their own: one_rating_per_dimension leads with the
+    # reviewer and the (dimension, idea) index with the dimension, and every index is one more
+    # write per rating (a million on a large import).
     reviewer = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ratings"
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="ratings", db_index=False
     )
     idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="ratings")
-    dimension = models.ForeignKey(Dimension, on_delete=models.CASCADE, related_name="ratings")
+    dimension = models.ForeignKey(
+        Dimension, on_delete=models.CASCADE, related_name="ratings", db_index=False
+    )
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.SCORED)
     score = models.SmallIntegerField(null=True, blank=True)
     # Answers to the dimension's yes/no questions, e.g. {"hard_to_imitate": true, ...}.

@@ -37,6 +37,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # After WhiteNoise, so static files never wait for a slot (apps/core/middleware.py).
+    "apps.core.middleware.ActiveRequestLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -146,6 +148,11 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
 }
+
+# Requests of one web process that run their view at once (0: no limit); static files and
+# /healthz never wait (apps/core/middleware.py, sizing in config/gunicorn.py).
+# Empty counts as unset (docker-compose passes it through empty).
+WEB_ACTIVE_REQUESTS = int(env("WEB_ACTIVE_REQUESTS", default="") or 4)
 
 # Imports of 1,000,000 ratings arrive as one upload.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=50 * 1024 * 1024)

@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from apps.judges import services
-from apps.judges.models import JudgeHistory, JudgeRun
+from apps.judges.models import JudgeHistory, JudgeRun, JudgeScheduleRequest
 from apps.judges.tasks import judge_runs_schedule_task
 from apps.screening.services.ratings import ratings_changed
 from tests.factories import ReviewerFactory
@@ -110,3 +110,18 @@ def test_a_trigger_that_waited_while_its_scope_was_judged_queues_nothing_more(
     # A change made after the runs started needs fresh runs.
     fresh = services.judge_runs_schedule(reviewer_ids=[rita.id], changed_at=services.db_now())
     assert fresh["created"] == 2 and JudgeRun.objects.filter(reviewer=rita).count() == 4
+
+
+def test_a_reviewer_already_pending_costs_one_update_that_moves_the_change_forward(
+    domain, broker, django_assert_num_queries
+):
+    reviewer = ReviewerFactory(username="pending", profile=[domain])
+    assert services.judge_ratings_changed(reviewer_ids=[reviewer.id]) == 1
+    first = JudgeScheduleRequest.objects.get(reviewer=reviewer).changed_at
+
+    with django_assert_num_queries(1):
+        assert services.judge_ratings_changed(reviewer_ids=[reviewer.id]) == 0
+
+    # The pending task reads the newer change; no second task is sent.
+    assert JudgeScheduleRequest.objects.get(reviewer=reviewer).changed_at > first
+    assert len(broker.sent(judge_runs_schedule_task.name)) == 1

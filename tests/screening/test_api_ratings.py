@@ -279,3 +279,17 @@ def test_an_optional_dimension_left_null_through_the_api_is_stored_as_not_answer
     )
     assert refused.status_code == 400
     assert [e["field"] for e in refused.json()["errors"]] == ["need_validity"]
+
+
+def test_a_submit_answers_with_the_stored_screening_without_reading_it_twice(
+    api, reviewer, idea, django_assert_max_num_queries
+):
+    client = api(reviewer)
+    client.put(_url(idea), {"scores": {"specificity": 1}}, format="json")
+    # Session, idea, assignment lock, rubric, dimensions, the storage statements, the stored
+    # ratings and the savepoints: the response is built from what the write read, not read again
+    # (which took 25 queries).
+    with django_assert_max_num_queries(18):
+        response = client.put(_url(idea), {"scores": FULL, "answers": ANSWERS}, format="json")
+    assert response.status_code == 200
+    assert response.json() == client.get(_url(idea)).json()

@@ -6,15 +6,17 @@ profile, plus any idea assigned to them (an admin may have assigned one outside 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.db.models import Q, QuerySet
 
 from apps.accounts.models import User
-from apps.catalog.models import Idea, Patent
+from apps.catalog.models import Domain, Idea, Patent
 
 
-def _reviewer_domain_ids(user: User) -> list[int]:
-    profile = getattr(user, "reviewer_profile", None)
-    return list(profile.domains.values_list("pk", flat=True)) if profile is not None else []
+def _reviewer_domains(user: User) -> QuerySet[Domain, Any]:
+    """The domains on the reviewer's profile, as a subquery (no query of its own)."""
+    return Domain.objects.filter(reviewers__user=user).values("pk")
 
 
 def ideas_visible_to(user: User) -> QuerySet[Idea]:
@@ -23,9 +25,8 @@ def ideas_visible_to(user: User) -> QuerySet[Idea]:
         return qs
     if not user.is_reviewer:
         return qs.none()
-    return qs.filter(
-        Q(patent__domain_id__in=_reviewer_domain_ids(user)) | Q(assignments__reviewer=user)
-    ).distinct()
+    assigned = Idea.objects.filter(assignments__reviewer=user).values("pk")
+    return qs.filter(Q(patent__domain__in=_reviewer_domains(user)) | Q(pk__in=assigned))
 
 
 def patents_visible_to(user: User) -> QuerySet[Patent]:
@@ -34,6 +35,5 @@ def patents_visible_to(user: User) -> QuerySet[Patent]:
         return qs
     if not user.is_reviewer:
         return qs.none()
-    return qs.filter(
-        Q(domain_id__in=_reviewer_domain_ids(user)) | Q(ideas__assignments__reviewer=user)
-    ).distinct()
+    assigned = Patent.objects.filter(ideas__assignments__reviewer=user).values("pk")
+    return qs.filter(Q(domain__in=_reviewer_domains(user)) | Q(pk__in=assigned))

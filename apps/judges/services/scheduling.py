@@ -24,6 +24,7 @@ from datetime import UTC, datetime, timedelta
 from django.conf import settings
 from django.db import IntegrityError, connection, transaction
 from django.db.models import Max, Q
+from django.db.models.functions import Now
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -79,18 +80,19 @@ def judge_ratings_changed(*, reviewer_ids: Iterable[int]) -> int:
     ids = sorted({int(i) for i in reviewer_ids})
     if not ids:
         return 0
-    countdown = float(settings.JUDGE_DEBOUNCE_SECONDS)
-    now = db_now()
-    with transaction.atomic():
-        pending = JudgeScheduleRequest.objects.filter(
-            reviewer_id__in=ids, status=JudgeScheduleRequest.Status.QUEUED
-        )
-        joined = set(pending.values_list("reviewer_id", flat=True))
-        if joined:
-            pending.update(changed_at=now)
+    pending = JudgeScheduleRequest.objects.filter(
+        reviewer_id__in=ids, status=JudgeScheduleRequest.Status.QUEUED
+    )
+    # The usual case in a stream of writes (one reviewer submitting again within the debounce):
+    # every reviewer has a pending row already, and one UPDATE is the whole cost.
+    if pending.update(changed_at=Now()) == len(ids):
+        return 0
+    joined = set(pending.values_list("reviewer_id", flat=True))
     fresh = [i for i in ids if i not in joined]
     if not fresh:
         return 0
+    countdown = float(settings.JUDGE_DEBOUNCE_SECONDS)
+    now = db_now()
     try:
         with transaction.atomic():
             JudgeScheduleRequest.objects.bulk_create(

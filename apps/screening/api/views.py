@@ -4,7 +4,7 @@ rating of an idea, declines and assignments. Writes go through the same services
 
 from __future__ import annotations
 
-from typing import Any, cast
+from typing import Any
 
 from drf_spectacular.utils import extend_schema
 from rest_framework import status
@@ -12,7 +12,6 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from apps.accounts.models import User
 from apps.accounts.permissions import IsAdmin, IsReviewer
 from apps.catalog.api.access import ideas_visible_to
 from apps.catalog.models import Idea
@@ -48,7 +47,7 @@ from apps.screening.api.serializers import (
 )
 from apps.screening.gates import open_dimensions
 from apps.screening.models import Assignment, Rating, Rubric
-from apps.screening.selectors import assignment_for, dimensions_for_idea, rubric_for_idea
+from apps.screening.selectors import Screening, assignment_for, screening_of
 from apps.screening.selectors.assignments import (
     assignment_list,
     assignment_queue_for,
@@ -169,28 +168,21 @@ def _idea_for_reviewer(request: AuthenticatedRequest, pk: int) -> Idea:
     return idea
 
 
-def _my_rating(*, reviewer: User, idea: Idea, assignment: Assignment) -> dict[str, Any]:
-    dimensions = dimensions_for_idea(idea)
-    by_dim = {
-        r.dimension_id: r
-        for r in Rating.objects.filter(reviewer=reviewer, idea=idea).select_related(
-            "reviewer", "idea__patent__domain", "dimension"
-        )
-    }
-    ordered = [by_dim[d.id] for d in dimensions if d.id in by_dim]
-    scores = {r.dimension.key: r.score for r in ordered}
+def _my_rating(screening: Screening, idea: Idea) -> dict[str, Any]:
+    ratings = screening.ratings
+    scores = {r.dimension.key: r.score for r in ratings}
     return {
         "idea": idea.pk,
         "idea_external_id": idea.external_id,
-        "rubric": rubric_for_idea(idea).key,
-        "assignment_status": assignment.status,
-        "decline_reason": assignment.decline_reason,
-        "open_dimensions": open_dimensions([d.rule() for d in dimensions], scores),
+        "rubric": screening.rubric.key,
+        "assignment_status": screening.assignment.status,
+        "decline_reason": screening.assignment.decline_reason,
+        "open_dimensions": open_dimensions([d.rule() for d in screening.dimensions], scores),
         "scores": scores,
-        "statuses": {r.dimension.key: r.status for r in ordered},
-        "answers": {r.dimension.key: r.answers for r in ordered if r.answers},
-        "rationales": {r.dimension.key: r.rationale for r in ordered if r.rationale},
-        "ratings": ordered,
+        "statuses": {r.dimension.key: r.status for r in ratings},
+        "answers": {r.dimension.key: r.answers for r in ratings if r.answers},
+        "rationales": {r.dimension.key: r.rationale for r in ratings if r.rationale},
+        "ratings": ratings,
     }
 
 
@@ -208,11 +200,8 @@ class MyRatingApi(APIView):
         assignment = assignment_for(reviewer=request.user, idea=idea)
         if assignment is None:
             raise PermissionDenied("This idea is not assigned to you.")
-        return Response(
-            MyRatingOutputSerializer(
-                _my_rating(reviewer=request.user, idea=idea, assignment=assignment)
-            ).data
-        )
+        screening = screening_of(reviewer=request.user, idea=idea, assignment=assignment)
+        return Response(MyRatingOutputSerializer(_my_rating(screening, idea)).data)
 
     @extend_schema(
         tags=["ratings"],
@@ -224,7 +213,7 @@ class MyRatingApi(APIView):
     def put(self, request: AuthenticatedRequest, pk: int) -> Response:
         idea = _idea_for_reviewer(request, pk)
         data = _valid(MyRatingInputSerializer, request)
-        rating_submit(
+        screening = rating_submit(
             reviewer=request.user,
             idea=idea,
             scores=data["scores"],
@@ -232,13 +221,7 @@ class MyRatingApi(APIView):
             rationales=data.get("rationales"),
             source=Rating.Source.API,
         )
-        # rating_submit refuses ideas not assigned to the reviewer, so there is one.
-        assignment = cast(Assignment, assignment_for(reviewer=request.user, idea=idea))
-        return Response(
-            MyRatingOutputSerializer(
-                _my_rating(reviewer=request.user, idea=idea, assignment=assignment)
-            ).data
-        )
+        return Response(MyRatingOutputSerializer(_my_rating(screening, idea)).data)
 
     @extend_schema(
         tags=["ratings"],

@@ -13,7 +13,13 @@ from apps.catalog.models import Idea
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.screening.gates import screening_statuses, validate_scores
 from apps.screening.models import Assignment, Dimension, Rating
-from apps.screening.selectors import dimensions_for_idea
+from apps.screening.selectors import (
+    Screening,
+    dimensions_for_idea,
+    dimensions_of,
+    rubric_for_idea,
+    screening_of,
+)
 from apps.screening.selectors.queue import decline_rows, decline_undo_blocker
 from apps.screening.services.rating_store import COLUMNS, ratings_store
 
@@ -110,8 +116,9 @@ def rating_submit(
     answers: Mapping[str, Mapping[str, Any]] | None = None,
     rationales: Mapping[str, str] | None = None,
     source: str = Rating.Source.FORM,
-) -> list[Rating]:
-    """Record a reviewer's complete screening of one idea, enforcing the rubric's gates.
+) -> Screening:
+    """Record a reviewer's complete screening of one idea, enforcing the rubric's gates, and
+    return it as stored.
 
     Open dimensions must be scored, except optional ones, which may be absent or None in `scores`
     and are then stored as not answered; closed ones are stored as not rated by design (their
@@ -121,7 +128,8 @@ def rating_submit(
     assignment = _lock_assignment(reviewer=reviewer, idea=idea)
     if assignment.status == Assignment.Status.DECLINED:
         raise ApplicationError("You declined this idea; it can no longer be rated.")
-    dimensions = dimensions_for_idea(idea)
+    rubric = rubric_for_idea(idea)
+    dimensions = dimensions_of(rubric)
     answers = answers or {}
     rationales = rationales or {}
     merged, errors = resolve_scores(dimensions, scores, answers)
@@ -150,7 +158,9 @@ def rating_submit(
         assignment.save(update_fields=["status", "updated_at"])
     if changed:
         ratings_changed(reviewer_ids=[reviewer.id])
-    return list(Rating.objects.filter(reviewer=reviewer, idea=idea).select_related("dimension"))
+    return screening_of(
+        reviewer=reviewer, idea=idea, assignment=assignment, rubric=rubric, dimensions=dimensions
+    )
 
 
 @transaction.atomic
