@@ -37,14 +37,14 @@ def gunicorn():
     ]
     server = subprocess.Popen(command, cwd=ROOT, env=env, stderr=subprocess.DEVNULL)
 
-    def up() -> bool:
+    def ready() -> bool:
+        # The master listens before its workers have loaded Django: wait for an answer.
         try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return True
-        except OSError:
+            return _get(port, "/healthz") == 200
+        except (OSError, http.client.HTTPException):
             return False
 
-    wait_until(up, timeout=60, what="gunicorn to listen")
+    wait_until(ready, timeout=60, what="gunicorn to answer /healthz")
     yield port
     server.terminate()
     server.wait(timeout=30)
