@@ -200,15 +200,17 @@ def copy_floor(path: Path, *, stored_rows: bool = False) -> tuple[int, float]:
     i, u, d = Idea._meta.db_table, User._meta.db_table, Dimension._meta.db_table
     rubric_id = Rubric.objects.get(is_default=True).pk
     status = "s.status" if stored_rows else "'scored'"
-    history = f"""
+    # What is written from the inserted ratings (`ins`): their history rows and, for the stored
+    # rows, one assignment per screening.
+    writes = f"""
         INSERT INTO {h} (rating_id, changed_by_id, changed_at, source, old_status, old_score,
                          old_answers, old_rationale, new_status, new_score, new_answers,
                          new_rationale)
         SELECT id, NULL, now(), 'import', '', NULL, NULL, '', status, score, NULL, ''
         FROM ins"""
     if stored_rows:
-        history = f"""
-            , history AS ({history})
+        writes = f"""
+            , history AS ({writes})
             INSERT INTO {Assignment._meta.db_table} (reviewer_id, idea_id, status,
                 assigned_by_id, decline_reason, created_at, updated_at)
             SELECT DISTINCT reviewer_id, idea_id, 'completed', NULL::bigint, '', now(), now()
@@ -237,7 +239,7 @@ def copy_floor(path: Path, *, stored_rows: bool = False) -> tuple[int, float]:
                     SET status = EXCLUDED.status, score = EXCLUDED.score, updated_at = now()
                 RETURNING id, reviewer_id, idea_id, status, score
             )
-            {history}
+            {writes}
             """,
             [rubric_id],
         )
