@@ -30,8 +30,8 @@ from django.core.management import call_command  # noqa: E402
 
 from apps.catalog.models import Domain  # noqa: E402
 from apps.judges import selectors, services  # noqa: E402
-from apps.judges.backends.base import get_backend  # noqa: E402
-from apps.judges.examples import select_examples  # noqa: E402
+from apps.judges.backends import get_backend  # noqa: E402
+from apps.judges.engine.examples import select_examples  # noqa: E402
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgePrediction, JudgeRun  # noqa: E402
 from apps.judges.services import planning  # noqa: E402
 from apps.judges.services.execution import _ensure_plan, _Executor  # noqa: E402

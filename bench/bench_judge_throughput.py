@@ -29,7 +29,7 @@ from apps.judges.backends import (  # noqa: E402
     get_backend,
     judge_many,
 )
-from apps.judges.prompting import build_messages, idea_text, patent_text, shared_prefix_share  # noqa: E402
+from apps.judges.engine.prompting import build_messages, idea_text, patent_text, shared_prefix_share  # noqa: E402
 from tests.fake_llm import FakeLLM  # noqa: E402
 
 DIMENSION = RubricDimension(

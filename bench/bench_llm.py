@@ -3,7 +3,7 @@
     .venv/bin/python bench/bench_llm.py [--n 12] [--k 2] [--concurrency 1 2] [--threads N]
         [--samplers pick-first stock]
 
-Needs the llm extra (pip install -e '.[llm]'). Starts the server (apps/judges/llm_server.py),
+Needs the llm extra (pip install -e '.[llm]'). Starts the server (apps/llm_server/server.py),
 then, for each concurrency C, judges N targets of one reviewer and dimension (one example set of
 k examples, so consecutive prompts share their prefix) through the openai backend with its
 defaults (JSON-constrained replies, max_tokens from LLM_MAX_TOKENS' default, SDK retries).
@@ -17,7 +17,7 @@ filters the whole vocabulary through the JSON grammar at every token (`--sampler
 one judgment whose prompt shares nothing with the one before (a cold prefix), so the cache's
 effect and the machine's speed under the current load can be read next to the figures. The load
 average is printed before and after. `--threads` sets llama.cpp's threads (default: the server's,
-apps/judges/llm_server.py). Targets (issue 8): p50 < 3 s per judgment on 2 cores, > 80 % of
+apps/llm_server/server.py). Targets (issue 8): p50 < 3 s per judgment on 2 cores, > 80 % of
 prompt tokens from the cache, 0 abandoned.
 """
 
@@ -35,11 +35,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from apps.judges.backends import Example, JudgeRequest, get_backend, judge_many  # noqa: E402
 from apps.judges.backends.openai import DEFAULT_MAX_TOKENS  # noqa: E402
-from apps.judges.llm_server import LocalLLMServer  # noqa: E402
-from apps.judges.prompting import build_messages, shared_prefix_share  # noqa: E402
+from apps.judges.engine.prompting import build_messages, shared_prefix_share  # noqa: E402
+from apps.llm_server.server import LocalLLMServer  # noqa: E402
 from bench.bench_judge_throughput import DIMENSION, _idea, _patent  # noqa: E402
 
-# The product's server (apps/judges/llm_server_process.py) against llama-cpp-python's own sampler.
+# The product's server (apps/llm_server/process.py) against llama-cpp-python's own sampler.
 SAMPLERS = {"pick-first": True, "stock": False}
 PREFIX_HIT = re.compile(r"(\d+) prefix-match hit, remaining (\d+) prompt tokens")
 PERF = re.compile(

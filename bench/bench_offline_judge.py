@@ -8,11 +8,11 @@ apps.demo.generator.generate_demo). Runs on one core: BLAS/OpenMP pools are pinn
 before numpy loads. Prints:
 
 1. vector build time: the stored representation fitted on all items of each domain
-   (apps.judges.item_text.fit_item_vectors), what apps.judges.vectors computes once, and the
+   (apps.judges.engine.item_text.fit_item_vectors), what apps.judges.vectors computes once, and the
    stored size (nonzeros per item);
 2. how many per-seed predictions of ours equal the reference's (the rule is the reference's);
 3. per domain x dimension at k: personalized alpha of ours (raw confidences cross-fitted by
-   reviewer with apps.judges.calibration, seeds with calibrated confidence below --threshold
+   reviewer with apps.judges.engine.calibration, seeds with calibrated confidence below --threshold
    discarded, majority over 3 seeds) vs the reference (TF-IDF fitted on the domain, each
    example votes with weight 0.001 + cosine, majority over 3 seeds, no threshold), the
    coverage of ours, and the same for aggregate; then personalized - aggregate;
@@ -43,7 +43,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from apps.demo.generator import PLANTED  # noqa: E402
 from apps.judges.backends import local  # noqa: E402
 from apps.judges.backends.local import RECOMMENDED_THRESHOLD, LocalBackend  # noqa: E402
-from apps.judges.calibration import coverage_accuracy_curve  # noqa: E402
+from apps.judges.engine.calibration import coverage_accuracy_curve  # noqa: E402
 from tests.judges import offline_eval as E  # noqa: E402
 
 

@@ -256,7 +256,7 @@ class JudgeScheduleRequest(models.Model):
 
 class JudgeCalibration(models.Model):
     """The empirical confidence calibration of one scope, fitted on leave-one-out predictions
-    (apps.judges.calibration) and applied to later prediction runs of the same scope."""
+    (apps.judges.engine.calibration) and applied to later prediction runs of the same scope."""
 
     domain = models.ForeignKey("catalog.Domain", on_delete=models.CASCADE, related_name="+")
     dimension = models.CharField(max_length=100)
@@ -394,7 +394,7 @@ class JudgeHistory(models.Model):
 class ItemVector(models.Model):
     """The offline judge's vector of one idea (with its patent), computed once and kept.
 
-    ``model`` names the representation (apps.judges.item_text.VECTOR_MODEL). It is fitted on
+    ``model`` names the representation (apps.judges.engine.item_text.VECTOR_MODEL). It is fitted on
     all ideas of the idea's domain together, so ``corpus_sha256`` (the fingerprint of every
     idea text of that domain) says which fit a row belongs to: rows whose fingerprint differs
     from the domain's current one are stale and recomputed, in bulk, by

@@ -15,8 +15,8 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.models import Domain, Idea
 from apps.core.models import SNAPSHOT_NEWEST_FIRST
-from apps.judges import alignment
-from apps.judges.embeddings import embed_texts
+from apps.judges.backends import embed_texts
+from apps.judges.engine import alignment
 from apps.judges.models import (
     LOCAL_LABEL,
     AlignmentSnapshot,

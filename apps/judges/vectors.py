@@ -8,7 +8,7 @@ compared). Computed on first use and stored, recomputed only when the idea's or 
 text changes. The execution only passes the mapping on, unread, to the local backend:
 get_backend("local", vectors=mapping) (which also accepts dense 1-D arrays as values).
 
-How (the representation itself is in apps.judges.item_text): vectors are TF-IDF fitted on ALL
+How (the representation itself is in apps.judges.engine.item_text): vectors are TF-IDF fitted on ALL
 ideas of a domain, so they are keyed by (model, domain): every stored row carries the
 fingerprint of its domain's texts (``corpus_sha256``). A call renders the texts of the domains
 of the requested ideas (prompting.patent_text + idea_text), and
@@ -34,9 +34,9 @@ import numpy as np
 from scipy import sparse
 
 from apps.catalog.models import Idea
-from apps.judges.item_text import VECTOR_MODEL, corpus_sha256, fit_item_vectors, text_sha256
+from apps.judges.engine.item_text import VECTOR_MODEL, corpus_sha256, fit_item_vectors, text_sha256
+from apps.judges.engine.prompting import idea_text, patent_text
 from apps.judges.models import ItemVector
-from apps.judges.prompting import idea_text, patent_text
 
 
 def _domain_texts(domain_id: int) -> dict[int, tuple[str, str]]:

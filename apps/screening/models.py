@@ -14,7 +14,7 @@ class Rubric(TimestampedModel):
     description = models.TextField(blank=True)
     is_default = models.BooleanField(default=False)
     # The rubric's own words for the judge prompts; empty means PBIG's wording (see
-    # apps.judges.prompting.PromptWording).
+    # apps.judges.engine.prompting.PromptWording).
     task = models.TextField(
         blank=True, help_text="What the raters do, e.g. 'You assess arguments on a topic.'"
     )

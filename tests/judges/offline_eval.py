@@ -1,12 +1,12 @@
 """Leave-one-out evaluation of offline judges on the demo data, pure Python (no database).
 
-Shared by tests/judges/core/test_offline_quality.py and bench/bench_offline_judge.py, so the
+Shared by tests/judges/engine/test_offline_quality.py and bench/bench_offline_judge.py, so the
 tests and the benchmark measure the same thing:
 
 - ``demo_set(seed)``: the demo (apps.demo.generator.generate_demo, fixed date) as frames with
   integer ids, rendered texts (prompting.patent_text / idea_text) and rubric dimensions;
 - ``select_all(...)``: the examples of every target of one (domain, dimension), the same ids
-  ``apps.judges.examples.select_examples`` returns (checked by a test), without its per-call
+  ``apps.judges.engine.examples.select_examples`` returns (checked by a test), without its per-call
   pandas filtering;
 - ``local_predictions(...)``: our judge (LocalBackend.judge_batch with stored vectors);
 - ``reference_predictions(...)``: the REFERENCE judge of issue 7, for comparison only (never
@@ -35,12 +35,12 @@ from sklearn.feature_extraction.text import TfidfVectorizer
 
 from apps.demo.generator import DIMENSIONS, generate_demo
 from apps.disagreement.analysis.alpha import krippendorff_alpha
-from apps.judges.backends.base import Example, JudgeRequest, RubricDimension
 from apps.judges.backends.local import LocalBackend
-from apps.judges.calibration import cross_fit_confidence
-from apps.judges.item_text import fit_item_vectors
-from apps.judges.postprocess import aggregate_seeds
-from apps.judges.prompting import idea_text, patent_text
+from apps.judges.engine.calibration import cross_fit_confidence
+from apps.judges.engine.item_text import fit_item_vectors
+from apps.judges.engine.judgment import Example, JudgeRequest, RubricDimension
+from apps.judges.engine.postprocess import aggregate_seeds
+from apps.judges.engine.prompting import idea_text, patent_text
 
 SEEDS = (0, 1, 2)
 REFERENCE_TIE_TOLERANCE = 1e-6

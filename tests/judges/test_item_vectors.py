@@ -8,7 +8,7 @@ import pytest
 import scipy.sparse.linalg  # noqa: F401  (sparse.linalg.norm)
 from scipy import sparse
 
-from apps.judges.item_text import VECTOR_MODEL
+from apps.judges.engine.item_text import VECTOR_MODEL
 from apps.judges.models import ItemVector
 from apps.judges.vectors import item_vectors
 from tests.judges.helpers import make_ideas

@@ -11,7 +11,7 @@ from django.utils import timezone
 
 from apps.disagreement.models import MetricSnapshot
 from apps.judges import services
-from apps.judges.calibration import Calibration
+from apps.judges.engine.calibration import Calibration
 from apps.judges.models import (
     JudgeCalibration,
     JudgeConfig,

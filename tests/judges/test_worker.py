@@ -88,8 +88,8 @@ def test_ratings_crossing_the_threshold_build_judges_on_the_worker_and_the_dashb
     settings.JUDGE_DEBOUNCE_SECONDS = 0
     settings.ALIGNMENT_DEBOUNCE_SECONDS = 0
     # Threshold 0 keeps every prediction: which few-shot examples a target gets is a hash of the
-    # rating ids (apps/judges/examples.py), so with the default threshold of 80 whether any of
-    # these few predictions survives calibration depended on how many ratings earlier tests had
+    # rating ids (apps/judges/engine/examples.py), so with the default threshold of 80 whether any
+    # of these few predictions survives calibration depended on how many ratings earlier tests had
     # created, and the chart below came and went with the test order.
     common = {"backend": "local", "min_history": 4, "confidence_threshold": 0}
     JudgeConfig.objects.create(name="zero", kind="zero_shot", shots=[0], seeds=1, **common)

@@ -7,7 +7,7 @@ rule is issue 7's reference judge, exactly, so the product is never below it:
 - every item (patent + idea) is a sparse unit vector: stored TF-IDF vectors of its domain are
   passed in (``get_backend("local", vectors={idea_id: sparse row})``, see
   ``apps.judges.vectors``), otherwise the full texts are hashed
-  (``apps.judges.item_text.hash_item_vectors``);
+  (``apps.judges.engine.item_text.hash_item_vectors``);
 - each example votes for its own score with weight 0.001 + cosine(target, example) (cosine
   clipped at 0), so the prediction stays on the reviewer's own scale (a strict reviewer's
   examples give strict predictions) and the 0.001 lets examples with no word in common still
@@ -19,7 +19,7 @@ rule is issue 7's reference judge, exactly, so the product is never below it:
 - raw confidence = the winner's share of the total weight, shrunk towards chance for small k:
   100 x (k x share + 0.5) / (k + 0.5 x levels). Nine unanimous examples on a 4-level scale
   give 86, one example 50. It overclaims (on the demo, unanimous examples are right far less
-  often than 86 %): runs calibrate it on leave-one-out results (``apps.judges.calibration``),
+  often than 86 %): runs calibrate it on leave-one-out results (``apps.judges.engine.calibration``),
   after which it is a chance of being exactly right.
 
 Zero-shot (k = 0): there is no evidence about the reviewer's scale, so it predicts near the
@@ -43,13 +43,13 @@ from typing import cast
 import numpy as np
 from scipy import sparse
 
-from apps.judges.backends.base import (
+from apps.judges.engine.item_text import HASH_FEATURES, hash_item_vectors
+from apps.judges.engine.judgment import (
     LOCAL_BASELINE_LABEL,
     Example,
     JudgeReply,
     JudgeRequest,
 )
-from apps.judges.item_text import HASH_FEATURES, hash_item_vectors
 
 MODEL_NAME = "local-similarity-vote-v3"
 ZERO_SHOT_MAX_CONFIDENCE = 20

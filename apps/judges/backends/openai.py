@@ -46,16 +46,16 @@ from typing import Any
 import openai
 from openai import OpenAI
 
-from apps.judges.backends.base import (
+from apps.judges.backends.config import setting_or_default
+from apps.judges.engine.judgment import (
     JudgeReply,
     JudgeRequest,
     PermanentBackendError,
     RubricDimension,
     TransientBackendError,
-    _django_setting,
 )
-from apps.judges.parsing import ReplyError, parse_reply
-from apps.judges.prompting import build_messages, correction_message, prompt_fingerprint
+from apps.judges.engine.parsing import ReplyError, parse_reply
+from apps.judges.engine.prompting import build_messages, correction_message, prompt_fingerprint
 
 logger = logging.getLogger(__name__)
 
@@ -294,14 +294,14 @@ class OpenAIBackend:
         self.timeout = float(
             timeout
             if timeout is not None
-            else _django_setting("LLM_TIMEOUT_SECONDS", DEFAULT_TIMEOUT_SECONDS)
+            else setting_or_default("LLM_TIMEOUT_SECONDS", DEFAULT_TIMEOUT_SECONDS)
         )
         self.max_retries = max(
             0,
             int(
                 max_retries
                 if max_retries is not None
-                else _django_setting("LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES)
+                else setting_or_default("LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES)
             ),
         )
         self.max_reasks = max(0, int(max_reasks))
@@ -310,7 +310,7 @@ class OpenAIBackend:
             if json_mode is not None:
                 response_format = "json_object" if json_mode else "text"
             else:
-                response_format = _django_setting("LLM_RESPONSE_FORMAT", "auto")
+                response_format = setting_or_default("LLM_RESPONSE_FORMAT", "auto")
         if response_format not in _FIRST_STEP:
             raise ValueError(
                 f"response_format must be one of {', '.join(_FIRST_STEP)}, got {response_format!r}"
@@ -318,10 +318,10 @@ class OpenAIBackend:
         self.response_format = response_format
         self.send_seed = bool(send_seed)
         if max_tokens is None:
-            max_tokens = _django_setting("LLM_MAX_TOKENS", DEFAULT_MAX_TOKENS)
+            max_tokens = setting_or_default("LLM_MAX_TOKENS", DEFAULT_MAX_TOKENS)
         self.max_tokens = int(max_tokens or 0)  # 0: send none (the server's own limit)
         if max_concurrency is None:
-            max_concurrency = _django_setting("LLM_MAX_CONCURRENCY", 0)
+            max_concurrency = setting_or_default("LLM_MAX_CONCURRENCY", 0)
         self.max_concurrency = max(0, int(max_concurrency or 0))
         # HTTP requests that ran out of time, retried or not: each one is a request the server
         # may still be working on for nobody (benchmarks report it; 0 is the target).

@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from apps.core.errors import ApplicationError, NotFound, PermissionDenied
 from apps.judges import selectors
-from apps.judges.alignment import sample_points
+from apps.judges.engine.alignment import sample_points
 from apps.judges.models import AlignmentSnapshot, JudgeRun
 from apps.judges.services import dispatch
 

@@ -40,16 +40,18 @@ from django.utils import timezone
 from apps.core.errors import ApplicationError
 from apps.disagreement.services import metrics_mark_stale
 from apps.judges import selectors
-from apps.judges.backends.base import (
+from apps.judges.backends import get_backend
+from apps.judges.engine.calibration import Calibration, cross_fit_confidence, fit_calibration
+from apps.judges.engine.judgment import (
     Example,
     JudgeRequest,
     PermanentBackendError,
     RubricDimension,
     TransientBackendError,
-    get_backend,
     judge_many,
 )
-from apps.judges.calibration import Calibration, cross_fit_confidence, fit_calibration
+from apps.judges.engine.postprocess import aggregate_seeds
+from apps.judges.engine.prompting import idea_text, patent_text, rubric_wording
 from apps.judges.models import (
     JudgeCalibration,
     JudgeConfig,
@@ -59,8 +61,6 @@ from apps.judges.models import (
     JudgeRunChunk,
     JudgeRunPlan,
 )
-from apps.judges.postprocess import aggregate_seeds
-from apps.judges.prompting import idea_text, patent_text, rubric_wording
 from apps.judges.services import alignment, dispatch, planning
 from apps.judges.services.configs import base_url_error
 from apps.judges.services.runs import history_status, judge_run_request, lease_expired_before

@@ -5,7 +5,7 @@ scored ratings per dimension, and the targets) that is stored with the run
 (models.JudgeRunPlan). Everything here is a function of that snapshot, so a resumed run, or a
 second worker helping with it, derives exactly the same units and examples.
 
-Examples follow apps.judges.examples.select_examples exactly (same rating ids, same order; a
+Examples follow apps.judges.engine.examples.select_examples exactly (same rating ids, same order; a
 test compares the two), computed in batch: the priorities of a (dimension, seed) are hashed
 once for the whole pool, each target's eligible candidates are a mask over the ranked pool, and
 a smaller k is a prefix of the larger k's list (the draw takes the k smallest priorities).
@@ -118,7 +118,7 @@ def plan_units(
 
 
 def _priority(seed: int, rating_id: int) -> int:
-    # The same priority as apps.judges.examples._priority (the documented draw).
+    # The same priority as apps.judges.engine.examples._priority (the documented draw).
     digest = hashlib.sha256(f"{int(seed)}:{int(rating_id)}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
 

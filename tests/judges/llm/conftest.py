@@ -12,7 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from apps.judges.llm_server import LLMServerUnavailable, LocalLLMServer, require_packages
+from apps.llm_server.server import LLMServerUnavailable, LocalLLMServer, require_packages
 
 
 def _must_run() -> bool:

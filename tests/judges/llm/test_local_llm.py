@@ -1,5 +1,5 @@
 """The openai backend and the judge pipeline against a real model: llama-cpp-python's server
-with Gemma 3 270M on CPU (see apps/judges/llm_server.py). A 270M model is for proving the
+with Gemma 3 270M on CPU (see apps/llm_server/server.py). A 270M model is for proving the
 plumbing: these tests assert that every judgment ends valid or failed with its reason, never
 what the model thinks of an idea."""
 
@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from apps.judges.backends import Example, JudgeRequest, get_backend, judge_many
-from apps.judges.llm_server import LocalLLMServer, server_command
-from apps.judges.prompting import build_messages
-from tests.judges.core.conftest import EXAMPLES, NEED, SPECIFICITY
+from apps.judges.engine.prompting import build_messages
+from apps.llm_server.server import LocalLLMServer, server_command
+from tests.judges.engine.conftest import EXAMPLES, NEED, SPECIFICITY
 
 pytestmark = pytest.mark.llm
 
@@ -118,7 +118,7 @@ def test_consecutive_targets_of_one_example_set_reuse_the_servers_prefix_cache(l
 def test_checking_the_greedy_pick_first_gives_the_replies_of_llama_cpp_pythons_own_sampler(
     llm_server,
 ):
-    """apps/judges/llm_server_process.py checks the best tokens against the JSON grammar before
+    """apps/llm_server/process.py checks the best tokens against the JSON grammar before
     filtering the whole vocabulary; that must change the time taken, never the reply."""
     requests = [
         JudgeRequest(dimension=dimension, examples=examples, seed=0, **TARGET)
@@ -136,7 +136,7 @@ def test_the_server_listens_where_its_command_line_says_whatever_the_environment
 ):
     """`PORT=8080 bin/demo --llm`: PORT is the web server's; llama-cpp-python's server would
     have taken it over its own --port."""
-    from apps.judges.llm_server import free_port
+    from apps.llm_server.server import free_port
 
     monkeypatch.setenv("PORT", str(free_port()))
     monkeypatch.setenv("HOST", "0.0.0.0")

@@ -1,6 +1,7 @@
 import numpy as np
 
-from apps.judges.embeddings import cosine_matrix, embed_texts
+from apps.judges.backends import embed_texts
+from apps.judges.engine.embeddings import cosine_matrix
 
 
 def test_local_embeddings_are_normalised_and_comparable_across_calls():

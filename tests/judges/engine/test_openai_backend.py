@@ -6,9 +6,9 @@ import time
 import pytest
 
 from apps.judges.backends import PermanentBackendError, TransientBackendError, judge_many
-from apps.judges.prompting import build_messages, prompt_fingerprint
+from apps.judges.engine.prompting import build_messages, prompt_fingerprint
 from tests.fake_llm import FakeLLM
-from tests.judges.core.conftest import make_request
+from tests.judges.engine.conftest import make_request
 
 MESSY = (
     "Sure! Here is my assessment:\n```json\n"

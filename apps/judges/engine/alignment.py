@@ -32,15 +32,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-try:  # the project's shared implementation (apps/disagreement/analysis)
-    from apps.disagreement.analysis.alpha import krippendorff_alpha as _shared_alpha
-    from apps.disagreement.analysis.bootstrap import bootstrap_alpha as _bootstrap_alpha
-    from apps.disagreement.analysis.coarse import jaccard as _jaccard
-except ImportError:  # pragma: no cover - only while the analysis core is not installed
-    # The optional-import idiom: mypy types these names from the imports above.
-    _shared_alpha = None  # type: ignore[assignment]
-    _bootstrap_alpha = None  # type: ignore[assignment]
-    _jaccard = None  # type: ignore[assignment]
+from apps.disagreement.analysis.alpha import krippendorff_alpha as _shared_alpha
+from apps.disagreement.analysis.bootstrap import bootstrap_alpha as _bootstrap_alpha
+from apps.disagreement.analysis.coarse import jaccard as _jaccard
 
 KIND_ORDER = ["zero_shot", "aggregate", "personalized"]
 

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from apps.judges.calibration import (
+from apps.judges.engine.calibration import (
     Calibration,
     coverage_accuracy_curve,
     cross_fit_confidence,

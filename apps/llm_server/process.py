@@ -1,7 +1,7 @@
 """The local LLM server's process: llama-cpp-python's OpenAI-compatible server, changed in two
 ways, and configured by its command line alone (see main).
 
-    python -m apps.judges.llm_server_process <llama_cpp.server arguments>
+    python -m apps.llm_server.process <llama_cpp.server arguments>
 
 llm_server.py starts the server through this module. Plain Python (no Django).
 

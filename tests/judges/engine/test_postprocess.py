@@ -1,4 +1,4 @@
-from apps.judges.postprocess import aggregate_seeds
+from apps.judges.engine.postprocess import aggregate_seeds
 
 
 def test_it_takes_the_majority_of_the_kept_seeds():

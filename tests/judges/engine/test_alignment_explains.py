@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from apps.judges import alignment
+from apps.judges.engine import alignment
 
 
 def _finals(truth: list[float], pred: list[float], *, reviewer: int = 1) -> pd.DataFrame:

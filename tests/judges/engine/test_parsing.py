@@ -1,6 +1,6 @@
 import pytest
 
-from apps.judges.parsing import ReplyError, parse_reply
+from apps.judges.engine.parsing import ReplyError, parse_reply
 
 
 def parse(text, lo=1, hi=4):

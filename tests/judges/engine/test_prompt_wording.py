@@ -2,8 +2,8 @@
 
 from dataclasses import replace
 
-from apps.judges.backends.base import PromptWording
-from apps.judges.prompting import (
+from apps.judges.engine.judgment import PromptWording
+from apps.judges.engine.prompting import (
     PBIG_TASK,
     SYSTEM_PROMPT,
     build_messages,
@@ -11,7 +11,7 @@ from apps.judges.prompting import (
     rubric_wording,
     shared_prefix_chars,
 )
-from tests.judges.core.conftest import SPECIFICITY, make_request
+from tests.judges.engine.conftest import SPECIFICITY, make_request
 
 ARGUMENTS = PromptWording(
     task="You judge short arguments written on a debate topic.",

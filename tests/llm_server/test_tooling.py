@@ -7,14 +7,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from apps.judges.llm_server import GEMMA3_TOKENIZER_CONFIG, chat_template_path, server_command
+from apps.llm_server.server import GEMMA3_TOKENIZER_CONFIG, chat_template_path, server_command
 from tests.workers import ROOT
 
 
 def test_the_server_command_gives_gemmas_template_the_threads_and_a_bounded_context():
     command = server_command(port=9999, model=Path("/models/gemma.gguf"), n_threads=1)
     option = {command[i]: command[i + 1] for i in range(3, len(command) - 1, 2)}
-    assert command[1:3] == ["-m", "apps.judges.llm_server_process"]
+    assert command[1:3] == ["-m", "apps.llm_server.process"]
     assert option["--model"] == "/models/gemma.gguf" and option["--port"] == "9999"
     assert option["--chat_format"] == "hf-tokenizer-config"
     assert Path(option["--hf_tokenizer_config_path"]) == chat_template_path()

@@ -7,7 +7,7 @@ import random
 import pandas as pd
 import pytest
 
-from apps.judges.examples import select_examples
+from apps.judges.engine.examples import select_examples
 from apps.judges.services import planning
 
 

@@ -1,4 +1,4 @@
-from apps.judges.prompting import (
+from apps.judges.engine.prompting import (
     TARGET_HEADING,
     build_messages,
     idea_text,
@@ -7,7 +7,7 @@ from apps.judges.prompting import (
     shared_prefix_chars,
     shared_prefix_share,
 )
-from tests.judges.core.conftest import EXAMPLES, NEED, make_request
+from tests.judges.engine.conftest import EXAMPLES, NEED, make_request
 
 
 def test_it_puts_the_task_first_then_instruction_examples_and_the_target_last():

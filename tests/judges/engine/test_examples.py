@@ -3,7 +3,7 @@
 import pandas as pd
 import pytest
 
-from apps.judges.examples import select_examples
+from apps.judges.engine.examples import select_examples
 
 TARGET_REVIEWER, OTHER_A, OTHER_B = 1, 2, 3
 

@@ -12,8 +12,8 @@ from apps.judges.backends import (
     get_backend,
 )
 from apps.judges.backends.local import RECOMMENDED_THRESHOLD
-from apps.judges.postprocess import aggregate_seeds
-from tests.judges.core.conftest import NEED, SPECIFICITY, make_request
+from apps.judges.engine.postprocess import aggregate_seeds
+from tests.judges.engine.conftest import NEED, SPECIFICITY, make_request
 
 # Each latent quality level has its own vocabulary, so similar texts deserve similar scores.
 VOCAB = {

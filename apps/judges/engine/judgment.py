@@ -1,7 +1,7 @@
 """What every judge backend shares: the request/reply types, the error types and the runner.
 
-Plain Python (no Django models) so the judges core can be tested and benchmarked alone. Only
-``backends/openai.py`` imports the ``openai`` package; it is loaded lazily by ``get_backend``.
+Plain Python (no Django) so the judges core can be tested and benchmarked alone. The backends
+(``apps.judges.backends``) implement ``JudgeBackend``; ``get_backend`` there builds one by name.
 """
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 LOCAL_BASELINE_LABEL = "Local baseline (not an LLM)"
 
@@ -115,44 +115,6 @@ class JudgeBackend(Protocol):
         """Never raises for a bad reply (returns ``error`` set); may raise
         PermanentBackendError, or TransientBackendError once retries are exhausted."""
         ...
-
-
-def _django_setting(name: str, default: Any) -> Any:
-    """Read a Django setting when Django is configured; the core also runs without Django."""
-    try:
-        from django.conf import settings
-
-        if settings.configured:
-            return getattr(settings, name, default)
-    except Exception:  # Django missing or misconfigured: fall back to the default
-        pass
-    return default
-
-
-def get_backend(name: str, **options: Any) -> JudgeBackend:
-    """Build a backend by name.
-
-    "openai": options base_url, api_key, model, timeout, max_retries, max_reasks (default 4),
-    response_format (auto | json_schema | json_object | text), max_tokens, max_concurrency,
-    send_seed (default True). Missing ones come from settings LLM_* (docs/judges.md).
-    "local": optional vectors ({idea_id: sparse 1 x width row or dense 1-D unit vector}, from
-    apps.judges.vectors.item_vectors; a request whose target or any example has none is judged
-    on hashed text). Its ``judge_batch(requests)`` judges many requests at once (same replies
-    as ``judge``).
-    """
-    if name == "local":
-        from apps.judges.backends.local import LocalBackend
-
-        return LocalBackend(**options)
-    if name == "openai":
-        from apps.judges.backends.openai import OpenAIBackend
-
-        options.setdefault("base_url", _django_setting("LLM_BASE_URL", ""))
-        options.setdefault("api_key", _django_setting("LLM_API_KEY", ""))
-        options.setdefault("model", _django_setting("LLM_MODEL", ""))
-        options.setdefault("timeout", _django_setting("LLM_TIMEOUT_SECONDS", 60.0))
-        return OpenAIBackend(**options)
-    raise ValueError(f"Unknown judge backend {name!r}: expected 'openai' or 'local'.")
 
 
 def judge_many(

@@ -9,7 +9,7 @@ import pytest
 
 from apps.demo.generator import PLANTED
 from apps.judges.backends.local import RECOMMENDED_THRESHOLD
-from apps.judges.examples import select_examples
+from apps.judges.engine.examples import select_examples
 from tests.judges import offline_eval as E
 
 
