@@ -1,12 +1,12 @@
 """The LLM judge backend: any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp...).
 
-The only package place that imports ``openai`` (with its two helpers: ``openai_formats`` for the
-reply formats and which one each endpoint takes, ``openai_transport`` for errors, retries, the
+With its two helpers, the only modules that import ``openai``: ``openai_formats`` (the reply
+formats and which one each endpoint takes) and ``openai_transport`` (errors, retries, the
 concurrency gate and timeout counting). What it does to survive real servers:
 
 - **Bounded output.** Every call sends ``max_tokens`` (``LLM_MAX_TOKENS``, default 200): a reply
   is one short JSON object, and a small local model left unbounded generates until its context
-  is full (95-150 s a call on 2 cores, see docs/decisions/).
+  is full (95-150 s a call on 2 cores, see docs/decisions/0007-local-llm-server.md).
 - **Constrained replies.** The reply format is asked for with ``response_format``, best first,
   walking down a ladder when an endpoint refuses one (``openai_formats``).
   ``JudgeReply.response_mode`` says which of json_schema / json_object / text produced it.
