@@ -1,7 +1,8 @@
 """Gunicorn settings for the web container:
 `gunicorn -c config/gunicorn.py config.wsgi:application`
 
-Sizing (docs/notes/harden.md has the measurements behind it, from bench/bench_load.py):
+Sizing (docs/decisions/0003-web-server-gthread-and-active-request-limit.md has the
+measurements behind it, from bench/bench_load.py):
 - worker_class "gthread": each worker process serves `threads` requests at once, so a slow
   client, a request waiting on PostgreSQL or a long export holds one thread, not the process.
   With the old 3 sync workers, /healthz and static files queued behind 32 writers for seconds,

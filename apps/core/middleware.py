@@ -1,4 +1,6 @@
-"""Admission control for a web process (issue 9.8, docs/notes/harden.md).
+"""Admission control for a web process (issue 9.8).
+
+Measured in docs/decisions/0003-web-server-gthread-and-active-request-limit.md.
 
 A gthread worker needs many threads so that slow clients, /healthz and static files always find a
 free one, but when many of those threads run Python at once they fight over the GIL and the

@@ -9,6 +9,7 @@ How a burst of rating changes becomes one recompute (the debounce):
   burst lands in the same recompute;
 - the task claims the row with a conditional update QUEUED -> RUNNING; from then on a change
   finds no QUEUED row and queues the next recompute. No change is ever left unread.
+The queue/claim/prune mechanics are shared with the judge alignment: apps/core/snapshots.py.
 """
 
 from __future__ import annotations
@@ -16,16 +17,16 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-import time
+from collections.abc import Callable
 from typing import Any
 
 import pandas as pd
 from django.conf import settings
-from django.db import IntegrityError, connection, transaction
-from django.utils import timezone
+from django.db import connection, transaction
 
 from apps.accounts.models import User
-from apps.core.errors import ApplicationError, FieldError, NotFound, PermissionDenied
+from apps.core import snapshots
+from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_key
 
 logger = logging.getLogger(__name__)
@@ -49,27 +50,27 @@ def _enqueue(snapshot_id: int, *, countdown: int) -> None:
     """
     from apps.disagreement.tasks import metrics_recompute_task
 
-    try:
-        metrics_recompute_task.apply_async(args=[snapshot_id], countdown=countdown)
-    except Exception as exc:  # kombu raises several types for an unreachable broker
-        logger.exception("could not enqueue metrics recompute %s", snapshot_id)
-        MetricSnapshot.objects.filter(id=snapshot_id, status=MetricSnapshot.Status.QUEUED).update(
-            status=MetricSnapshot.Status.FAILED,
-            error="The task queue is unreachable, nothing was computed "
-            f"({exc.__class__.__name__}).",
-        )
+    failure = snapshots.send_or_fail(
+        MetricSnapshot,
+        snapshot_id,
+        lambda: metrics_recompute_task.apply_async(args=[snapshot_id], countdown=countdown),
+        error=lambda exc: (
+            f"The task queue is unreachable, nothing was computed ({exc.__class__.__name__})."
+        ),
+        log=logger,
+        what="metrics recompute",
+    )
+    if failure is not None:
         raise ApplicationError(
             "The task queue is unreachable; the metrics were not recomputed. Try again later."
-        ) from exc
+        ) from failure
 
 
 def _expire_lost(scope: str) -> None:
     """A QUEUED row whose message was lost would block its scope for good: fail it."""
-    MetricSnapshot.objects.filter(
-        scope=scope,
-        status=MetricSnapshot.Status.QUEUED,
-        created_at__lt=timezone.now() - QUEUED_TIMEOUT,
-    ).update(status=MetricSnapshot.Status.FAILED, error="No worker picked this recompute up.")
+    snapshots.expire_lost(
+        MetricSnapshot, scope, timeout=QUEUED_TIMEOUT, error="No worker picked this recompute up."
+    )
 
 
 def _queue(
@@ -82,25 +83,15 @@ def _queue(
 ) -> tuple[MetricSnapshot, bool]:
     """The scope's QUEUED snapshot, created if missing; returns (snapshot, created)."""
     scope = scope_key(level=level, since=since, until=until, include_categories=include_categories)
-    existing = MetricSnapshot.objects.filter(
-        scope=scope, status=MetricSnapshot.Status.QUEUED
-    ).first()
-    if existing is not None:
-        return existing, False
-    try:
-        with transaction.atomic():
-            snapshot = MetricSnapshot.objects.create(
-                scope=scope,
-                level=level,
-                since=since,
-                until=until,
-                include_categories=include_categories,
-                requested_by=requested_by,
-            )
-        return snapshot, True
-    except IntegrityError:
-        # Another process queued it between our SELECT and INSERT: that one will do.
-        return MetricSnapshot.objects.get(scope=scope, status=MetricSnapshot.Status.QUEUED), False
+    return snapshots.queue(
+        MetricSnapshot,
+        scope,
+        level=level,
+        since=since,
+        until=until,
+        include_categories=include_categories,
+        requested_by=requested_by,
+    )
 
 
 def metrics_mark_stale() -> None:
@@ -111,12 +102,7 @@ def metrics_mark_stale() -> None:
     it) but not raised: the rating that triggered this is already saved, and raising here would
     also stop the judges' own after-commit hook.
     """
-    existing = MetricSnapshot.objects.filter(
-        scope=AUTO_SCOPE,
-        status=MetricSnapshot.Status.QUEUED,
-        created_at__gte=timezone.now() - QUEUED_TIMEOUT,
-    ).exists()
-    if existing:
+    if snapshots.has_fresh_queued(MetricSnapshot, AUTO_SCOPE, timeout=QUEUED_TIMEOUT):
         return
     _expire_lost(AUTO_SCOPE)
     snapshot, created = _queue(level=Level.ORDINAL, since=None, until=None, requested_by=None)
@@ -192,12 +178,24 @@ def _split(result: dict[str, Any]) -> tuple[dict[str, Any], list[MetricSlice]]:
 
 
 def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
-    """Compute and store one queued snapshot.
+    """Compute and store one queued snapshot (claimed once: apps/core/snapshots.py).
 
-    Idempotent: the row is claimed with `filter(status=QUEUED).update(status=RUNNING) == 1`, so a
-    redelivered or duplicate message finds nothing to claim and returns the snapshot untouched.
-    The ratings are read after the claim, so every change committed before it is included.
+    Idempotent: a redelivered or duplicate message finds nothing to claim and returns the
+    snapshot untouched. The ratings are read after the claim, so every change committed before
+    it is included.
     """
+    return snapshots.compute_claimed(
+        MetricSnapshot,
+        snapshot_id,
+        _compute,
+        keep=KEEP_SNAPSHOTS,
+        log=logger,
+        what="metric snapshot",
+        claim_fields={"progress": 5},
+    )
+
+
+def _compute(snapshot: MetricSnapshot, elapsed_ms: Callable[[], int]) -> None:
     from apps.disagreement.analysis import compute_metrics
     from apps.disagreement.analysis.board import idea_board
     from apps.disagreement.analysis.categories import analysis_scores
@@ -209,70 +207,48 @@ def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
         rubric_scales,
     )
 
-    claimed = MetricSnapshot.objects.filter(
-        id=snapshot_id, status=MetricSnapshot.Status.QUEUED
-    ).update(status=MetricSnapshot.Status.RUNNING, started_at=timezone.now(), progress=5)
-    snapshot = MetricSnapshot.objects.filter(id=snapshot_id).first()
-    if snapshot is None:
-        raise NotFound(f"Metric snapshot {snapshot_id} does not exist.")
-    if claimed != 1:
-        logger.info("metrics snapshot %s already %s; nothing to do", snapshot_id, snapshot.status)
-        return snapshot
-
-    started = time.perf_counter()
-    try:
-        frame = rating_frame(since=snapshot.since, until=snapshot.until)
-        _set_progress(snapshot_id, 30)
-        categories = rubric_categories()
-        include = snapshot.include_categories
-        scales = rubric_scales()
-        result = compute_metrics(
-            frame,
-            scales=scales,
-            level=snapshot.level,
-            categories=categories,
-            include_categories=include,
+    snapshot_id = snapshot.id
+    frame = rating_frame(since=snapshot.since, until=snapshot.until)
+    _set_progress(snapshot_id, 30)
+    categories = rubric_categories()
+    include = snapshot.include_categories
+    scales = rubric_scales()
+    result = compute_metrics(
+        frame,
+        scales=scales,
+        level=snapshot.level,
+        categories=categories,
+        include_categories=include,
+    )
+    _set_progress(snapshot_id, 70)
+    given, analysed = analysis_scores(frame, categories=categories, include_categories=include)
+    present = set(frame["dimension"].astype(str))
+    result["board"] = idea_board(
+        frame,
+        given=given,
+        score=analysed,
+        predictions=prediction_frame(),
+        catalog=idea_catalog(),
+        dims=[d for d in scales if d in present],
+        categories=categories,
+        include_categories=include,
+    )
+    _set_progress(snapshot_id, 85)
+    summary, slices = _split(result)
+    latest = frame["rated_at"].max() if len(frame) else None
+    with transaction.atomic():
+        _store_slices(snapshot_id, slices)
+        snapshots.mark_done(
+            MetricSnapshot,
+            snapshot_id,
+            elapsed_ms,
+            progress=100,
+            result=summary,
+            n_ratings=len(frame),
+            latest_rating_at=None
+            if latest is None or pd.isna(latest)
+            else latest.round("us").to_pydatetime(),
         )
-        _set_progress(snapshot_id, 70)
-        given, analysed = analysis_scores(frame, categories=categories, include_categories=include)
-        present = set(frame["dimension"].astype(str))
-        result["board"] = idea_board(
-            frame,
-            given=given,
-            score=analysed,
-            predictions=prediction_frame(),
-            catalog=idea_catalog(),
-            dims=[d for d in scales if d in present],
-            categories=categories,
-            include_categories=include,
-        )
-        _set_progress(snapshot_id, 85)
-        summary, slices = _split(result)
-        latest = frame["rated_at"].max() if len(frame) else None
-        with transaction.atomic():
-            _store_slices(snapshot_id, slices)
-            MetricSnapshot.objects.filter(id=snapshot_id).update(
-                status=MetricSnapshot.Status.DONE,
-                progress=100,
-                result=summary,
-                n_ratings=len(frame),
-                latest_rating_at=None
-                if latest is None or pd.isna(latest)
-                else latest.round("us").to_pydatetime(),
-                computed_at=timezone.now(),
-                duration_ms=int((time.perf_counter() - started) * 1000),
-                error="",
-            )
-    except Exception as exc:
-        logger.exception("metrics snapshot %s failed", snapshot_id)
-        MetricSnapshot.objects.filter(id=snapshot_id).update(
-            status=MetricSnapshot.Status.FAILED,
-            error=f"{exc.__class__.__name__}: {exc}"[:2000],
-            duration_ms=int((time.perf_counter() - started) * 1000),
-        )
-    _prune(snapshot.scope)
-    snapshot.refresh_from_db()
-    return snapshot
 
 
 def _store_slices(snapshot_id: int, slices: list[MetricSlice]) -> None:
@@ -295,16 +271,3 @@ def _store_slices(snapshot_id: int, slices: list[MetricSlice]) -> None:
             "VALUES (%s, %s, %s, %s, %s::jsonb)",
             [(snapshot_id, p.kind, p.domain, p.dimension, json.dumps(p.rows)) for p in slices],
         )
-
-
-def _prune(scope: str) -> None:
-    """Keep the newest KEEP_SNAPSHOTS finished snapshots of a scope."""
-    old = list(
-        MetricSnapshot.objects.filter(
-            scope=scope, status__in=[MetricSnapshot.Status.DONE, MetricSnapshot.Status.FAILED]
-        )
-        .order_by("-created_at", "-id")
-        .values_list("id", flat=True)[KEEP_SNAPSHOTS:]
-    )
-    if old:
-        MetricSnapshot.objects.filter(id__in=old).delete()

@@ -134,7 +134,7 @@ def server_command(
     model: Path | None = None,
 ) -> list[str]:
     """The llama-cpp-python server command line, with Gemma 3's chat template (see above),
-    started through llm_server_process.py (which says what it changes and why)."""
+    started through process.py (which says what it changes and why)."""
     threads = n_threads or DEFAULT_THREADS
     return [
         sys.executable,

@@ -58,7 +58,7 @@ ZERO_SHOT_MAX_CONFIDENCE = 20
 # any of them can only make a final differ from the reference's, by chance: on the demo, 25
 # already pushed a personalized cell below it (seed 1). Calibrated few-shot confidences below 21
 # (chance of being exactly right under 21 %) are rare: 0-0.06 % of personalized predictions on
-# the demo. Measured in docs/notes/offline.md.
+# the demo. Measured in docs/decisions/0006-local-confidence-threshold-21.md.
 RECOMMENDED_THRESHOLD = ZERO_SHOT_MAX_CONFIDENCE + 1
 # Every example's weight is BASE_WEIGHT + cosine (the reference judge of issue 7).
 BASE_WEIGHT = 0.001

@@ -1,17 +1,14 @@
 """The LLM judge backend: any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp...).
 
-The only module that imports ``openai``. What it does to survive real servers:
+With its two helpers, the only modules that import ``openai``: ``openai_formats`` (the reply
+formats and which one each endpoint takes) and ``openai_transport`` (errors, retries, the
+concurrency gate and timeout counting). What it does to survive real servers:
 
 - **Bounded output.** Every call sends ``max_tokens`` (``LLM_MAX_TOKENS``, default 200): a reply
   is one short JSON object, and a small local model left unbounded generates until its context
-  is full (95-150 s a call on 2 cores, see docs/notes/llm.md).
-- **Constrained replies.** The reply format is asked for with ``response_format``, best first:
-  ``json_schema`` (score limited to the dimension's levels, confidence an integer 0-100),
-  ``json_object`` carrying the same schema (llama-cpp-python turns it into a grammar; other
-  servers ignore the extra key), plain ``json_object``, and plain text last. An endpoint that
-  refuses a format (HTTP 4xx/5xx whose error names ``response_format``) is asked again at once
-  with the next one, and the format that worked is remembered per endpoint and model: in this
-  process, and in Django's cache when one is configured, so the refusal is paid once.
+  is full (95-150 s a call on 2 cores, see docs/decisions/0007-local-llm-server.md).
+- **Constrained replies.** The reply format is asked for with ``response_format``, best first,
+  walking down a ladder when an endpoint refuses one (``openai_formats``).
   ``JudgeReply.response_mode`` says which of json_schema / json_object / text produced it.
 - **Retries** are the SDK's own (``max_retries``): 408, 409, 429, 5xx, timeouts and connection
   errors, with exponential backoff and jitter, honouring Retry-After. The number taken is read
@@ -23,39 +20,61 @@ The only module that imports ``openai``. What it does to survive real servers:
   prompt prefix stays the same, so it stays cacheable). If no valid reply comes, a JudgeReply
   with ``error`` set and ``score`` None is returned (no exception).
 - **Timeouts without self-inflicted queues.** ``LLM_MAX_CONCURRENCY`` (default 0: no limit)
-  caps the calls in flight to one endpoint from this process. Calls wait for a place here,
-  where waiting does not count against the timeout, instead of in the server's queue, where a
-  single-slot server (llama.cpp) makes each wait behind the others until they time out and are
-  sent again behind their own abandoned copies.
+  caps the calls in flight to one endpoint from this process (``openai_transport.gate``).
 Tokens (prompt, completion, cached prompt) and latency are summed over every call.
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import logging
-import random
-import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
-from email.utils import parsedate_to_datetime
 from typing import Any
 
 import openai
 from openai import OpenAI
 
 from apps.judges.backends.config import setting_or_default
-from apps.judges.engine.judgment import (
-    JudgeReply,
-    JudgeRequest,
-    PermanentBackendError,
-    RubricDimension,
-    TransientBackendError,
+from apps.judges.backends.openai_formats import (
+    FIRST_STEP,
+    MODE_OF_STEP,
+    RESPONSE_MODES,
+    STEP_NAMES,
+    TEXT_MODE_STOP,
+    endpoint_key,
+    forget_endpoints,
+    is_format_refusal,
+    remember_step,
+    remembered_step,
+    reply_schema,
+    response_format_for,
 )
+from apps.judges.backends.openai_formats import _endpoint_steps as _endpoint_steps
+from apps.judges.backends.openai_transport import (
+    first_retry_delay,
+    gate,
+    is_transient,
+    map_openai_error,
+    retries_taken,
+    timeout_counting_http_client,
+)
+from apps.judges.engine.judgment import JudgeReply, JudgeRequest
 from apps.judges.engine.parsing import ReplyError, parse_reply
 from apps.judges.engine.prompting import build_messages, correction_message, prompt_fingerprint
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "RESPONSE_MODES",
+    "OpenAIBackend",
+    "embed_texts_remote",
+    "forget_endpoints",
+    "is_format_refusal",
+    "map_openai_error",
+    "remember_step",
+    "remembered_step",
+    "reply_schema",
+    "response_format_for",
+]
 
 logger = logging.getLogger(__name__)
 
@@ -64,199 +83,9 @@ PLACEHOLDER_API_KEY = "not-needed"
 DEFAULT_MAX_TOKENS = 200
 DEFAULT_TIMEOUT_SECONDS = 120.0
 DEFAULT_MAX_RETRIES = 5
-RETRY_AFTER_CAP_SECONDS = 60.0  # what the SDK honours; longer waits fall back to its backoff
-# Longest reason the schema allows: a sentence or two. Under a grammar every token costs a pass
-# over the whole vocabulary (262k for Gemma 3 with llama-cpp-python), so the bound is what
-# keeps a constrained reply to ~35 tokens.
-REASON_MAX_CHARS = 100
-# Text mode only: a one-line JSON reply ends at "}\n"; stopping there saves the prose a chatty
-# model adds after it. The stop string is not returned, and parse_reply closes the brace.
-TEXT_MODE_STOP = ["}\n"]
 
-RESPONSE_MODES = ("json_schema", "json_object", "text")
-# The ladder tried from the top; each step names the mode recorded on the prediction.
-_STEPS: tuple[tuple[str, str], ...] = (
-    ("json_schema", "json_schema"),
-    ("json_object_schema", "json_object"),
-    ("json_object", "json_object"),
-    ("text", "text"),
-)
-_STEP_NAMES = [name for name, _ in _STEPS]
-_MODE_OF_STEP = dict(_STEPS)
-# Where the ladder starts for each configured response format ("auto" = the top).
-_FIRST_STEP = {
-    "auto": "json_schema",
-    "json_schema": "json_schema",
-    "json_object": "json_object_schema",
-    "text": "text",
-}
-# What a refusal of the response format says (llama-cpp-python: "('body', 'response_format',
-# 'type') ... Input should be 'text' or 'json_object'").
-_FORMAT_WORDS = ("response_format", "response format", "json_schema", "json_object")
-_MEMORY_SECONDS = 24 * 3600  # in Django's cache: a server may be upgraded
-
-_endpoint_steps: dict[str, str] = {}
-_endpoint_lock = threading.Lock()
-_gates: dict[tuple[str, int], threading.BoundedSemaphore] = {}
-
-
-def _endpoint_key(base_url: str | None, model: str) -> str:
-    return f"{(base_url or 'https://api.openai.com/v1').rstrip('/')}|{model}"
-
-
-def _cache() -> Any | None:
-    """Django's default cache when Django is configured; None in plain-Python use."""
-    try:
-        from django.conf import settings
-
-        if not settings.configured:
-            return None
-        from django.core.cache import cache
-
-        return cache
-    except Exception:  # Django missing or misconfigured: remember in this process only
-        return None
-
-
-def _cache_key(endpoint: str) -> str:
-    return "judges:llm-response-step:" + hashlib.sha256(endpoint.encode()).hexdigest()[:32]
-
-
-def remembered_step(endpoint: str) -> tuple[str, bool] | None:
-    """(step, confirmed) remembered for this endpoint and model: the step that worked, or the
-    one to try after a refusal (not yet confirmed, so a refusal of it is still recognised)."""
-    with _endpoint_lock:
-        value = _endpoint_steps.get(endpoint)
-    if value is None:
-        cache = _cache()
-        if cache is not None:
-            try:
-                value = cache.get(_cache_key(endpoint))
-            except Exception:  # a cache outage must not stop judging
-                value = None
-            if isinstance(value, str):
-                with _endpoint_lock:
-                    _endpoint_steps[endpoint] = value
-    if not isinstance(value, str):
-        return None
-    step, unconfirmed, _ = value.partition("?")
-    if step not in _STEP_NAMES:
-        return None
-    return step, not unconfirmed
-
-
-def remember_step(endpoint: str, step: str, *, confirmed: bool) -> None:
-    value = step if confirmed else f"{step}?"
-    with _endpoint_lock:
-        _endpoint_steps[endpoint] = value
-    cache = _cache()
-    if cache is not None:
-        try:
-            cache.set(_cache_key(endpoint), value, _MEMORY_SECONDS)
-        except Exception:
-            logger.warning("could not store the response format of %s in the cache", endpoint)
-
-
-def forget_endpoints() -> None:
-    """Forget every remembered response format (tests; after a server upgrade)."""
-    with _endpoint_lock:
-        endpoints = list(_endpoint_steps)
-        _endpoint_steps.clear()
-    cache = _cache()
-    if cache is not None:
-        for endpoint in endpoints:
-            with contextlib.suppress(Exception):
-                cache.delete(_cache_key(endpoint))
-
-
-@contextlib.contextmanager
-def _gate(base_url: str | None, limit: int) -> Iterator[None]:
-    """At most ``limit`` calls in flight to one endpoint from this process (0: no limit)."""
-    if limit <= 0:
-        yield
-        return
-    key = ((base_url or "").rstrip("/"), limit)
-    with _endpoint_lock:
-        semaphore = _gates.setdefault(key, threading.BoundedSemaphore(limit))
-    with semaphore:
-        yield
-
-
-def reply_schema(dimension: RubricDimension) -> dict[str, Any]:
-    """JSON schema of one judgment on ``dimension``: the score is one of its levels.
-
-    The reason comes last and is bounded: a grammar-constrained small model tends to write one
-    reason sentence after another, and a reply cut by max_tokens inside the reason still
-    carries its score and confidence (parse_reply closes the string)."""
-    levels = list(range(dimension.scale_min, dimension.scale_max + 1))
-    return {
-        "type": "object",
-        "properties": {
-            "score": {
-                "type": "integer",
-                "enum": levels,
-                "minimum": dimension.scale_min,
-                "maximum": dimension.scale_max,
-            },
-            "confidence": {"type": "integer", "minimum": 0, "maximum": 100},
-            "reason": {"type": "string", "maxLength": REASON_MAX_CHARS},
-        },
-        "required": ["score", "confidence", "reason"],
-        "additionalProperties": False,
-    }
-
-
-def response_format_for(step: str, dimension: RubricDimension) -> dict[str, Any] | None:
-    if step == "json_schema":
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": "judgment", "schema": reply_schema(dimension)},
-        }
-    if step == "json_object_schema":
-        return {"type": "json_object", "schema": reply_schema(dimension)}
-    if step == "json_object":
-        return {"type": "json_object"}
-    return None
-
-
-def _error_text(exc: openai.APIStatusError) -> str:
-    parts = [str(exc.message or "")]
-    body = getattr(exc, "body", None)
-    if body is not None:
-        parts.append(str(body))
-    with contextlib.suppress(Exception):
-        parts.append(exc.response.text)
-    return " ".join(parts).lower()
-
-
-def is_format_refusal(exc: Exception, step: str) -> bool:
-    """An HTTP 4xx/5xx whose error names the response format we sent (not a passing outage)."""
-    if step == "text" or not isinstance(exc, openai.APIStatusError):
-        return False
-    if exc.status_code < 400 or exc.status_code == 429:
-        return False
-    text = _error_text(exc)
-    return any(
-        word in text
-        for word in ("response_format", "response format", "json_schema", "json_object")
-    )
-
-
-def map_openai_error(exc: Exception, *, retries: int = 0) -> Exception:
-    """Translate an SDK exception into the project's transient/permanent errors."""
-    after = f" (after {retries} retries)" if retries else ""
-    if isinstance(exc, openai.APITimeoutError):
-        return TransientBackendError(f"timed out{after}: {exc}")
-    if isinstance(exc, openai.APIConnectionError):
-        return TransientBackendError(f"connection failed{after}: {exc}")
-    if isinstance(exc, openai.APIStatusError):
-        status = exc.status_code
-        if status == 429 or status in (408, 409) or status >= 500:
-            return TransientBackendError(f"HTTP {status}{after}: {exc.message}")
-        return PermanentBackendError(f"HTTP {status}: {exc.message}")
-    if isinstance(exc, openai.OpenAIError):
-        return PermanentBackendError(str(exc))
-    return exc
+# The old private name (tests and callers that seed the memory use it).
+_endpoint_key = endpoint_key
 
 
 class _Usage:
@@ -311,9 +140,9 @@ class OpenAIBackend:
                 response_format = "json_object" if json_mode else "text"
             else:
                 response_format = setting_or_default("LLM_RESPONSE_FORMAT", "auto")
-        if response_format not in _FIRST_STEP:
+        if response_format not in FIRST_STEP:
             raise ValueError(
-                f"response_format must be one of {', '.join(_FIRST_STEP)}, got {response_format!r}"
+                f"response_format must be one of {', '.join(FIRST_STEP)}, got {response_format!r}"
             )
         self.response_format = response_format
         self.send_seed = bool(send_seed)
@@ -333,7 +162,7 @@ class OpenAIBackend:
             api_key=api_key or PLACEHOLDER_API_KEY,
             timeout=self.timeout,
             max_retries=self.max_retries,
-            http_client=_timeout_counting_http_client(self._count_timeout),
+            http_client=timeout_counting_http_client(self._count_timeout),
         )
 
     def _count_timeout(self) -> None:
@@ -343,11 +172,11 @@ class OpenAIBackend:
     # -- response formats ------------------------------------------------------------------
     def _first_step(self, model: str) -> tuple[str, bool]:
         """(step to use, whether it is known to work) for this endpoint and model."""
-        first = _FIRST_STEP[self.response_format]
-        remembered = remembered_step(_endpoint_key(self.base_url, model))
+        first = FIRST_STEP[self.response_format]
+        remembered = remembered_step(endpoint_key(self.base_url, model))
         if remembered is not None:
             step, confirmed = remembered
-            if _STEP_NAMES.index(step) >= _STEP_NAMES.index(first):
+            if STEP_NAMES.index(step) >= STEP_NAMES.index(first):
                 return step, confirmed
         return first, False
 
@@ -360,12 +189,12 @@ class OpenAIBackend:
         )
         started = time.perf_counter()
         try:
-            with _gate(self.base_url, self.max_concurrency):
+            with gate(self.base_url, self.max_concurrency):
                 started = time.perf_counter()  # waiting for a place is not latency
                 raw = client.chat.completions.with_raw_response.create(**params)
         finally:
             usage.latency += time.perf_counter() - started
-        usage.retries += _retries_taken(raw)
+        usage.retries += retries_taken(raw)
         return raw.parse()
 
     def _complete(
@@ -374,7 +203,7 @@ class OpenAIBackend:
         """One reply (text, finish reason), walking down the response-format ladder if the
         endpoint refuses a format."""
         model = request.model or self.model
-        endpoint = _endpoint_key(self.base_url, model)
+        endpoint = endpoint_key(self.base_url, model)
         step, known = self._first_step(model)
         outage = False  # a transient failure seen while the format was still unconfirmed
         while True:
@@ -399,7 +228,7 @@ class OpenAIBackend:
                 response = self._create(params, usage, max_retries=call_retries)
             except openai.APIStatusError as exc:
                 if not known and is_format_refusal(exc, step):
-                    following = _STEP_NAMES[_STEP_NAMES.index(step) + 1]
+                    following = STEP_NAMES[STEP_NAMES.index(step) + 1]
                     logger.info(
                         "%s refused response_format %s (HTTP %s); using %s",
                         endpoint,
@@ -410,25 +239,25 @@ class OpenAIBackend:
                     remember_step(endpoint, following, confirmed=False)
                     step = following
                     continue
-                if not (known or outage) and self.max_retries and _transient(exc):
+                if not (known or outage) and self.max_retries and is_transient(exc):
                     outage = True  # an outage, not a refusal: retry as the SDK would
                     usage.retries += 1
-                    time.sleep(_first_retry_delay(exc))
+                    time.sleep(first_retry_delay(exc))
                     continue
-                taken = call_retries if _transient(exc) else 0
+                taken = call_retries if is_transient(exc) else 0
                 raise map_openai_error(exc, retries=usage.retries + taken) from exc
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 if not (known or outage) and self.max_retries:
                     outage = True
                     usage.retries += 1
-                    time.sleep(_first_retry_delay(exc))
+                    time.sleep(first_retry_delay(exc))
                     continue
                 raise map_openai_error(exc, retries=usage.retries + call_retries) from exc
             except openai.OpenAIError as exc:
                 raise map_openai_error(exc) from exc
             if not known:
                 remember_step(endpoint, step, confirmed=True)
-            usage.mode = _MODE_OF_STEP[step]
+            usage.mode = MODE_OF_STEP[step]
             if response.usage is not None:
                 usage.prompt += response.usage.prompt_tokens or 0
                 usage.completion += response.usage.completion_tokens or 0
@@ -512,68 +341,6 @@ class OpenAIBackend:
             rows = sorted(response.data, key=lambda item: item.index)
             vectors.extend(list(item.embedding) for item in rows)
         return vectors
-
-
-def _first_retry_delay(exc: Exception) -> float:
-    """The wait before retrying a failed probe, as the SDK's first retry would: Retry-After
-    (retry-after-ms, seconds, or an HTTP date) up to 60 s, else 0.5 s less up to 25 % jitter."""
-    headers = getattr(getattr(exc, "response", None), "headers", None) or {}
-    with contextlib.suppress(TypeError, ValueError):
-        if headers.get("retry-after-ms"):
-            return min(RETRY_AFTER_CAP_SECONDS, max(0.0, float(headers["retry-after-ms"]) / 1000))
-    value = headers.get("retry-after")
-    if value:
-        with contextlib.suppress(TypeError, ValueError):
-            return min(RETRY_AFTER_CAP_SECONDS, max(0.0, float(value)))
-        with contextlib.suppress(TypeError, ValueError):
-            seconds = parsedate_to_datetime(value).timestamp() - time.time()
-            return min(RETRY_AFTER_CAP_SECONDS, max(0.0, seconds))
-    return 0.5 * (1 - 0.25 * random.random())
-
-
-def _timeout_counting_http_client(on_timeout: Callable[[], None]) -> Any | None:
-    """The SDK's default HTTP client with a transport that reports every timed-out request,
-    including those the SDK retries by itself. The SDK has used httpx and then httpx2; the
-    transport comes from whichever its client is built on. None (the SDK's own client, and
-    only the timeouts that end a call are counted) if that cannot be found."""
-    try:
-        module = None
-        for cls in openai.DefaultHttpxClient.__mro__:
-            root = cls.__module__.split(".")[0]
-            if root.startswith("httpx"):
-                module = sys.modules[root]
-                break
-        if module is None:
-            return None
-        base_transport = module.HTTPTransport
-        timeout_error = module.TimeoutException
-
-        class TimeoutCountingTransport(base_transport):  # type: ignore[misc, valid-type]
-            def handle_request(self, request: Any) -> Any:
-                try:
-                    return super().handle_request(request)
-                except timeout_error:
-                    on_timeout()
-                    raise
-
-        return openai.DefaultHttpxClient(transport=TimeoutCountingTransport())
-    except Exception:  # an SDK layout we do not know: count less, judge all the same
-        logger.debug("timeout counting unavailable", exc_info=True)
-        return None
-
-
-def _transient(exc: openai.APIStatusError) -> bool:
-    return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-
-
-def _retries_taken(raw: Any) -> int:
-    """Retries the SDK made before this response: its own count, else the request header."""
-    taken = getattr(raw, "retries_taken", None)
-    if isinstance(taken, int):
-        return taken
-    with contextlib.suppress(Exception):
-        return int(raw.http_request.headers.get("x-stainless-retry-count") or 0)
-    return 0
 
 
 def embed_texts_remote(

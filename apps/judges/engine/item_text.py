@@ -16,7 +16,7 @@ vocabulary has tens of thousands of terms and an item uses a few hundred of them
   in a batch get the same vector.
 
 Why one vector of the whole text (and not the idea weighted over the patent, as tried first):
-docs/notes/offline.md.
+docs/decisions/0004-offline-judge-tfidf-per-domain.md and 0005.
 """
 
 from __future__ import annotations

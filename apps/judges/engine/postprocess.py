@@ -15,7 +15,8 @@ Tie rule (deterministic, documented in docs/judges.md):
      highest mean confidence;
   c. still tied: the lower score (the conservative choice).
 Median before confidence: on the demo, choosing the most confident of three split seeds was no
-more often exactly right and further off on average (docs/notes/offline.md).
+more often exactly right and further off on average
+(docs/decisions/0005-few-shot-rule-is-the-reference-rule.md).
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ read by pages, the API and the CSV exports (like the disagreement metrics).
 Contract used by the run execution: `alignment_runs_finished(run_ids=...)` is called after a run
 reaches a final status (after commit). It is cheap and computes nothing itself.
 
-How a burst of finished runs becomes one computation per scope (the debounce, as in
-apps/disagreement/services.py):
+How a burst of finished runs becomes one computation per scope (the debounce, the same
+mechanics as the disagreement metrics, in one home: apps/core/snapshots.py):
 - the scopes a run feeds: a finished leave-one-out evaluation feeds "auto" and
   "auto|<domain key>"; a finished study feeds "run-<id>"; predictions feed no alignment;
 - a scope's waiting computation is an AlignmentSnapshot row in status QUEUED, at most one per
@@ -21,16 +21,15 @@ from __future__ import annotations
 
 import datetime as dt
 import logging
-import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Max
-from django.utils import timezone
 
-from apps.core.errors import ApplicationError, NotFound, PermissionDenied
+from apps.core import snapshots
+from apps.core.errors import ApplicationError, PermissionDenied
 from apps.judges import selectors
 from apps.judges.engine.alignment import sample_points
 from apps.judges.models import AlignmentSnapshot, JudgeRun
@@ -79,38 +78,27 @@ def _debounce_seconds() -> float:
 def _enqueue(snapshot_id: int, *, countdown: float) -> None:
     """Send the task by name (the task module imports this one). A dead broker fails the row
     loudly, so the page says nothing will come, instead of computing in a request."""
-    try:
-        dispatch.send_alignment_snapshot(snapshot_id, countdown=countdown)
-    except Exception as exc:  # kombu raises several types for an unreachable broker
-        logger.exception("could not enqueue alignment snapshot %s", snapshot_id)
-        AlignmentSnapshot.objects.filter(
-            id=snapshot_id, status=AlignmentSnapshot.Status.QUEUED
-        ).update(
-            status=AlignmentSnapshot.Status.FAILED,
-            error=f"The task queue is unreachable ({exc.__class__.__name__}); nothing computed.",
-        )
+    snapshots.send_or_fail(
+        AlignmentSnapshot,
+        snapshot_id,
+        lambda: dispatch.send_alignment_snapshot(snapshot_id, countdown=countdown),
+        error=lambda exc: (
+            f"The task queue is unreachable ({exc.__class__.__name__}); nothing computed."
+        ),
+        log=logger,
+        what="alignment snapshot",
+    )
 
 
 def _queue(scope: str) -> tuple[AlignmentSnapshot, bool]:
     """The scope's QUEUED snapshot, created if missing; returns (snapshot, created)."""
-    AlignmentSnapshot.objects.filter(
-        scope=scope,
-        status=AlignmentSnapshot.Status.QUEUED,
-        created_at__lt=timezone.now() - QUEUED_TIMEOUT,
-    ).update(status=AlignmentSnapshot.Status.FAILED, error="No worker picked this computation up.")
-    existing = AlignmentSnapshot.objects.filter(
-        scope=scope, status=AlignmentSnapshot.Status.QUEUED
-    ).first()
-    if existing is not None:
-        return existing, False
-    try:
-        with transaction.atomic():
-            return AlignmentSnapshot.objects.create(scope=scope), True
-    except IntegrityError:
-        # Another process queued it between our SELECT and INSERT: that one will do.
-        return AlignmentSnapshot.objects.get(
-            scope=scope, status=AlignmentSnapshot.Status.QUEUED
-        ), False
+    snapshots.expire_lost(
+        AlignmentSnapshot,
+        scope,
+        timeout=QUEUED_TIMEOUT,
+        error="No worker picked this computation up.",
+    )
+    return snapshots.queue(AlignmentSnapshot, scope)
 
 
 def alignment_runs_finished(*, run_ids: Sequence[int]) -> list[AlignmentSnapshot]:
@@ -155,70 +143,44 @@ def _run_ids_for_scope(scope: str) -> list[int]:
 
 
 def alignment_snapshot_compute(*, snapshot_id: int) -> AlignmentSnapshot:
-    """Compute and store one queued snapshot.
+    """Compute and store one queued snapshot (claimed once: apps/core/snapshots.py).
 
-    Idempotent: the row is claimed with `filter(status=QUEUED).update(status=RUNNING) == 1`, so
-    a redelivered or duplicate message finds nothing to claim and returns it untouched. The runs
-    are read after the claim, so every run finished before it is included.
+    Idempotent: a redelivered or duplicate message finds nothing to claim and returns it
+    untouched. The runs are read after the claim, so every run finished before it is included.
     """
-    claimed = AlignmentSnapshot.objects.filter(
-        id=snapshot_id, status=AlignmentSnapshot.Status.QUEUED
-    ).update(status=AlignmentSnapshot.Status.RUNNING, started_at=timezone.now())
-    snapshot = AlignmentSnapshot.objects.filter(id=snapshot_id).first()
-    if snapshot is None:
-        raise NotFound(f"Alignment snapshot {snapshot_id} does not exist.")
-    if claimed != 1:
-        return snapshot
-    started = time.perf_counter()
-    try:
-        run_ids = _run_ids_for_scope(snapshot.scope)
-        latest = JudgeRun.objects.filter(id__in=run_ids).aggregate(m=Max("finished_at"))["m"]
-        report = selectors.alignment_report(run_ids=run_ids, by_reviewer=True)
-        per_reviewer = report.pop("per_reviewer", {})
-        points = [
-            {"kind": r["kind"], "k": r["k"], "points": r["points"]} for r in report["reasoning"]
-        ]
-        report["reasoning"] = [
-            {
-                **r,
-                "n_points": len(r["points"]),
-                "points": sample_points(r["points"], limit=REASONING_SHOWN),
-            }
-            for r in report["reasoning"]
-        ]
-        AlignmentSnapshot.objects.filter(id=snapshot_id).update(
-            status=AlignmentSnapshot.Status.DONE,
-            run_ids=run_ids,
-            latest_run_at=latest,
-            n_finals=report["n_finals"],
-            n_predictions=report.get("n_predictions", 0),
-            result=report,
-            per_reviewer=per_reviewer,
-            reasoning_points=points,
-            computed_at=timezone.now(),
-            duration_ms=int((time.perf_counter() - started) * 1000),
-            error="",
-        )
-    except Exception as exc:
-        logger.exception("alignment snapshot %s failed", snapshot_id)
-        AlignmentSnapshot.objects.filter(id=snapshot_id).update(
-            status=AlignmentSnapshot.Status.FAILED,
-            error=f"{exc.__class__.__name__}: {exc}"[:2000],
-            duration_ms=int((time.perf_counter() - started) * 1000),
-        )
-    _prune(snapshot.scope)
-    snapshot.refresh_from_db()
-    return snapshot
-
-
-def _prune(scope: str) -> None:
-    old = list(
-        AlignmentSnapshot.objects.filter(
-            scope=scope,
-            status__in=[AlignmentSnapshot.Status.DONE, AlignmentSnapshot.Status.FAILED],
-        )
-        .order_by("-created_at", "-id")
-        .values_list("id", flat=True)[KEEP_SNAPSHOTS:]
+    return snapshots.compute_claimed(
+        AlignmentSnapshot,
+        snapshot_id,
+        _compute,
+        keep=KEEP_SNAPSHOTS,
+        log=logger,
+        what="alignment snapshot",
     )
-    if old:
-        AlignmentSnapshot.objects.filter(id__in=old).delete()
+
+
+def _compute(snapshot: AlignmentSnapshot, elapsed_ms: Callable[[], int]) -> None:
+    run_ids = _run_ids_for_scope(snapshot.scope)
+    latest = JudgeRun.objects.filter(id__in=run_ids).aggregate(m=Max("finished_at"))["m"]
+    report = selectors.alignment_report(run_ids=run_ids, by_reviewer=True)
+    per_reviewer = report.pop("per_reviewer", {})
+    points = [{"kind": r["kind"], "k": r["k"], "points": r["points"]} for r in report["reasoning"]]
+    report["reasoning"] = [
+        {
+            **r,
+            "n_points": len(r["points"]),
+            "points": sample_points(r["points"], limit=REASONING_SHOWN),
+        }
+        for r in report["reasoning"]
+    ]
+    snapshots.mark_done(
+        AlignmentSnapshot,
+        snapshot.id,
+        elapsed_ms,
+        run_ids=run_ids,
+        latest_run_at=latest,
+        n_finals=report["n_finals"],
+        n_predictions=report.get("n_predictions", 0),
+        result=report,
+        per_reviewer=per_reviewer,
+        reasoning_points=points,
+    )

@@ -1,7 +1,13 @@
-"""Build small rating frames in the rating_frame shape by hand."""
+"""Shared builders of the analysis tests: small rating frames in the rating_frame shape, written
+by hand, and the metrics computed from them."""
 
 import numpy as np
 import pandas as pd
+
+from apps.disagreement.analysis import compute_metrics
+
+# Krippendorff's levels of measurement, for tests that must hold at every level.
+MEASUREMENT_LEVELS = ["nominal", "ordinal", "interval", "ratio"]
 
 BACKGROUND = {"ann": "technical", "bob": "business", "cat": "technical", "dan": "business"}
 
@@ -31,6 +37,12 @@ def frame_from(rows, domain_of=None):
             }
         )
     return pd.DataFrame.from_records(records)
+
+
+def metrics_of(rows, domain_of=None, **options):
+    """compute_metrics of a hand-written frame; no bootstrap unless asked (n_boot)."""
+    options.setdefault("n_boot", 0)
+    return compute_metrics(frame_from(rows, domain_of), **options)
 
 
 def cell(metrics, domain="__all__", dimension="d", background="__all__"):

@@ -8,6 +8,8 @@ import pytest
 from apps.disagreement.analysis import alpha_from_long, krippendorff_alpha
 from apps.disagreement.analysis.alpha import alpha_batch, alpha_from_coincidence
 
+from .helpers import MEASUREMENT_LEVELS as LEVELS
+
 nan = np.nan
 # Krippendorff (2011), "Computing Krippendorff's alpha-reliability": observers A-D, units 1-12.
 KRIPPENDORFF_2011 = [
@@ -16,7 +18,6 @@ KRIPPENDORFF_2011 = [
     [nan, 3, 3, 3, 2, 3, 4, 2, 2, 5, 1, nan],
     [1, 2, 3, 3, 2, 4, 4, 1, 2, 5, 1, nan],
 ]
-LEVELS = ["nominal", "ordinal", "interval", "ratio"]
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from apps.disagreement.analysis import bootstrap_alpha, krippendorff_alpha
 from apps.disagreement.analysis.alpha import alpha_from_counts
 from apps.disagreement.analysis.bootstrap import UnitContributions
 
-LEVELS = ["nominal", "ordinal", "interval", "ratio"]
+from .helpers import MEASUREMENT_LEVELS as LEVELS
 
 
 def _data(seed=0):

@@ -8,7 +8,7 @@ import pytest
 
 from apps.disagreement.analysis import compute_metrics
 
-from .helpers import cell, frame_from
+from .helpers import cell, frame_from, metrics_of
 
 # I1: two reviewers say "not B2B", one gives a 3 (the demo's most contested idea, 0 3 0).
 # I2: both say "not B2B". I3: two grades. I4: one grade only.
@@ -31,7 +31,7 @@ def scope(metrics, domain="__all__"):
 
 
 def test_it_reports_how_many_category_answers_there_were_and_how_often_reviewers_split():
-    metrics = compute_metrics(frame_from(ROWS), n_boot=0, categories=LEVELS)
+    metrics = metrics_of(ROWS, categories=LEVELS)
     json.dumps(metrics, allow_nan=False)
     s = scope(metrics)
     assert (s["n_scores"], s["n_category"]) == (8, 4)
@@ -42,7 +42,7 @@ def test_it_reports_how_many_category_answers_there_were_and_how_often_reviewers
 
 
 def test_the_category_agreement_is_nominal_alpha_of_category_or_grade():
-    metrics = compute_metrics(frame_from(ROWS), n_boot=0, categories=LEVELS)
+    metrics = metrics_of(ROWS, categories=LEVELS)
     # reviewers x ideas, 1 = category, 0 = grade, NaN = no score
     nan = np.nan
     data = [[1, 1, 0, 0], [0, 1, 0, nan], [1, nan, nan, nan]]
@@ -51,7 +51,7 @@ def test_the_category_agreement_is_nominal_alpha_of_category_or_grade():
 
 
 def test_it_lists_the_ideas_split_between_category_and_grade():
-    metrics = compute_metrics(frame_from(ROWS), n_boot=0, categories=LEVELS)
+    metrics = metrics_of(ROWS, categories=LEVELS)
     (split,) = metrics["categories"]["split_ideas"]
     assert (split["idea_id"], split["n_category"], split["n_grades"], split["grades"]) == (
         1,
@@ -86,5 +86,5 @@ def test_the_manager_can_count_category_levels_as_the_lowest_grade():
 
 def test_a_dimension_without_category_levels_has_no_category_report():
     rows = [(r, i, "spec", 1 + (i + k) % 4) for i in range(1, 6) for k, r in enumerate("ab")]
-    metrics = compute_metrics(frame_from(rows), n_boot=0, categories=LEVELS)
+    metrics = metrics_of(rows, categories=LEVELS)
     assert metrics["categories"] == {"levels": {}, "scopes": [], "split_ideas": []}

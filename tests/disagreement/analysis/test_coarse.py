@@ -11,7 +11,7 @@ from apps.disagreement.analysis import (
 )
 from apps.disagreement.analysis.synthetic import synthetic_frame
 
-from .helpers import cell, frame_from
+from .helpers import cell, frame_from, metrics_of
 
 
 def test_items_at_the_median_are_not_above_it():
@@ -50,7 +50,7 @@ def test_a_pair_with_ten_co_rated_items_gets_a_hand_worked_jaccard():
     result = coarse_agreement(frame_from(_pair(ann, bob)))
     assert result["pairs"][("ann", "bob")] == pytest.approx(2 / 6)
     assert result["n_pairs"] == 1
-    metrics = compute_metrics(frame_from(_pair(ann, bob)), scales={"d": (1, 5)}, n_boot=0)
+    metrics = metrics_of(_pair(ann, bob), scales={"d": (1, 5)})
     assert cell(metrics)["coarse"] == {
         "jaccard": pytest.approx(2 / 6),
         "n_pairs": 1,
@@ -63,7 +63,7 @@ def test_a_pair_with_ten_co_rated_items_gets_a_hand_worked_jaccard():
 def test_pairs_with_fewer_than_ten_co_rated_items_are_left_out():
     ann = [1, 2, 3, 4, 5, 1, 2, 3, 4]
     bob = [1, 2, 3, 4, 5, 1, 2, 3, 4]
-    metrics = compute_metrics(frame_from(_pair(ann, bob)), n_boot=0)
+    metrics = metrics_of(_pair(ann, bob))
     assert cell(metrics)["coarse"] == {"jaccard": None, "n_pairs": 0, "n_pairs_empty_union": 0}
     (pair,) = [p for p in metrics["pairwise"] if p["domain"] == "__all__"]
     assert pair["n_items"] == 9 and pair["jaccard"] is None and pair["alpha"] == 1.0
@@ -73,7 +73,7 @@ def test_pairs_whose_union_is_empty_are_excluded_and_counted():
     flat = _pair([3] * 10, [2] * 10)  # nobody has anything above their own median
     ann = [1, 2, 3, 4, 5, 1, 2, 3, 4, 5]
     good = [("cat", i, "d", s) for i, s in zip(range(1, 11), ann, strict=True)]
-    metrics = compute_metrics(frame_from(flat + good), n_boot=0)
+    metrics = metrics_of(flat + good)
     coarse = cell(metrics)["coarse"]
     # ann-bob: empty union; ann-cat and bob-cat: cat's set {4,5,9,10} vs empty -> 0.0
     assert coarse == {"jaccard": 0.0, "n_pairs": 2, "n_pairs_empty_union": 1}
@@ -84,7 +84,7 @@ def test_the_median_is_over_all_the_reviewers_items_in_the_scope_not_only_shared
     # so her shared items are all above it. Over shared items only they would not be.
     shared = _pair([3] * 10, [1, 1, 1, 1, 1, 5, 5, 5, 5, 5])
     alone = [("ann", i, "d", 1) for i in range(100, 110)]
-    metrics = compute_metrics(frame_from(shared + alone), n_boot=0)
+    metrics = metrics_of(shared + alone)
     assert cell(metrics)["coarse"]["jaccard"] == pytest.approx(5 / 10)
 
 
@@ -115,7 +115,7 @@ def test_domain_scopes_use_the_median_within_the_domain():
         base = 1 if i <= 10 else 4
         rows.append(("ann", i, "d", base + (i % 2)))
         rows.append(("bob", i, "d", base + (i % 2)))
-    metrics = compute_metrics(frame_from(rows, domain_of), n_boot=0)
+    metrics = metrics_of(rows, domain_of)
     assert cell(metrics, domain="a")["coarse"]["jaccard"] == 1.0
     assert cell(metrics, domain="b")["coarse"]["jaccard"] == 1.0
     assert np.isclose(cell(metrics)["coarse"]["jaccard"], 1.0)

@@ -16,7 +16,7 @@ from apps.disagreement.analysis.metrics import (
 )
 from apps.disagreement.analysis.synthetic import synthetic_frame, synthetic_scales
 
-from .helpers import cell, frame_from
+from .helpers import cell, frame_from, metrics_of
 
 TOP_KEYS = {
     "level",
@@ -266,7 +266,7 @@ def test_background_cells_only_use_that_backgrounds_reviewers():
             ("bob", i, "d", 1 + (i * 3) % 5),
             ("dan", i, "d", 5 - i % 5),
         ]
-    metrics = compute_metrics(frame_from(rows), n_boot=0)
+    metrics = metrics_of(rows)
     assert cell(metrics, background="technical")["fine"]["alpha"] == 1.0
     assert cell(metrics, background="technical")["coarse"]["n_pairs"] == 1
     assert cell(metrics)["coarse"]["n_pairs"] == 6

@@ -8,7 +8,7 @@ import pytest
 
 from apps.disagreement.analysis import compute_metrics, standardise_within
 
-from .helpers import frame_from
+from .helpers import frame_from, metrics_of
 
 
 def test_strictness_gives_each_reviewers_mean_std_count_and_score_counts():
@@ -34,7 +34,7 @@ def test_strictness_gives_each_reviewers_mean_std_count_and_score_counts():
 
 
 def test_a_reviewer_with_one_score_has_no_std_and_a_lone_reviewer_has_no_spread():
-    metrics = compute_metrics(frame_from([("ann", 1, "d", 4)]), n_boot=0)
+    metrics = metrics_of([("ann", 1, "d", 4)])
     (row,) = [r for r in metrics["strictness"] if r["domain"] == "__all__"]
     assert row["std"] is None and row["mean"] == 4.0
     (spread,) = [s for s in metrics["strictness_spread"] if s["domain"] == "__all__"]

@@ -1,6 +1,6 @@
 """The offline judge on the demo (pure; no database): against the reference judge of issue 7,
 personalized against aggregate, and its calibrated confidence. Figures: bench/bench_offline_judge.py
-and docs/notes/offline.md."""
+and docs/decisions/0005-few-shot-rule-is-the-reference-rule.md."""
 
 from __future__ import annotations
 

@@ -1,120 +1,41 @@
-"""Forms of the screening pages.
+"""The staged screening form of the rate page.
 
-The staged screening form is built from the Dimension rows of the idea's rubric, so any rubric
-works (other dimensions, scales, gates, or no gates at all). Which stages are open is decided on
-the server from the values posted so far, with the same gate functions the service enforces.
+Built from the Dimension rows of the idea's rubric, so any rubric works (other dimensions,
+scales, gates, or no gates at all). Which stages are open is decided on the server from the
+values posted so far, with the same gate functions the service enforces. Kept whole: reading
+the posted values, deciding which stages are open, the warnings before a save and the shapes
+for the template all work on the same merged values (``given``/``merged_scores``), and a
+newcomer looking for "what does the rate form do" finds it in one class.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any, cast
 
 from django import forms
 
-from apps.accounts.models import User
-from apps.catalog.models import Domain
 from apps.core.errors import FieldError
+from apps.screening.forms.display import (
+    DimensionView,
+    Given,
+    KeptValue,
+    LevelView,
+    QuestionView,
+    StageView,
+)
+from apps.screening.forms.names import (
+    CONFIRM_NAME,
+    YES_NO,
+    answer_name,
+    rationale_name,
+    score_name,
+    skip_name,
+    yes_no,
+)
 from apps.screening.gates import open_dimensions
 from apps.screening.models import Dimension, Rating
 from apps.screening.services.ratings import resolve_scores
-
-YES_NO = [("yes", "Yes"), ("no", "No")]
-
-
-def score_name(dim: Dimension) -> str:
-    return f"score-{dim.key}"
-
-
-def answer_name(dim: Dimension, question_key: str) -> str:
-    return f"answer-{dim.key}-{question_key}"
-
-
-def rationale_name(dim: Dimension) -> str:
-    return f"rationale-{dim.key}"
-
-
-def skip_name(dim: Dimension) -> str:
-    return f"skip-{dim.key}"
-
-
-# The hidden field carrying which warnings the reviewer has seen and accepted (see warnings()).
-CONFIRM_NAME = "confirm"
-
-
-def _yes_no(value: str) -> bool:
-    return value == "yes"
-
-
-@dataclass
-class LevelView:
-    value: int
-    meaning: str
-    checked: bool
-    is_category: bool
-
-
-@dataclass
-class QuestionView:
-    key: str
-    text: str
-    name: str
-    answer: bool | None
-
-
-@dataclass
-class DimensionView:
-    dim: Dimension
-    name: str
-    levels: list[LevelView]
-    questions: list[QuestionView]
-    rationale_name: str
-    rationale: str
-    derived_score: int | None
-    skip_name: str = ""
-    skipped: bool = False
-    errors: list[str] = field(default_factory=list)
-
-    @property
-    def derived_meaning(self) -> str:
-        return self.dim.level_meaning(self.derived_score) if self.derived_score is not None else ""
-
-
-@dataclass
-class KeptValue:
-    """A value typed into a stage that is closed now: carried as a hidden input, not saved."""
-
-    name: str
-    value: str
-
-
-@dataclass
-class StageView:
-    number: int
-    dimensions: list[Dimension]
-    is_open: bool
-    opens_when: str
-    # Open stages carry their fields; closed ones say why they are closed and keep what was typed.
-    fields: list[DimensionView] = field(default_factory=list)
-    closed_because: str = ""
-    kept: list[KeptValue] = field(default_factory=list)
-    # Dimensions of this closed stage whose saved or typed scores a save would drop.
-    losses: list[str] = field(default_factory=list)
-
-    @property
-    def names(self) -> str:
-        return ", ".join(d.name for d in self.dimensions)
-
-
-@dataclass
-class Given:
-    """Everything posted (or pre-filled), open or not: the form keeps it while stages close."""
-
-    scores: dict[str, int | None] = field(default_factory=dict)
-    answers: dict[str, dict[str, bool]] = field(default_factory=dict)
-    rationales: dict[str, str] = field(default_factory=dict)
-    skipped: set[str] = field(default_factory=set)
 
 
 def _stage_depths(dimensions: Sequence[Dimension]) -> dict[str, int]:
@@ -158,7 +79,7 @@ class ScreeningForm(forms.Form):
                 for q in dim.questions:
                     self.fields[answer_name(dim, q["key"])] = forms.TypedChoiceField(
                         choices=YES_NO,
-                        coerce=_yes_no,
+                        coerce=yes_no,
                         required=False,
                         empty_value=None,
                         label=q["text"],
@@ -493,52 +414,3 @@ class ScreeningForm(forms.Form):
             skipped=skipped,
             errors=self._field_errors(dim),
         )
-
-
-class DeclineForm(forms.Form):
-    reason = forms.CharField(
-        required=False,
-        max_length=2000,
-        widget=forms.Textarea(attrs={"rows": 2}),
-        label="Why (optional)",
-    )
-    confirm = forms.BooleanField(
-        required=True,
-        label=(
-            "Yes, remove this idea from my queue. I can take this back only until someone acts "
-            "on it (an admin assigns another reviewer)."
-        ),
-        error_messages={"required": "tick this box to confirm that you want to decline"},
-    )
-
-
-class _ReviewerChoiceField(forms.ModelChoiceField):
-    def label_from_instance(self, obj: User) -> str:
-        return f"{obj.display_name} ({obj.username})"
-
-
-class RatingFilterForm(forms.Form):
-    """Filters of the managers' ratings table; every field is optional."""
-
-    domain = forms.ModelChoiceField(
-        queryset=Domain.objects.order_by("name"), required=False, empty_label="All domains"
-    )
-    dimension = forms.ChoiceField(required=False)
-    reviewer = _ReviewerChoiceField(
-        queryset=User.objects.filter(role=User.Role.REVIEWER).order_by("username"),
-        required=False,
-        empty_label="All reviewers",
-    )
-    status = forms.ChoiceField(
-        required=False, choices=[("", "All statuses"), *Rating.Status.choices]
-    )
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        # Dimension keys, not rows: the same key (e.g. specificity) may exist in several rubrics.
-        seen: dict[str, str] = {}
-        for key, name in Dimension.objects.order_by("position", "key").values_list("key", "name"):
-            seen.setdefault(key, name)
-        dimension = self.fields["dimension"]
-        assert isinstance(dimension, forms.ChoiceField)
-        dimension.choices = [("", "All dimensions"), *seen.items()]

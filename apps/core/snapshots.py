@@ -1,0 +1,159 @@
+"""One home for the stored-snapshot pattern: queue, debounce, claim, compute, prune.
+
+Heavy results (the disagreement metrics, the judge alignment) are computed by a Celery task into
+a snapshot row and pages read the newest finished one. The rules, the same for every kind:
+
+- a scope's waiting computation is one row in status ``queued``; a partial unique constraint on
+  (scope) where status is queued allows at most one. A change that finds it does nothing more:
+  the computation reads its inputs only when it starts, so it will see the change;
+- otherwise ``queue`` creates the row (a concurrent INSERT losing the race joins the winner's)
+  and the caller sends one task, with a countdown so the rest of a burst lands in the same
+  computation (the debounce). ``send_or_fail`` marks the row failed when the broker is down:
+  nothing is ever computed in a web request instead;
+- ``expire_lost`` fails a queued row whose message was lost, so it cannot block its scope;
+- ``compute_claimed`` claims the row with the conditional update queued -> running (exactly one
+  row), so a redelivered or duplicate message does nothing; from then on a change finds no
+  queued row and queues the next computation. No change is ever left unread. A computation
+  that raises marks the row failed with the error; ``prune`` keeps the newest finished rows.
+
+A snapshot model has the fields ``scope``, ``status`` (queued / running / done / failed),
+``created_at``, ``started_at``, ``computed_at``, ``duration_ms`` and ``error``. What is computed,
+which scopes exist and when to queue stay with each app (apps/disagreement/services.py,
+apps/judges/services/alignment.py).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.db import IntegrityError, models, transaction
+from django.utils import timezone
+
+from apps.core.errors import NotFound
+
+QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
+
+S = TypeVar("S", bound=models.Model)
+
+
+def has_fresh_queued(model: type[models.Model], scope: str, *, timeout: dt.timedelta) -> bool:
+    """Whether the scope already has a queued computation young enough to be alive (one cheap
+    SELECT: what a burst of changes pays per change)."""
+    return model._default_manager.filter(
+        scope=scope, status=QUEUED, created_at__gte=timezone.now() - timeout
+    ).exists()
+
+
+def expire_lost(
+    model: type[models.Model], scope: str, *, timeout: dt.timedelta, error: str
+) -> None:
+    """A queued row older than ``timeout`` has lost its message and would block its scope for
+    good: mark it failed with ``error``."""
+    model._default_manager.filter(
+        scope=scope, status=QUEUED, created_at__lt=timezone.now() - timeout
+    ).update(status=FAILED, error=error)
+
+
+def queue(model: type[S], scope: str, **fields: Any) -> tuple[S, bool]:
+    """The scope's queued snapshot, created with ``fields`` if missing: (snapshot, created)."""
+    manager = model._default_manager
+    existing = manager.filter(scope=scope, status=QUEUED).first()
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            return manager.create(scope=scope, **fields), True
+    except IntegrityError:
+        # Another process queued it between our SELECT and INSERT: that one will do.
+        return manager.get(scope=scope, status=QUEUED), False
+
+
+def send_or_fail(
+    model: type[models.Model],
+    snapshot_id: int,
+    send: Callable[[], object],
+    *,
+    error: Callable[[Exception], str],
+    log: logging.Logger,
+    what: str,
+) -> Exception | None:
+    """Send the snapshot's task; if the broker is unreachable, mark the still-queued row failed
+    with ``error(exc)`` (the page then says nothing will come) and return the exception."""
+    try:
+        send()
+    except Exception as exc:  # kombu raises several types for an unreachable broker
+        log.exception("could not enqueue %s %s", what, snapshot_id)
+        model._default_manager.filter(id=snapshot_id, status=QUEUED).update(
+            status=FAILED, error=error(exc)
+        )
+        return exc
+    return None
+
+
+def compute_claimed(
+    model: type[S],
+    snapshot_id: int,
+    compute: Callable[[S, Callable[[], int]], None],
+    *,
+    keep: int,
+    log: logging.Logger,
+    what: str,
+    claim_fields: dict[str, Any] | None = None,
+) -> S:
+    """Claim one queued snapshot, compute it, prune its scope, return it refreshed.
+
+    Idempotent: the row is claimed with ``filter(status=queued).update(status=running) == 1``, so
+    a redelivered or duplicate message finds nothing to claim and gets the row untouched. The
+    inputs are read by ``compute(snapshot, elapsed_ms)`` after the claim, so every change
+    committed before it is included; ``compute`` stores its result with ``mark_done``. An
+    exception marks the row failed with its message (it is not raised: the task has finished).
+    """
+    manager = model._default_manager
+    claimed = manager.filter(id=snapshot_id, status=QUEUED).update(
+        status=RUNNING, started_at=timezone.now(), **(claim_fields or {})
+    )
+    snapshot = manager.filter(id=snapshot_id).first()
+    if snapshot is None:
+        raise NotFound(f"{what.capitalize()} {snapshot_id} does not exist.")
+    if claimed != 1:
+        log.info("%s %s already %s; nothing to do", what, snapshot_id, snapshot.status)  # type: ignore[attr-defined]
+        return snapshot
+    started = time.perf_counter()
+
+    def elapsed_ms() -> int:
+        return int((time.perf_counter() - started) * 1000)
+
+    try:
+        compute(snapshot, elapsed_ms)
+    except Exception as exc:
+        log.exception("%s %s failed", what, snapshot_id)
+        manager.filter(id=snapshot_id).update(
+            status=FAILED, error=f"{exc.__class__.__name__}: {exc}"[:2000], duration_ms=elapsed_ms()
+        )
+    prune(model, snapshot.scope, keep=keep)  # type: ignore[attr-defined]
+    snapshot.refresh_from_db()
+    return snapshot
+
+
+def mark_done(
+    model: type[models.Model], snapshot_id: int, elapsed_ms: Callable[[], int], **fields: Any
+) -> None:
+    """Store a computed snapshot: status done, its result ``fields``, when and how long."""
+    model._default_manager.filter(id=snapshot_id).update(
+        status=DONE, computed_at=timezone.now(), duration_ms=elapsed_ms(), error="", **fields
+    )
+
+
+def prune(model: type[models.Model], scope: str, *, keep: int) -> None:
+    """Keep the newest ``keep`` finished (done or failed) snapshots of a scope."""
+    old = list(
+        model._default_manager.filter(scope=scope, status__in=[DONE, FAILED])
+        .order_by("-created_at", "-id")
+        .values_list("id", flat=True)[keep:]
+    )
+    if old:
+        model._default_manager.filter(id__in=old).delete()
