@@ -72,3 +72,83 @@ def side_by_side(saturation: dict[str, Any], reliability: dict[str, Any] | None)
         "k_findings": saturation.get("k80"),
         "n_ideas": saturation.get("n_ideas", 0),
     }
+
+
+def reliability_by_dimension(
+    metrics_result: dict[str, Any] | None, *, domain: str, labels: dict[str, str]
+) -> list[dict[str, Any]]:
+    """The disagreement snapshot's panel sizes for one domain (ICC(1), k for 0.75 and 0.90)."""
+    rows = []
+    for p in (metrics_result or {}).get("panel", []):
+        if p.get("domain") != domain:
+            continue
+        rows.append(
+            {
+                "dimension": p["dimension"],
+                "name": labels.get(p["dimension"], p["dimension"]),
+                "single": p.get("single_reliability"),
+                "k75": p.get("k_for_075"),
+                "curve": [
+                    {"k": c["k"], "reliability": c["reliability"]} for c in p.get("curve", [])
+                ],
+            }
+        )
+    return rows
+
+
+def headline(saturation: dict[str, Any], reliability: list[dict[str, Any]]) -> dict[str, Any]:
+    """'k reviewers give a reliable score; k' reviewers surface 80 % of the findings'.
+
+    k is the median, over the domain's dimensions, of the panel that reaches 0.75 (good)
+    reliability; dimensions that never reach it (no k within 20) count as more than 20.
+    """
+    ks = sorted((r["k75"] if r["k75"] is not None else 21) for r in reliability)
+    k = ks[len(ks) // 2] if ks else None
+    return {
+        "k_reliable": k if k is None or k <= 20 else None,
+        "k_reliable_unreached": k is not None and k > 20,
+        "n_dimensions": len(ks),
+        "k_findings": saturation.get("k80"),
+        "n_ideas": saturation.get("n_ideas", 0),
+    }
+
+
+def svg_chart(
+    reliability: list[dict[str, Any]], saturation: dict[str, Any], *, width: int = 560
+) -> dict[str, Any]:
+    """Both curves against panel size on one 0-1 axis, as SVG polyline points (server-drawn,
+    no script): mean Spearman-Brown reliability over the dimensions, and the mean share of an
+    idea's Chao2 total that k reviewers raise, with its interquartile band."""
+    height, pad, kmax = 240, 32, 12
+
+    def xy(k: float, y: float) -> str:
+        x = pad + (k - 1) / (kmax - 1) * (width - 2 * pad)
+        return f"{x:.1f},{height - pad - max(0.0, min(1.0, y)) * (height - 2 * pad):.1f}"
+
+    by_k: dict[int, list[float]] = {}
+    for r in reliability:
+        for c in r["curve"]:
+            if c["k"] <= kmax and c["reliability"] is not None:
+                by_k.setdefault(int(c["k"]), []).append(float(c["reliability"]))
+    rel = " ".join(xy(k, sum(v) / len(v)) for k, v in sorted(by_k.items()))
+    curve = [p for p in saturation.get("curve", []) if p["reviewers"] <= kmax]
+    disc = " ".join(xy(p["reviewers"], p["share"]) for p in curve)
+    band = " ".join(
+        [xy(p["reviewers"], p["q75"]) for p in curve]
+        + [xy(p["reviewers"], p["q25"]) for p in reversed(curve)]
+    )
+    ticks = [{"x": float(xy(k, 0).split(",")[0]), "label": k} for k in range(1, kmax + 1)]
+    return {
+        "width": width,
+        "height": height,
+        "reliability": rel,
+        "discovery": disc,
+        "band": band,
+        "ticks": ticks,
+        "y80": float(xy(1, 0.8).split(",")[1]),
+        "y75": float(xy(1, 0.75).split(",")[1]),
+        "bottom": height - pad,
+        "left": pad,
+        "right": width - pad,
+        "top": pad,
+    }
