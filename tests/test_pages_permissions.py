@@ -179,7 +179,7 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
         ("findings:export", {"kind": f"={kind}"}, "get", None, MANAGERS_READ)
         for kind in ("scopes", "findings", "idea-findings")
     ],
-    ("findings:recompute", {}, "get", None, NOT_GET),
+    ("findings:recompute", {}, "get", None, (302, 403, 403, 403, 405, 405)),
     ("findings:recompute", {}, "post", {}, (302, 403, 403, 403, 302, 302)),
 ]
 

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.http import Http404, HttpResponse, HttpResponseBase
@@ -23,14 +25,17 @@ from apps.findings.models import Source
 from apps.findings.services import findings_request_recompute
 
 managers_only = role_required("manager", "admin")
+SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
 # Domain findings listed on the page (the CSV has them all).
 FINDINGS_SHOWN = 40
 
 
 def _domain(request: AuthenticatedHttpRequest) -> Domain | None:
-    key = request.GET.get("domain", "")[:64]
+    """The domain asked for; the first domain when none or an unknown/malformed key is given."""
+    key = request.GET.get("domain", "")
     domains = Domain.objects.order_by("key")
-    return domains.filter(key=key).first() or domains.first()
+    found = domains.filter(key=key).first() if SLUG.fullmatch(key) else None
+    return found or domains.first()
 
 
 def _source(request: AuthenticatedHttpRequest) -> str:
@@ -174,4 +179,6 @@ def recompute(request: AuthenticatedHttpRequest) -> HttpResponse:
         messages.success(request, "Findings recompute queued; this page shows it when done.")
     except ApplicationError as exc:
         messages.error(request, str(exc))
-    return redirect(reverse("findings:overview") + f"?domain={request.POST.get('domain', '')}")
+    domain = request.POST.get("domain", "")
+    query = f"?{urlencode({'domain': domain})}" if SLUG.fullmatch(domain) else ""
+    return redirect(reverse("findings:overview") + query)

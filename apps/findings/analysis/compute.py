@@ -237,7 +237,7 @@ def compute_findings(
         idea_key, domain_id, names = _cluster_domain(group, vectors, threshold, trees)
         group["idea_finding"] = idea_key
         group["finding"] = domain_id
-        finding_rows = [
+        finding_rows: list[dict[str, Any]] = [
             {
                 "id": int(fid),
                 "name": names[int(fid)],
@@ -257,7 +257,7 @@ def compute_findings(
             if ideas is not None and int(idea_id) not in ideas:
                 continue
             section = _estimates(local, seed=int(idea_id))
-            findings = []
+            findings: list[dict[str, Any]] = []
             for _key, fg in ig.groupby("idea_finding", sort=True):
                 idx = list(fg.index)
                 findings.append(

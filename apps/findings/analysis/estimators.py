@@ -43,7 +43,10 @@ class Chao2:
     units: int
 
 
-def _counts(incidences: Sequence[int], units: int) -> np.ndarray:
+Incidences = Sequence[int] | np.ndarray
+
+
+def _counts(incidences: Incidences, units: int) -> np.ndarray:
     y = np.asarray(list(incidences), dtype=int)
     if units < 0:
         raise ValueError("the number of sampling units must be >= 0")
@@ -52,7 +55,7 @@ def _counts(incidences: Sequence[int], units: int) -> np.ndarray:
     return y
 
 
-def chao2(incidences: Sequence[int], units: int, *, z: float = Z95) -> Chao2:
+def chao2(incidences: Incidences, units: int, *, z: float = Z95) -> Chao2:
     """Chao2 with its log-normal interval (see the module docstring).
 
     With no unseen finding implied (Q1 = 0) the interval collapses onto S_obs, as in iNEXT; with
@@ -83,7 +86,7 @@ def chao2(incidences: Sequence[int], units: int, *, z: float = Z95) -> Chao2:
     return Chao2(s_hat, low, high, s_obs, q1, q2, units)
 
 
-def coverage(incidences: Sequence[int], units: int) -> float:
+def coverage(incidences: Incidences, units: int) -> float:
     """Estimated sample coverage C(T) (Chao & Jost 2012); NaN when nothing was observed."""
     y = _counts(incidences, units)
     u = float(y.sum())
@@ -108,7 +111,7 @@ def _unseen(y: np.ndarray, units: int) -> float:
     return a * q1 * q1 / (2 * q2) if q2 > 0 else a * q1 * (q1 - 1) / 2
 
 
-def expected_richness(incidences: Sequence[int], units: int, t: int) -> float:
+def expected_richness(incidences: Incidences, units: int, t: int) -> float:
     """Expected distinct findings raised by t reviewers (t >= 0), interpolated or extrapolated."""
     y = _counts(incidences, units)
     return float(_curve(y, units, np.array([t]))[0])
@@ -144,7 +147,7 @@ def _ratio_binom(n_minus: np.ndarray, n: int, t: int) -> np.ndarray:
     return result
 
 
-def expected_new(incidences: Sequence[int], units: int, more: int) -> float:
+def expected_new(incidences: Incidences, units: int, more: int) -> float:
     """Expected findings not yet raised that `more` additional reviewers would raise."""
     y = _counts(incidences, units)
     if units < 2:
@@ -162,7 +165,7 @@ class CurvePoint:
 
 
 def discovery_curve(
-    incidences: Sequence[int],
+    incidences: Incidences,
     units: int,
     *,
     until: int | None = None,
@@ -214,7 +217,7 @@ def discovery_curve(
 
 
 def reviewers_for_share(
-    incidences: Sequence[int], units: int, *, share: float = 0.8, limit: int = 200
+    incidences: Incidences, units: int, *, share: float = 0.8, limit: int = 200
 ) -> int | None:
     """The smallest number of reviewers expected to raise `share` of the Chao2 total.
 
