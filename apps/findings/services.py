@@ -80,7 +80,15 @@ def findings_mark_stale() -> None:
 
     A dead broker is logged and recorded on the snapshot, not raised: the rating is saved.
     """
-    snapshot, created = _queue(threshold=default_threshold(), requested_by=None)
+    threshold = default_threshold()
+    # The common case of a burst: one SELECT, no write.
+    if FindingSnapshot.objects.filter(
+        scope=scope_key(threshold=threshold),
+        status=FindingSnapshot.Status.QUEUED,
+        created_at__gte=timezone.now() - QUEUED_TIMEOUT,
+    ).exists():
+        return
+    snapshot, created = _queue(threshold=threshold, requested_by=None)
     if not created:
         return
     try:

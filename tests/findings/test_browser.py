@@ -23,8 +23,9 @@ def computed(db):
     rng = np.random.default_rng(5)
     pools: dict[int, list[str]] = {}
     for rating in Rating.objects.exclude(rationale="").order_by("id"):
+        concerns = rng.permutation(CONCERNS)[:6]
         pool = pools.setdefault(
-            rating.idea_id, [f"{t} / {c}" for t, c in zip(TOPICS[:6], rng.permutation(CONCERNS))]
+            rating.idea_id, [f"{t} / {c}" for t, c in zip(TOPICS[:6], concerns, strict=True)]
         )
         keys = [pool[int(i)] for i in rng.choice(len(pool), size=2, replace=False)]
         rating.rationale = " ".join(phrase(rng, k) for k in keys)
