@@ -11,11 +11,13 @@ urlpatterns = [
     path("screening/", include("apps.screening.urls")),
     path("disagreement/", include("apps.disagreement.urls")),
     path("judges/", include("apps.judges.urls")),
+    path("findings/", include("apps.findings.urls")),
     path("api/", include("apps.catalog.api.urls")),
     path("api/", include("apps.catalog.api.import_urls")),
     path("api/", include("apps.screening.api.urls")),
     path("api/", include("apps.disagreement.api.urls")),
     path("api/", include("apps.judges.api.urls")),
+    path("api/", include("apps.findings.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]

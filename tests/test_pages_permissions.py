@@ -33,6 +33,9 @@ from django.urls import URLPattern, URLResolver, reverse
 
 from apps.disagreement.models import MetricSnapshot, scope_key
 from apps.disagreement.services import metrics_recompute
+from apps.findings.models import FindingSnapshot
+from apps.findings.models import scope_key as findings_scope
+from apps.findings.services import findings_recompute
 from apps.judges.models import JudgeRun
 from apps.screening.models import Assignment, Rating
 from apps.screening.services.ratings import rating_submit
@@ -170,6 +173,14 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     ("judges:case", {"idea_id": "idea"}, "get", None, MANAGERS_READ),
     ("judges:predictions", {}, "get", None, MANAGERS_READ),
     ("judges:me", {}, "get", None, REVIEWERS_ONLY),
+    # findings: managers and admins read; the recompute only queues derived numbers
+    ("findings:overview", {}, "get", None, MANAGERS_READ),
+    *[
+        ("findings:export", {"kind": f"={kind}"}, "get", None, MANAGERS_READ)
+        for kind in ("scopes", "findings", "idea-findings")
+    ],
+    ("findings:recompute", {}, "get", None, (302, 403, 403, 403, 405, 405)),
+    ("findings:recompute", {}, "post", {}, (302, 403, 403, 403, 302, 302)),
 ]
 
 
@@ -237,6 +248,8 @@ def world(reviewer, other_reviewer, outsider, manager, admin, idea) -> dict[str,
     snapshot = MetricSnapshot.objects.create(scope=scope_key(level="ordinal"), level="ordinal")
     snapshot = metrics_recompute(snapshot_id=snapshot.id)
     assert snapshot.status == MetricSnapshot.Status.DONE, snapshot.error
+    findings = FindingSnapshot.objects.create(scope=findings_scope(threshold=0.5), threshold=0.5)
+    assert findings_recompute(snapshot_id=findings.id).status == FindingSnapshot.Status.DONE
     return {
         "domain": idea.patent.domain.pk,
         "idea": idea.pk,

@@ -64,6 +64,12 @@ MATRIX: list[tuple[str, str, Any, tuple[int, ...]]] = [
     ("/api/ideas/{idea}/my-rating/", "post", RATING_BODY, (401, 200, 200, 404, 403, 403)),
     ("/api/ideas/{unassigned_idea}/my-rating/", "put", RATING_BODY, (401, 403, 403, 404, 403, 403)),
     ("/api/ideas/{idea}/decline/", "post", {"reason": "no"}, (401, 200, 200, 404, 403, 403)),
+    # Findings: managers and admins read a domain's; the idea's findings are 404 to whoever
+    # cannot see the idea, and blind for its reviewers (tests/findings/test_api.py). 404 for
+    # those who may read: no findings snapshot exists in this world.
+    ("/api/findings/?domain=nlp", "get", None, (401, 403, 403, 403, 404, 404)),
+    ("/api/findings/recompute/", "post", {}, (401, 403, 403, 403, 202, 202)),
+    ("/api/ideas/{idea}/findings/", "get", None, (401, 404, 404, 404, 404, 404)),
     ("/api/assignments/", "get", None, (401, 403, 403, 403, 403, 200)),
     (
         "/api/assignments/",

@@ -32,6 +32,7 @@ from typing import cast
 
 import numpy as np
 
+from apps.demo import findings_pool as FP
 from apps.demo import vocabulary as V
 
 # key, scale min, scale max (the PBIG rubric, apps/screening/rubrics/pbig.yaml).
@@ -86,6 +87,8 @@ MAX_GRADE_SHARE = 0.8
 # Scale-use styles for the planted dimensions: the width of the reviewer's grade curve.
 STYLES = {"compresses to the middle": 0.45, "moderate": 0.6, "uses the whole scale": 0.8}
 SPECIFICITY_PASS_ABOVE = 2
+# The second seed word of the findings' own random stream (issue 19).
+FINDINGS_STREAM = 19
 TECHNICAL_VALIDITY_PASS_ABOVE = 1
 
 
@@ -104,6 +107,11 @@ class DemoData:
     latent: dict[str, dict[str, float]] = field(default_factory=dict)
     # username -> {"style", "persona", "grades": {dimension: shares per grade}, "panels", "role"}.
     reviewer_traits: dict[str, dict] = field(default_factory=dict)
+    # The findings truth (apps/demo/findings_pool.py): idea external_id -> {finding key: the
+    # chance a reviewer writing rationales on it raises it}; the pool's size is the idea's true
+    # number of findings. And idea -> username -> the finding keys that reviewer raised.
+    findings_pool: dict[str, dict[str, float]] = field(default_factory=dict)
+    findings_raised: dict[str, dict[str, list[str]]] = field(default_factory=dict)
 
     def counts(self) -> dict[str, int]:
         return {
@@ -856,7 +864,10 @@ def generate_demo(
             draws = np.concatenate([z + NOISE[dim] * rng.normal(size=n) for _ in range(8)])
             population[(dim, bg)] = np.sort(draws)
 
-    # Scores, gates, rationales and dates.
+    # Scores, gates, rationales and dates. The rationales' findings come from their own stream.
+    frng = np.random.default_rng([seed, FINDINGS_STREAM])
+    pools = FP.build_pools(frng, [i["patent"] for i in ideas])
+    findings_raised: dict[str, dict[str, list[str]]] = {}
     ratings: list[dict] = []
     by_person: dict[int, list[int]] = {}
     for pi, ii in rated_pairs:
@@ -898,18 +909,25 @@ def generate_demo(
             elif cast(int, scores["technical_validity"]) <= TECHNICAL_VALIDITY_PASS_ABOVE:
                 scores["innovativeness"] = None
                 scores["competitive_advantage"] = None
+            with_rationale = []
             for dim, lo, hi in DIMENSIONS:
                 score = scores[dim]
-                rationale = ""
                 if score is not None and rng.random() < 0.3:
-                    rationale = _rationale(rng, dim, score, lo, hi, contexts[ii])
+                    # The template text is no longer used, but drawing it keeps the main stream
+                    # (and so every later score and date) exactly as it was.
+                    _rationale(rng, dim, score, lo, hi, contexts[ii])
+                    with_rationale.append(dim)
+            texts, raised = FP.reviewer_rationales(frng, pools[ii], with_rationale)
+            if raised:
+                findings_raised.setdefault(idea["external_id"], {})[person["username"]] = raised
+            for dim, _lo, _hi in DIMENSIONS:
                 ratings.append(
                     {
                         "idea": idea["external_id"],
                         "reviewer": person["username"],
                         "dimension": dim,
-                        "score": score,
-                        "rationale": rationale,
+                        "score": scores[dim],
+                        "rationale": texts.get(dim, ""),
                         "created_at": stamp,
                     }
                 )
@@ -957,4 +975,9 @@ def generate_demo(
         pending=pending,
         latent=latent,
         reviewer_traits=traits,
+        findings_pool={
+            idea["external_id"]: dict(zip(pool.keys, pool.probabilities, strict=True))
+            for idea, pool in zip(ideas, pools, strict=True)
+        },
+        findings_raised=findings_raised,
     )

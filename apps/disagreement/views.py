@@ -23,6 +23,7 @@ from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
 from apps.disagreement.forms import BoardForm, DashboardFilterForm, RecomputeForm
 from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_key
 from apps.disagreement.services import metrics_request_recompute
+from apps.findings.views import idea_findings_context
 
 managers_only = role_required("manager", "admin")
 # Rows of the contested table shown before "show all" (the CSV always has every row).
@@ -455,6 +456,7 @@ def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse
                 else "disagreement:contested"
             ),
             "back_label": "Decide" if request.GET.get("from") == "decide" else "Contested ideas",
+            **idea_findings_context(idea=idea, viewer=request.user),
         },
     )
 

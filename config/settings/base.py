@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "apps.screening",
     "apps.disagreement",
     "apps.judges",
+    "apps.findings",
     "apps.demo",
 ]
 
@@ -310,3 +311,8 @@ def cache_settings(url: str) -> dict[str, dict[str, object]]:
 # CACHE_URL, else REDIS_URL, else the broker's Redis (a filesystem broker means no Redis).
 CACHE_URL = env("CACHE_URL", default=env("REDIS_URL", default=CELERY_BROKER_URL))
 CACHES = cache_settings(CACHE_URL)
+
+# Findings (docs/metrics.md "Findings"): two finding units share a finding only when every pair is
+# at least this cosine-similar; seconds between a rating change and the recompute that reads it.
+FINDINGS_SIMILARITY_THRESHOLD = env.float("FINDINGS_SIMILARITY_THRESHOLD", default=0.5)
+FINDINGS_DEBOUNCE_SECONDS = env.int("FINDINGS_DEBOUNCE_SECONDS", default=30)

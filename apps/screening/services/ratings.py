@@ -33,9 +33,11 @@ def ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
         return
     # Imported here: both apps read ratings, so importing them at module level would be circular.
     from apps.disagreement.services import metrics_mark_stale
+    from apps.findings.services import findings_mark_stale
     from apps.judges.services import judge_ratings_changed
 
     transaction.on_commit(metrics_mark_stale)
+    transaction.on_commit(findings_mark_stale)
     transaction.on_commit(lambda: judge_ratings_changed(reviewer_ids=ids))
 
 

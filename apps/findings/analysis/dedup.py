@@ -1,0 +1,74 @@
+"""De-duplicating finding units into distinct findings.
+
+Units are embedded (rows L2-normalised) and grouped by complete-linkage agglomerative clustering
+on cosine similarity: two units share a finding only if every pair of units in the finding is at
+least `threshold` similar. Complete linkage is chosen over single linkage on purpose: single
+linkage chains "humidity drift" -> "humidity and temperature" -> "temperature limits" into one
+finding, the failure POTATO's near-duplicate docs warn about. The threshold is a setting
+(FINDINGS_SIMILARITY_THRESHOLD, documented in docs/metrics.md); `counts_by_threshold` re-cuts the
+same tree at other thresholds, so the page can show how the counts move with it at no extra cost.
+
+Each finding is named by its most typical phrasing: the unit with the highest mean similarity to
+the other units of the finding (the medoid); ties go to the shorter, then the earlier unit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from scipy.cluster.hierarchy import fcluster, linkage
+from scipy.spatial.distance import squareform
+
+DEFAULT_THRESHOLD = 0.5
+
+
+def _tree(vectors: np.ndarray) -> np.ndarray | None:
+    n = len(vectors)
+    if n < 2:
+        return None
+    v = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    v = v / norms
+    sim = np.clip((v @ v.T).astype(np.float64), -1.0, 1.0)
+    dist = 1.0 - sim
+    np.fill_diagonal(dist, 0.0)
+    dist = np.clip((dist + dist.T) / 2, 0.0, 2.0)
+    return linkage(squareform(dist, checks=False), method="complete")
+
+
+def _cut(tree: np.ndarray | None, n: int, threshold: float) -> np.ndarray:
+    if tree is None:
+        return np.zeros(n, dtype=int)
+    labels = fcluster(tree, t=1.0 - threshold + 1e-9, criterion="distance")
+    # Renumber in order of first appearance so labels are stable across runs.
+    order: dict[int, int] = {}
+    return np.array([order.setdefault(int(x), len(order)) for x in labels], dtype=int)
+
+
+def cluster_units(vectors: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:
+    """A finding label (0, 1, ...) per unit; units share one only above `threshold` pairwise."""
+    if not 0.0 < threshold <= 1.0:
+        raise ValueError("the similarity threshold must be in (0, 1]")
+    return _cut(_tree(vectors), len(vectors), threshold)
+
+
+def counts_by_threshold(vectors: np.ndarray, thresholds: Sequence[float]) -> dict[float, int]:
+    """Distinct findings at each threshold, from one clustering tree."""
+    tree = _tree(vectors)
+    n = len(vectors)
+    return {float(t): (int(_cut(tree, n, float(t)).max()) + 1 if n else 0) for t in thresholds}
+
+
+def name_of(texts: Sequence[str], vectors: np.ndarray) -> str:
+    """The most typical phrasing of one finding's units (the medoid)."""
+    if len(texts) == 1:
+        return texts[0]
+    v = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(v, axis=1, keepdims=True)
+    norms[norms == 0] = 1.0
+    v = v / norms
+    mean_sim = (v @ v.T).sum(axis=1)
+    best = min(range(len(texts)), key=lambda i: (-round(float(mean_sim[i]), 9), len(texts[i]), i))
+    return texts[best]

@@ -1,0 +1,233 @@
+"""Incidence-based richness estimators: how many distinct findings a panel has not yet raised.
+
+The data are incidence data in the ecologists' sense: T sampling units (reviewers), and for each
+observed finding the number of units that raised it (its incidence Y_i, 1 <= Y_i <= T). From
+these, with Q_k the number of findings raised by exactly k reviewers and U = sum(Y_i):
+
+- Chao2 (Chao 1987; bias-corrected form of Chao 2005, as in iNEXT/EstimateS):
+  S = S_obs + (T-1)/T * Q1^2 / (2 Q2), or (T-1)/T * Q1 (Q1-1) / 2 when Q2 = 0;
+  its interval is Chao's log-normal one, which never goes below S_obs:
+  [S_obs + f0/K, S_obs + f0*K], K = exp(z sqrt(ln(1 + var/f0^2))).
+- Sample coverage (Chao & Jost 2012, incidence form): the share of the incidence mass belonging to
+  findings already seen, C = 1 - Q1/U * (T-1) Q1 / ((T-1) Q1 + 2 Q2).
+- Rarefaction and extrapolation (Chao et al. 2014, Ecol. Monographs 84:45-67): the expected
+  number of distinct findings t reviewers raise, exactly interpolated for t <= T and extrapolated
+  for t > T with the Chao2 estimate of the unseen; "expected new findings from k more reviewers"
+  is S(T+k) - S_obs. Intervals come from the paper's bootstrap: a population is rebuilt from the
+  estimated detection probabilities (seen and unseen findings), T reviewers are redrawn from it,
+  and the spread of the redrawn curves gives a standard error (estimate +- 1.96 SE).
+
+Pure: numpy only, no Django. Every function takes the incidence counts (one int per observed
+finding) and the number of sampling units T.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Z95 = 1.959963984540054
+
+
+@dataclass(frozen=True)
+class Chao2:
+    estimate: float
+    low: float
+    high: float
+    observed: int
+    q1: int
+    q2: int
+    units: int
+
+
+Incidences = Sequence[int] | np.ndarray
+
+
+def _counts(incidences: Incidences, units: int) -> np.ndarray:
+    y = np.asarray(list(incidences), dtype=int)
+    if units < 0:
+        raise ValueError("the number of sampling units must be >= 0")
+    if len(y) and (y.min() < 1 or y.max() > units):
+        raise ValueError("every incidence must be between 1 and the number of sampling units")
+    return y
+
+
+def chao2(incidences: Incidences, units: int, *, z: float = Z95) -> Chao2:
+    """Chao2 with its log-normal interval (see the module docstring).
+
+    With no unseen finding implied (Q1 = 0) the interval collapses onto S_obs, as in iNEXT; with
+    fewer than two sampling units nothing beyond S_obs can be estimated (undefined, NaN).
+    """
+    y = _counts(incidences, units)
+    s_obs = len(y)
+    q1, q2 = int((y == 1).sum()), int((y == 2).sum())
+    if units < 2:
+        nan = float("nan")
+        return Chao2(nan if s_obs else 0.0, nan, nan, s_obs, q1, q2, units)
+    a = (units - 1) / units
+    f0 = a * q1 * q1 / (2 * q2) if q2 > 0 else a * q1 * (q1 - 1) / 2
+    s_hat = s_obs + f0
+    if q1 > 0 and q2 > 0:
+        r = q1 / q2
+        var = q2 * (a / 2 * r**2 + a * a * r**3 + a * a / 4 * r**4)
+    elif q1 > 1:
+        var = a * q1 * (q1 - 1) / 2 + a * a * q1 * (2 * q1 - 1) ** 2 / 4 - a * a * q1**4 / 4 / s_hat
+    else:
+        u = float(y.sum())
+        var = s_obs * math.exp(-u / s_obs) * (1 - math.exp(-u / s_obs)) if s_obs else 0.0
+    if f0 > 0 and var > 0:
+        k = math.exp(z * math.sqrt(math.log(1 + var / f0**2)))
+        low, high = s_obs + f0 / k, s_obs + f0 * k
+    else:
+        low = high = float(s_obs)
+    return Chao2(s_hat, low, high, s_obs, q1, q2, units)
+
+
+def coverage(incidences: Incidences, units: int) -> float:
+    """Estimated sample coverage C(T) (Chao & Jost 2012); NaN when nothing was observed."""
+    y = _counts(incidences, units)
+    u = float(y.sum())
+    if u == 0 or units < 1:
+        return float("nan")
+    q1, q2 = int((y == 1).sum()), int((y == 2).sum())
+    if units == 1:
+        return 1 - q1 / u if q1 < u else 0.0
+    t = units
+    if q2 > 0:
+        factor = (t - 1) * q1 / ((t - 1) * q1 + 2 * q2)
+    else:
+        factor = (t - 1) * (q1 - 1) / ((t - 1) * (q1 - 1) + 2) if q1 > 0 else 0.0
+    return float(min(1.0, max(0.0, 1 - q1 / u * factor)))
+
+
+def _unseen(y: np.ndarray, units: int) -> float:
+    if units < 2:
+        return 0.0
+    q1, q2 = int((y == 1).sum()), int((y == 2).sum())
+    a = (units - 1) / units
+    return a * q1 * q1 / (2 * q2) if q2 > 0 else a * q1 * (q1 - 1) / 2
+
+
+def expected_richness(incidences: Incidences, units: int, t: int) -> float:
+    """Expected distinct findings raised by t reviewers (t >= 0), interpolated or extrapolated."""
+    y = _counts(incidences, units)
+    return float(_curve(y, units, np.array([t]))[0])
+
+
+def _curve(y: np.ndarray, units: int, ts: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(ts), dtype=float)
+    s_obs = len(y)
+    if s_obs == 0 or units == 0:
+        return out
+    q1 = int((y == 1).sum())
+    f0 = _unseen(y, units)
+    for i, t in enumerate(ts):
+        t = int(t)
+        if t <= 0:
+            out[i] = 0.0
+        elif t <= units:
+            # 1 - C(T-Y, t)/C(T, t): the chance that t of the T reviewers include one who raised it.
+            out[i] = float(np.sum(1.0 - _ratio_binom(units - y, units, t)))
+        elif f0 > 0 and q1 > 0:
+            step = 1.0 - q1 / (units * f0 + q1)
+            out[i] = s_obs + f0 * (1.0 - step ** (t - units))
+        else:
+            out[i] = float(s_obs)
+    return out
+
+
+def _ratio_binom(n_minus: np.ndarray, n: int, t: int) -> np.ndarray:
+    """C(n - y, t) / C(n, t) for each entry n - y, computed as a product (no overflow)."""
+    result = np.ones(len(n_minus), dtype=float)
+    for j in range(t):
+        result *= np.clip(n_minus - j, 0, None) / (n - j)
+    return result
+
+
+def expected_new(incidences: Incidences, units: int, more: int) -> float:
+    """Expected findings not yet raised that `more` additional reviewers would raise."""
+    y = _counts(incidences, units)
+    if units < 2:
+        return float("nan")
+    return float(_curve(y, units, np.array([units + more]))[0] - len(y))
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    reviewers: int
+    findings: float
+    low: float
+    high: float
+    extrapolated: bool
+
+
+def discovery_curve(
+    incidences: Incidences,
+    units: int,
+    *,
+    until: int | None = None,
+    bootstrap: int = 100,
+    seed: int = 0,
+) -> list[CurvePoint]:
+    """Rarefaction (t <= T) and extrapolation (T < t <= until, default 2T) with 95 % intervals.
+
+    The interval is the bootstrap of Chao et al. 2014: detection probabilities for seen findings
+    are Y_i/T shrunk by the estimated coverage; the estimated unseen findings share the missing
+    mass. T reviewers are redrawn as independent Bernoulli columns, and each redraw's curve is
+    computed the same way. Deterministic for a given seed.
+    """
+    y = _counts(incidences, units)
+    until = max(units, until if until is not None else 2 * units)
+    ts = np.arange(1, until + 1)
+    estimate = _curve(y, units, ts)
+    if units < 2 or len(y) == 0:
+        return [
+            CurvePoint(int(t), float(e), float(e), float(e), bool(t > units))
+            for t, e in zip(ts, estimate, strict=True)
+        ]
+    rng = np.random.default_rng(seed)
+    u = float(y.sum())
+    c_hat = coverage(y, units)
+    f0 = math.ceil(_unseen(y, units))
+    # Seen findings keep their observed rate, scaled so that seen + unseen mass = U/T.
+    p_seen = np.clip(y / units * (c_hat if not math.isnan(c_hat) else 1.0), 0, 1)
+    p_unseen = (u / units) * (1 - c_hat) / f0 if f0 > 0 and not math.isnan(c_hat) else 0.0
+    p = np.concatenate([p_seen, np.full(f0, min(1.0, p_unseen))])
+    draws = rng.random((bootstrap, units, len(p))) < p  # reviewers x findings, per replicate
+    counts = draws.sum(axis=1)
+    curves = np.empty((bootstrap, len(ts)))
+    for b in range(bootstrap):
+        yb = counts[b][counts[b] > 0]
+        curves[b] = _curve(yb, units, ts)
+    se = curves.std(axis=0, ddof=1)
+    points = []
+    for i, t in enumerate(ts):
+        low = max(0.0, float(estimate[i] - Z95 * se[i]))
+        if t >= units:
+            low = max(low, float(len(y)))  # at and beyond T, at least what was seen
+        points.append(
+            CurvePoint(
+                int(t), float(estimate[i]), low, float(estimate[i] + Z95 * se[i]), bool(t > units)
+            )
+        )
+    return points
+
+
+def reviewers_for_share(
+    incidences: Incidences, units: int, *, share: float = 0.8, limit: int = 200
+) -> int | None:
+    """The smallest number of reviewers expected to raise `share` of the Chao2 total.
+
+    None when undefined (fewer than two reviewers or no finding) or beyond `limit`.
+    """
+    y = _counts(incidences, units)
+    if units < 2 or len(y) == 0:
+        return None
+    total = chao2(y, units).estimate
+    ts = np.arange(1, limit + 1)
+    curve = _curve(y, units, ts)
+    hit = np.nonzero(curve >= share * total - 1e-9)[0]
+    return int(ts[hit[0]]) if len(hit) else None

@@ -1,0 +1,214 @@
+"""Writes for findings: queue, debounce and run the findings computation into a snapshot.
+
+The debounce is the metric snapshots' (apps/disagreement/services.py): every rating change calls
+`findings_mark_stale()` after its commit; at most one QUEUED snapshot exists per scope (a partial
+unique constraint), so a burst of changes costs one SELECT each and produces one computation,
+sent with a countdown; the task claims the row QUEUED -> RUNNING, and changes after the claim
+queue the next one. Only the default threshold is recomputed automatically; other thresholds
+are computed when a manager asks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import time
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.core.errors import ApplicationError, FieldError, NotFound, PermissionDenied
+from apps.findings.analysis import compute_findings
+from apps.findings.models import FindingSlice, FindingSnapshot, Source, scope_key
+from apps.findings.selectors import default_threshold, judge_reason_frame, rationale_frame
+from apps.judges.backends import embed_texts
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS: int = getattr(settings, "FINDINGS_DEBOUNCE_SECONDS", 30)
+QUEUED_TIMEOUT = dt.timedelta(minutes=15)
+KEEP_SNAPSHOTS = 10
+
+
+def _enqueue(snapshot_id: int, *, countdown: int) -> None:
+    """Send the task; an unreachable broker fails the snapshot loudly (no in-request fallback)."""
+    from apps.findings.tasks import findings_recompute_task
+
+    try:
+        findings_recompute_task.apply_async(args=[snapshot_id], countdown=countdown)
+    except Exception as exc:  # kombu raises several types for an unreachable broker
+        logger.exception("could not enqueue findings recompute %s", snapshot_id)
+        FindingSnapshot.objects.filter(id=snapshot_id, status=FindingSnapshot.Status.QUEUED).update(
+            status=FindingSnapshot.Status.FAILED,
+            error=f"The task queue is unreachable ({exc.__class__.__name__}).",
+        )
+        raise ApplicationError(
+            "The task queue is unreachable; the findings were not recomputed. Try again later."
+        ) from exc
+
+
+def _queue(*, threshold: float, requested_by: User | None) -> tuple[FindingSnapshot, bool]:
+    scope = scope_key(threshold=threshold)
+    FindingSnapshot.objects.filter(
+        scope=scope,
+        status=FindingSnapshot.Status.QUEUED,
+        created_at__lt=timezone.now() - QUEUED_TIMEOUT,
+    ).update(status=FindingSnapshot.Status.FAILED, error="No worker picked this recompute up.")
+    existing = FindingSnapshot.objects.filter(
+        scope=scope, status=FindingSnapshot.Status.QUEUED
+    ).first()
+    if existing is not None:
+        return existing, False
+    try:
+        with transaction.atomic():
+            return (
+                FindingSnapshot.objects.create(
+                    scope=scope, threshold=threshold, requested_by=requested_by
+                ),
+                True,
+            )
+    except IntegrityError:
+        # Another process queued it between our SELECT and INSERT: that one will do.
+        return FindingSnapshot.objects.get(scope=scope, status=FindingSnapshot.Status.QUEUED), False
+
+
+def findings_mark_stale() -> None:
+    """Rationales may have changed (called after a rating commit): queue one debounced run.
+
+    A dead broker is logged and recorded on the snapshot, not raised: the rating is saved.
+    """
+    threshold = default_threshold()
+    # The common case of a burst: one SELECT, no write.
+    if FindingSnapshot.objects.filter(
+        scope=scope_key(threshold=threshold),
+        status=FindingSnapshot.Status.QUEUED,
+        created_at__gte=timezone.now() - QUEUED_TIMEOUT,
+    ).exists():
+        return
+    snapshot, created = _queue(threshold=threshold, requested_by=None)
+    if not created:
+        return
+    try:
+        _enqueue(snapshot.id, countdown=DEBOUNCE_SECONDS)
+    except ApplicationError:
+        pass
+
+
+def validate_threshold(value: Any) -> float:
+    """The one home of the threshold's bounds; raises ApplicationError naming the field."""
+    try:
+        threshold = float(value)
+    except (TypeError, ValueError):
+        threshold = float("nan")
+    if not 0.05 <= threshold <= 1.0:
+        raise ApplicationError(
+            "The threshold is not valid.",
+            errors=[
+                FieldError(
+                    field="threshold", message="must be a number from 0.05 to 1", value=str(value)
+                )
+            ],
+        )
+    return round(threshold, 3)
+
+
+def findings_request_recompute(*, actor: User, threshold: Any = None) -> FindingSnapshot:
+    """A manager's "Recompute now" (or another threshold): queue or join, send after commit."""
+    if not actor.can_read_all_ratings:
+        raise PermissionDenied("Only managers and admins recompute findings.")
+    value = default_threshold() if threshold in (None, "") else validate_threshold(threshold)
+    snapshot, _ = _queue(threshold=value, requested_by=actor)
+    transaction.on_commit(lambda: _enqueue(snapshot.id, countdown=0))
+    return snapshot
+
+
+def findings_compute(
+    *,
+    threshold: float,
+    domain: str | None = None,
+    idea_id: int | None = None,
+    source: str = Source.REVIEWERS,
+) -> dict[str, Any]:
+    """Compute in-process (the command's path): the same analysis the task stores."""
+    frame = (
+        rationale_frame(domain=domain)
+        if source == Source.REVIEWERS
+        else judge_reason_frame(domain=domain)
+    )
+    return compute_findings(
+        frame,
+        embed_texts,
+        threshold=threshold,
+        ideas=None if idea_id is None else {idea_id},
+    )
+
+
+def findings_recompute(*, snapshot_id: int) -> FindingSnapshot:
+    """Compute and store one queued snapshot.
+
+    Idempotent: claimed with `filter(status=QUEUED).update(status=RUNNING) == 1`, so a second
+    delivery finds nothing to claim. The rationales are read after the claim.
+    """
+    claimed = FindingSnapshot.objects.filter(
+        id=snapshot_id, status=FindingSnapshot.Status.QUEUED
+    ).update(status=FindingSnapshot.Status.RUNNING, started_at=timezone.now(), progress=5)
+    snapshot = FindingSnapshot.objects.filter(id=snapshot_id).first()
+    if snapshot is None:
+        raise NotFound(f"Findings snapshot {snapshot_id} does not exist.")
+    if claimed != 1:
+        return snapshot
+    started = time.perf_counter()
+    try:
+        summary: dict[str, Any] = {}
+        slices: list[FindingSlice] = []
+        n_rationales = 0
+        for source in (Source.REVIEWERS, Source.JUDGES):
+            frame = rationale_frame() if source == Source.REVIEWERS else judge_reason_frame()
+            if source == Source.REVIEWERS:
+                n_rationales = len(frame)
+            result = compute_findings(frame, embed_texts, threshold=snapshot.threshold)
+            for key, section in result["domains"].items():
+                slices.append(FindingSlice(source=source, domain=key, ideas=section.pop("ideas")))
+            summary[source] = result
+            FindingSnapshot.objects.filter(id=snapshot_id).update(progress=60)
+        with transaction.atomic():
+            for row in slices:
+                row.snapshot_id = snapshot_id
+            FindingSlice.objects.filter(snapshot_id=snapshot_id).delete()
+            FindingSlice.objects.bulk_create(slices)
+            FindingSnapshot.objects.filter(id=snapshot_id).update(
+                status=FindingSnapshot.Status.DONE,
+                progress=100,
+                result=summary,
+                n_rationales=n_rationales,
+                computed_at=timezone.now(),
+                duration_ms=int((time.perf_counter() - started) * 1000),
+                error="",
+            )
+    except Exception as exc:
+        logger.exception("findings snapshot %s failed", snapshot_id)
+        FindingSnapshot.objects.filter(id=snapshot_id).update(
+            status=FindingSnapshot.Status.FAILED,
+            error=f"{exc.__class__.__name__}: {exc}"[:2000],
+            duration_ms=int((time.perf_counter() - started) * 1000),
+        )
+    _prune(snapshot.scope)
+    snapshot.refresh_from_db()
+    return snapshot
+
+
+def _prune(scope: str) -> None:
+    keep = list(
+        FindingSnapshot.objects.filter(scope=scope, status=FindingSnapshot.Status.DONE)
+        .order_by("-computed_at", "-id")
+        .values_list("id", flat=True)[:KEEP_SNAPSHOTS]
+    )
+    FindingSnapshot.objects.filter(
+        scope=scope,
+        status__in=[FindingSnapshot.Status.DONE, FindingSnapshot.Status.FAILED],
+    ).exclude(id__in=keep).exclude(
+        status=FindingSnapshot.Status.FAILED, created_at__gte=timezone.now() - QUEUED_TIMEOUT
+    ).delete()
