@@ -43,6 +43,7 @@ from typing import cast
 import numpy as np
 from scipy import sparse
 
+from apps.judges.engine import panel as panel_method
 from apps.judges.engine.item_text import HASH_FEATURES, hash_item_vectors
 from apps.judges.engine.judgment import (
     LOCAL_BASELINE_LABEL,
@@ -51,7 +52,7 @@ from apps.judges.engine.judgment import (
     JudgeRequest,
 )
 
-MODEL_NAME = "local-similarity-vote-v3"
+MODEL_NAME = "local-panel-text-v4"
 ZERO_SHOT_MAX_CONFIDENCE = 20
 # The confidence threshold recommended for local configurations: the lowest that still discards
 # zero-shot ("no evidence"). Few-shot predictions are the reference judge's own, so discarding
@@ -70,6 +71,18 @@ SMOOTHING = 0.5
 # (target, example) pair, REQUEST_CHUNK requests at a time.
 GRAM_MAX_ITEMS = 3000
 REQUEST_CHUNK = 4096
+
+
+# Scales with more levels than this are predicted by a weighted mean, not a vote.
+VOTE_MAX_LEVELS = 6
+# Similarity weights are sharpened: weight = BASE_WEIGHT + cosine ** SHARPNESS (1 = issue 7's
+# reference vote). On the demo at k = 9, 2 gives personalized alpha 0.332 vs 0.329, aggregate
+# -0.099 vs -0.112 (3: 0.333, -0.117); bench/bench_offline_judge.py.
+SHARPNESS = 2.0
+
+
+def sharpen(sims: np.ndarray) -> np.ndarray:
+    return sims if SHARPNESS == 1.0 else np.power(sims, SHARPNESS)
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
@@ -106,7 +119,8 @@ def local_fingerprint(request: JudgeRequest) -> str:
         f"{e.item_id}:{e.idea_id if e.idea_id is not None else _text_key(e)}:{e.score}"
         for e in request.examples
     )
-    key = f"{MODEL_NAME}|{d.key}|{d.scale_min}-{d.scale_max}|{target}|{examples}"
+    panel = ",".join(f"{p.reviewer_id}:{p.score}:{p.mean:.4f}:{p.spread:.4f}" for p in request.panel)
+    key = f"{MODEL_NAME}|{d.key}|{d.scale_min}-{d.scale_max}|{target}|{examples}|{panel}"
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -154,9 +168,12 @@ class LocalBackend:
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeReply]:
         started = time.perf_counter()
         replies: list[JudgeReply | None] = [None] * len(requests)
-        few = [i for i, r in enumerate(requests) if r.examples]
         for i, request in enumerate(requests):
-            if not request.examples:
+            if request.panel:
+                replies[i] = self._panel(request)
+        few = [i for i, r in enumerate(requests) if replies[i] is None and r.examples]
+        for i, request in enumerate(requests):
+            if replies[i] is None and not request.examples:
                 replies[i] = self._zero_shot(request)
         if few:
             for i, few_reply in zip(few, self._few_shot([requests[i] for i in few]), strict=True):
@@ -169,6 +186,49 @@ class LocalBackend:
             reply.latency_ms = per_request_ms
             done.append(reply)
         return done
+
+    # ------------------------------------------------------------------ panel
+
+    def _panel(self, request: JudgeRequest) -> JudgeReply | None:
+        """The other reviewers' scores mapped onto the examples' scale (engine.panel); None
+        when none of them gave a usable score (the text judge answers instead)."""
+        d = request.dimension
+        scores = [e.score for e in request.examples]
+        pred = panel_method.predict(
+            request.panel,
+            scores,
+            scale_min=d.scale_min,
+            scale_max=d.scale_max,
+            categories=d.categories,
+        )
+        if pred is None:
+            return None
+        k = len(scores)
+        if pred.spread == 0.0:
+            how = f"{pred.panel_size} other reviewers mostly gave the category {pred.score}"
+        else:
+            onto = (
+                f"mapped onto the level {pred.level:.2f} and spread {pred.spread:.2f} of the "
+                f"{k} example{'s' if k != 1 else ''}"
+                if k
+                else f"mapped onto the panel's own average level {pred.level:.2f} and spread "
+                f"{pred.spread:.2f} (no examples of this reviewer's scale)"
+            )
+            how = (
+                f"{pred.panel_size} other reviewer{'s' if pred.panel_size != 1 else ''} scored "
+                f"this idea; each standardised by their own mean and spread, on average "
+                f"z = {pred.z:+.2f}, {onto}: {pred.value:.2f}"
+            )
+        return JudgeReply(
+            score=pred.score,
+            reason=f"{LOCAL_BASELINE_LABEL}, panel signal: {how}.",
+            confidence=pred.confidence,
+            raw="",
+            attempts=1,
+            model=MODEL_NAME,
+            signal="panel",
+            panel_size=pred.panel_size,
+        )
 
     # ------------------------------------------------------------------ zero-shot
 
@@ -194,6 +254,7 @@ class LocalBackend:
             raw="",
             attempts=1,
             model=MODEL_NAME,
+            signal="level",
         )
 
     # ------------------------------------------------------------------ few-shot
@@ -281,7 +342,7 @@ class LocalBackend:
         matrix, target_rows, example_rows = self._item_matrix(requests)
         present = example_rows >= 0
         sims = self._similarities(matrix, target_rows, example_rows)
-        weights = np.where(present, BASE_WEIGHT + sims, 0.0)
+        weights = np.where(present, BASE_WEIGHT + sharpen(sims), 0.0)
 
         lows = np.array([r.dimension.scale_min for r in requests], dtype=np.int64)
         highs = np.array([r.dimension.scale_max for r in requests], dtype=np.int64)
@@ -300,6 +361,23 @@ class LocalBackend:
         k = present.sum(axis=1)
         confidence = np.rint(100 * (k * share + SMOOTHING) / (k + SMOOTHING * n_levels))
         predicted = lows + winner
+        # Fine scales: a vote over many levels is in effect one nearest neighbour; the weighted
+        # mean of the examples' scores instead; confidence = the (smoothed) weight share of
+        # examples within the scale's tolerance of it.
+        fine = n_levels > VOTE_MAX_LEVELS
+        if fine.any():
+            total = weights.sum(axis=1)
+            mean = (weights * scores).sum(axis=1) / total
+            tol = np.array(
+                [panel_method.tolerance(r.dimension.scale_min, r.dimension.scale_max) for r in requests]
+            )
+            within = (np.abs(scores - mean[:, None]) <= tol[:, None] + 0.5) & present
+            near = (weights * within).sum(axis=1) / total
+            predicted = np.where(fine, np.clip(np.rint(mean), lows, highs), predicted).astype(int)
+            confidence = np.where(
+                fine, np.rint(100 * (k * near + SMOOTHING) / (k + 2 * SMOOTHING)), confidence
+            )
+        signals = np.where(sims.max(axis=1, initial=0.0) > 0, "text", "level")
         return [
             JudgeReply(
                 score=int(predicted[i]),
@@ -308,6 +386,7 @@ class LocalBackend:
                 raw="",
                 attempts=1,
                 model=MODEL_NAME,
+                signal=str(signals[i]),
             )
             for i, request in enumerate(requests)
         ]
