@@ -15,6 +15,13 @@ from apps.core.models import TimestampedModel
 LOCAL_LABEL = "Local baseline (not an LLM)"
 
 
+SIGNAL_CHOICES = [
+    ("panel", "Panel (other reviewers' scores)"),
+    ("text", "Text (similar examples)"),
+    ("level", "Level only"),
+]
+
+
 class JudgeConfig(TimestampedModel):
     class Kind(models.TextChoices):
         ZERO_SHOT = "zero_shot", "Zero-shot"
@@ -118,6 +125,9 @@ class JudgeRun(TimestampedModel):
         blank=True,
         help_text="Empty: each configuration's own backend.",
     )
+    # The offline judge's signals for this run: "panel,text" (production: the other reviewers'
+    # scores when there are some, the text otherwise) or "text" (a text-only study).
+    signals = models.CharField(max_length=20, default="panel,text")
     scope_key = models.CharField(max_length=300)
     # Set when ratings changed while this run was running: it finishes, then a fresh run follows.
     rerun_requested = models.BooleanField(default=False)
@@ -300,6 +310,10 @@ class JudgePrediction(models.Model):
     confidence = models.SmallIntegerField(null=True, blank=True)
     # The backend's own confidence before calibration (confidence is the calibrated one).
     raw_confidence = models.SmallIntegerField(null=True, blank=True)
+    # Where the prediction came from (panel | text | level; empty for LLMs) and how many other
+    # reviewers' scores a panel prediction rests on (apps.judges.engine.panel).
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    panel_size = models.PositiveSmallIntegerField(default=0)
     model = models.CharField(max_length=200, blank=True)
     backend = models.CharField(max_length=16, choices=JudgeConfig.Backend.choices)
     # How the reply was constrained: json_schema, json_object or text (LLM); empty for local.
@@ -345,6 +359,9 @@ class JudgeFinal(models.Model):
     kept = models.PositiveSmallIntegerField(default=0)
     discarded = models.PositiveSmallIntegerField(default=0)
     failed = models.PositiveSmallIntegerField(default=0)
+    # The signal and panel size of the votes for the final score (see JudgePrediction).
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    panel_size = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

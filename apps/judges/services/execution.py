@@ -50,6 +50,7 @@ from apps.judges.engine.judgment import (
     TransientBackendError,
     judge_many,
 )
+from apps.judges.engine.panel import PanelIndex, tolerance
 from apps.judges.engine.postprocess import aggregate_seeds
 from apps.judges.engine.prompting import idea_text, patent_text, rubric_wording
 from apps.judges.models import (
@@ -277,6 +278,20 @@ class _Executor:
             int(r[0]): (int(r[1]), int(r[4])) for rows in plan.pools.values() for r in rows
         }
         self.rubric = {d_id: _rubric_dimension(d) for d_id, d in plan.dims.items()}
+        # The panel signal: who else scored each idea, per dimension (engine.panel). Only for
+        # the offline judge, and only when the run uses it (a text-only study does not).
+        self.panels: dict[int, PanelIndex] = {}
+        if "panel" in (run.signals or "").split(","):
+            for d_id, rows in plan.pools.items():
+                if d_id not in self.rubric:
+                    continue
+                d = self.rubric[d_id]
+                self.panels[d_id] = PanelIndex(
+                    ((int(r[1]), int(r[3]), int(r[4])) for r in rows),
+                    scale_min=d.scale_min,
+                    scale_max=d.scale_max,
+                    categories=d.categories,
+                )
         self.configs = {c.id: c for c in JudgeConfig.objects.filter(id__in=plan.specs)}
         self._backends: dict[str, tuple[Any, str]] = {}
         self.calibrations = (
@@ -320,6 +335,14 @@ class _Executor:
         for u, ids in zip(units, examples, strict=True):
             config = self.configs.get(u.config_id)
             patent, idea = self.texts[u.idea_id]
+            index = self.panels.get(u.dimension_id)
+            local = self.plan.specs[u.config_id].backend == JudgeConfig.Backend.LOCAL
+            # Never the target reviewer's own scores: the panel leaves them out.
+            panel = (
+                index.panel(u.idea_id, exclude_reviewer=u.reviewer_id)
+                if index is not None and local
+                else ()
+            )
             out.append(
                 JudgeRequest(
                     dimension=self.rubric[u.dimension_id],
@@ -339,6 +362,7 @@ class _Executor:
                     model=self.backend(self.plan.specs[u.config_id])[1],
                     temperature=config.temperature if config else 0.0,
                     idea_id=u.idea_id,
+                    panel=panel,
                 )
             )
         return out
@@ -390,6 +414,8 @@ class _Executor:
                 reason=reply.reason or "",
                 confidence=conf,
                 raw_confidence=reply.confidence,
+                signal=getattr(reply, "signal", "") or "",
+                panel_size=getattr(reply, "panel_size", 0) or 0,
                 model=reply.model or model,
                 backend=backend.name,
                 response_mode=getattr(reply, "response_mode", "") or "",
@@ -416,6 +442,8 @@ class _Executor:
                 "reason",
                 "confidence",
                 "raw_confidence",
+                "signal",
+                "panel_size",
                 "model",
                 "backend",
                 "response_mode",
@@ -534,6 +562,8 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
         for r in rows
     }
     backend_of = {s.id: s.backend for s in plan.specs.values()}
+    # Right = within the scale's tolerance (exact on coarse scales; engine.panel.tolerance).
+    tolerances = {d_id: tolerance(d.scale_min, d.scale_max) for d_id, d in plan.dims.items()}
     # (prediction id, reviewer id, raw confidence, correct, stored confidence) per scope.
     groups: dict[tuple[int, str, str], list[tuple[int, int, float, bool, int | None]]] = (
         defaultdict(list)
@@ -553,7 +583,7 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
         if raw_conf is None or (reviewer, idea, dim_id) not in truth:
             continue
         backend = backend_of.get(config_id, JudgeConfig.Backend.LOCAL)
-        is_correct = truth[(reviewer, idea, dim_id)] == score
+        is_correct = abs(truth[(reviewer, idea, dim_id)] - score) <= tolerances[dim_id]
         groups[(dim_id, kind, backend)].append((pid, reviewer, raw_conf, is_correct, current))
     changed: dict[int, list[int]] = defaultdict(list)
     for (dim_id, kind, backend), items in groups.items():
@@ -620,10 +650,14 @@ def _finalize(run: JudgeRun) -> None:
             "score",
             "confidence",
             "reason",
+            "signal",
+            "panel_size",
         )
     )
-    for reviewer, idea, dim_id, kind, k, config_id, score, confidence, reason in rows:
-        groups[(reviewer, idea, dim_id, kind, k)].append((config_id, score, confidence, reason))
+    for reviewer, idea, dim_id, kind, k, config_id, score, confidence, reason, sig, size in rows:
+        groups[(reviewer, idea, dim_id, kind, k)].append(
+            (config_id, score, confidence, reason, sig, size)
+        )
     finals = []
     for (reviewer_id, idea_id, dimension_id, kind, k), preds in groups.items():
         threshold = thresholds.get(preds[0][0], 80)
@@ -638,6 +672,7 @@ def _finalize(run: JudgeRun) -> None:
         # when every seed was discarded, the most confident scored reply, so the text is not lost.
         scored = sorted((p for p in preds if p[1] is not None), key=lambda p: -(p[2] or 0))
         reason = voters[0][3] if voters else (scored[0][3] if scored else "")
+        source = voters[0] if voters else (scored[0] if scored else None)
         finals.append(
             JudgeFinal(
                 run_id=run.id,
@@ -652,6 +687,8 @@ def _finalize(run: JudgeRun) -> None:
                 failed=final.failed,
                 confidence=final.confidence,
                 reason=reason,
+                signal=source[4] if source else "",
+                panel_size=source[5] if source else 0,
             )
         )
     JudgeFinal.objects.bulk_create(
@@ -659,7 +696,16 @@ def _finalize(run: JudgeRun) -> None:
         batch_size=1000,
         update_conflicts=True,
         unique_fields=["run", "reviewer", "idea", "dimension", "kind", "k"],
-        update_fields=["score", "kept", "discarded", "failed", "confidence", "reason"],
+        update_fields=[
+            "score",
+            "kept",
+            "discarded",
+            "failed",
+            "confidence",
+            "reason",
+            "signal",
+            "panel_size",
+        ],
     )
 
 

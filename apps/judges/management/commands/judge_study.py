@@ -16,6 +16,7 @@ from apps.core.errors import ApplicationError
 from apps.judges import selectors, services
 from apps.judges.api.views import resolve_configs
 from apps.judges.models import LOCAL_LABEL, JudgeConfig, JudgeRun
+from apps.judges.services.runs import parse_signals
 
 
 def _ints(value: str, option: str) -> list[int]:
@@ -59,6 +60,13 @@ class Command(BaseCommand):
             default=2,
             help="Leave out reviewers with fewer scored ratings in the dimension.",
         )
+        parser.add_argument(
+            "--signals",
+            default="panel,text",
+            help="Signals of the offline judge: panel,text (default, as in production: other "
+            "reviewers' scores on the idea when there are some, the text otherwise) or text "
+            "(the text-only judge).",
+        )
         parser.add_argument("--format", choices=["table", "json"], default="table")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -69,6 +77,12 @@ class Command(BaseCommand):
         dimensions = [
             d.strip() for value in opts["dimension"] for d in value.split(",") if d.strip()
         ]
+        try:
+            signals = parse_signals(opts["signals"])
+        except ApplicationError as exc:
+            raise CommandError(
+                f"--signals: give panel,text (the default) or text; got {opts['signals']!r}"
+            ) from exc
         services.judge_configs_ensure_defaults()
         try:
             configs = resolve_configs([c for c in opts["configs"].split(",") if c.strip()])
@@ -82,6 +96,7 @@ class Command(BaseCommand):
                 backend=opts["backend"],
                 min_history=opts["min_history"],
                 enqueue=False,
+                signals=signals,
             )
         except ApplicationError as exc:
             raise CommandError(str(exc)) from exc
@@ -107,6 +122,7 @@ class Command(BaseCommand):
             "run": run.id,
             "domain": domain.key,
             "dimensions": dimensions,
+            "signals": run.signals,
             "backend": [JudgeConfig.Backend(b).label for b in backends],
             "calls": run.calls,
             "tokens_in": run.tokens_in,
@@ -122,6 +138,7 @@ class Command(BaseCommand):
             return
         self.stdout.write(
             f"Study #{run.id} · {domain.name} · backend: {', '.join(summary['backend'])}"
+            f" · signals: {run.signals}"
         )
         self.stdout.write(
             f"{'config':<14}{'k':>3}  {'dimension':<24}{'alpha':>8}{'n':>6}{'discard':>9}"
