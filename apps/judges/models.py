@@ -314,6 +314,9 @@ class JudgePrediction(models.Model):
     # reviewers' scores a panel prediction rests on (apps.judges.engine.panel).
     signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
     panel_size = models.PositiveSmallIntegerField(default=0)
+    # The level-only baseline on the same target: the mean of the examples' scores, rounded
+    # (engine.panel.level_only); null without examples (zero-shot).
+    level_score = models.SmallIntegerField(null=True, blank=True)
     model = models.CharField(max_length=200, blank=True)
     backend = models.CharField(max_length=16, choices=JudgeConfig.Backend.choices)
     # How the reply was constrained: json_schema, json_object or text (LLM); empty for local.
@@ -362,6 +365,8 @@ class JudgeFinal(models.Model):
     # The signal and panel size of the votes for the final score (see JudgePrediction).
     signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
     panel_size = models.PositiveSmallIntegerField(default=0)
+    # The level-only baseline of the target: the seeds' level scores averaged and rounded.
+    level_score = models.SmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -491,3 +496,42 @@ class AlignmentSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"alignment snapshot {self.pk} {self.scope} {self.status}"
+
+
+class JudgeShortlist(models.Model):
+    """One idea of a reviewer's shortlist, stored when a prediction run finishes
+    (services.execution), so pages and exports read it and never rank per request.
+
+    Per reviewer and domain (the run's), the top JUDGE_SHORTLIST_SIZE unread ideas by
+    predicted score, ties broken by confidence then idea id: one list per dimension, and one
+    over all dimensions (``dimension`` null) ranked by the mean position of the predictions on
+    their scales (0 = bottom, 1 = top), which is then its ``predicted_score``."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="shortlist")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    domain = models.ForeignKey("catalog.Domain", on_delete=models.CASCADE, related_name="+")
+    dimension = models.ForeignKey(
+        "screening.Dimension", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveSmallIntegerField()
+    predicted_score = models.FloatField()
+    confidence = models.SmallIntegerField(null=True, blank=True)
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    panel_size = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["reviewer_id", "dimension_id", "rank"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "dimension", "rank"],
+                name="unique_judge_shortlist_rank",
+                nulls_distinct=False,
+            )
+        ]
+        indexes = [models.Index(fields=["run", "dimension", "rank"])]
+
+    def __str__(self) -> str:
+        return f"shortlist #{self.rank} of run {self.run_id}: idea {self.idea_id}"

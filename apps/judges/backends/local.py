@@ -121,7 +121,9 @@ def local_fingerprint(request: JudgeRequest) -> str:
         f"{e.item_id}:{e.idea_id if e.idea_id is not None else _text_key(e)}:{e.score}"
         for e in request.examples
     )
-    panel = ",".join(f"{p.reviewer_id}:{p.score}:{p.mean:.4f}:{p.spread:.4f}" for p in request.panel)
+    panel = ",".join(
+        f"{p.reviewer_id}:{p.score}:{p.mean:.4f}:{p.spread:.4f}" for p in request.panel
+    )
     key = f"{MODEL_NAME}|{d.key}|{d.scale_min}-{d.scale_max}|{target}|{examples}|{panel}"
     return hashlib.sha256(key.encode()).hexdigest()
 
@@ -372,7 +374,10 @@ class LocalBackend:
             total = weights.sum(axis=1)
             mean = (weights * scores).sum(axis=1) / total
             tol = np.array(
-                [panel_method.tolerance(r.dimension.scale_min, r.dimension.scale_max) for r in requests]
+                [
+                    panel_method.tolerance(r.dimension.scale_min, r.dimension.scale_max)
+                    for r in requests
+                ]
             )
             within = (np.abs(scores - mean[:, None]) <= tol[:, None] + 0.5) & present
             near = (weights * within).sum(axis=1) / total

@@ -81,6 +81,14 @@ def tolerance(scale_min: int, scale_max: int) -> int:
     return max(1, round((scale_max - scale_min) / 10))
 
 
+def level_only(example_scores: Sequence[int]) -> int | None:
+    """The level-only baseline: the mean of the examples' scores, rounded half up; None
+    without examples. What a judge must beat to show it judges ideas, not only levels."""
+    if not example_scores:
+        return None
+    return int(math.floor(sum(example_scores) / len(example_scores) + 0.5))
+
+
 def _mean_sd(values: Sequence[float]) -> tuple[float, float]:
     n = len(values)
     mean = sum(values) / n

@@ -182,7 +182,8 @@ PREDICTION_CSV_HEADER = [
     "idea_title",
     "predicted_score",
     "confidence",
-    "reviewer_median",
+    "signal",
+    "other_reviewers",
     "shortlisted",
     "kept_seeds",
     "model",
@@ -202,7 +203,8 @@ def prediction_csv_rows(rows: Iterable[dict[str, Any]]) -> Iterable[list[Any]]:
             f.idea.title,
             f.score,
             f.confidence,
-            r["median"],
+            f.signal,
+            f.panel_size,
             r["shortlisted"],
             f.kept,
             r["model"],
@@ -222,6 +224,10 @@ def prediction_api_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "k": r["f"].k,
             "score": r["f"].score,
             "confidence": r["f"].confidence,
+            "signal": r["f"].signal,
+            "other_reviewers": r["f"].panel_size,
+            "level_only_score": r["f"].level_score,
+            "shortlisted": r["shortlisted"],
             "kept": r["f"].kept,
             "discarded": r["f"].discarded,
             "failed": r["f"].failed,
@@ -231,3 +237,34 @@ def prediction_api_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         }
         for r in rows
     ]
+
+
+# The shortlist export's columns, exactly as issue 17 names them.
+SHORTLIST_CSV_HEADER = [
+    "reviewer",
+    "domain",
+    "dimension",
+    "idea",
+    "title",
+    "rank",
+    "predicted_score",
+    "confidence",
+    "signal",
+]
+
+
+def shortlist_csv_rows(entries: Iterable[Any]) -> Iterable[list[Any]]:
+    """One row per shortlisted idea (selectors.shortlist_for); ``dimension`` empty for the
+    all-dimensions list, whose predicted_score is the mean position on the scales (0 to 1)."""
+    for e in entries:
+        yield [
+            e.reviewer.username,
+            e.domain.key,
+            e.dimension.key if e.dimension_id else "",
+            e.idea.external_id,
+            e.idea.title,
+            e.rank,
+            round(e.predicted_score, 4),
+            e.confidence,
+            e.signal,
+        ]

@@ -41,6 +41,7 @@ from apps.core.errors import ApplicationError
 from apps.disagreement.services import metrics_mark_stale
 from apps.judges import selectors
 from apps.judges.backends import get_backend
+from apps.judges.engine import shortlist
 from apps.judges.engine.calibration import Calibration, cross_fit_confidence, fit_calibration
 from apps.judges.engine.judgment import (
     Example,
@@ -50,7 +51,7 @@ from apps.judges.engine.judgment import (
     TransientBackendError,
     judge_many,
 )
-from apps.judges.engine.panel import PanelIndex, tolerance
+from apps.judges.engine.panel import PanelIndex, level_only, tolerance
 from apps.judges.engine.postprocess import aggregate_seeds
 from apps.judges.engine.prompting import idea_text, patent_text, rubric_wording
 from apps.judges.models import (
@@ -61,6 +62,7 @@ from apps.judges.models import (
     JudgeRun,
     JudgeRunChunk,
     JudgeRunPlan,
+    JudgeShortlist,
 )
 from apps.judges.services import alignment, dispatch, planning
 from apps.judges.services.configs import base_url_error
@@ -77,6 +79,9 @@ LOCAL_BATCH = 5000
 # batches, so a batch must stay well under JUDGE_LEASE_SECONDS.
 LLM_ROUNDS_PER_BATCH = 2
 PROGRESS_EVERY_SECONDS = 1.0
+# The shortlist comes from the personalized judge when the run has one (the reviewer's own
+# scale), else aggregate, else zero-shot.
+SHORTLIST_KINDS = ("personalized", "aggregate", "zero_shot")
 # Calibrated confidences of up to this many rows are written in one statement (bulk_update);
 # more, with one UPDATE per distinct value (at most 101).
 SMALL_UPDATE = 500
@@ -416,6 +421,7 @@ class _Executor:
                 raw_confidence=reply.confidence,
                 signal=getattr(reply, "signal", "") or "",
                 panel_size=getattr(reply, "panel_size", 0) or 0,
+                level_score=level_only([e.score for e in request.examples]),
                 model=reply.model or model,
                 backend=backend.name,
                 response_mode=getattr(reply, "response_mode", "") or "",
@@ -444,6 +450,7 @@ class _Executor:
                 "raw_confidence",
                 "signal",
                 "panel_size",
+                "level_score",
                 "model",
                 "backend",
                 "response_mode",
@@ -583,7 +590,7 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
         if raw_conf is None or (reviewer, idea, dim_id) not in truth:
             continue
         backend = backend_of.get(config_id, JudgeConfig.Backend.LOCAL)
-        is_correct = abs(truth[(reviewer, idea, dim_id)] - score) <= tolerances[dim_id]
+        is_correct = abs(truth[(reviewer, idea, dim_id)] - cast(int, score)) <= tolerances[dim_id]
         groups[(dim_id, kind, backend)].append((pid, reviewer, raw_conf, is_correct, current))
     changed: dict[int, list[int]] = defaultdict(list)
     for (dim_id, kind, backend), items in groups.items():
@@ -652,11 +659,12 @@ def _finalize(run: JudgeRun) -> None:
             "reason",
             "signal",
             "panel_size",
+            "level_score",
         )
     )
-    for reviewer, idea, dim_id, kind, k, config_id, score, confidence, reason, sig, size in rows:
+    for reviewer, idea, dim_id, kind, k, config_id, score, confidence, reason, *more in rows:
         groups[(reviewer, idea, dim_id, kind, k)].append(
-            (config_id, score, confidence, reason, sig, size)
+            (config_id, score, confidence, reason, *more)
         )
     finals = []
     for (reviewer_id, idea_id, dimension_id, kind, k), preds in groups.items():
@@ -673,6 +681,7 @@ def _finalize(run: JudgeRun) -> None:
         scored = sorted((p for p in preds if p[1] is not None), key=lambda p: -(p[2] or 0))
         reason = voters[0][3] if voters else (scored[0][3] if scored else "")
         source = voters[0] if voters else (scored[0] if scored else None)
+        levels = [p[6] for p in preds if p[6] is not None]
         finals.append(
             JudgeFinal(
                 run_id=run.id,
@@ -689,6 +698,7 @@ def _finalize(run: JudgeRun) -> None:
                 reason=reason,
                 signal=source[4] if source else "",
                 panel_size=source[5] if source else 0,
+                level_score=level_only(levels),
             )
         )
     JudgeFinal.objects.bulk_create(
@@ -705,8 +715,58 @@ def _finalize(run: JudgeRun) -> None:
             "reason",
             "signal",
             "panel_size",
+            "level_score",
         ],
     )
+    if run.purpose == JudgeRun.Purpose.PREDICTION:
+        _store_shortlist(run, finals)
+
+
+def _store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
+    """The run's shortlists (JudgeShortlist), replaced whole: per dimension and over all
+    dimensions, from the personalized judge at its largest k (engine.shortlist)."""
+    dims = {d.id: d for d in selectors.dimensions_for_domain(run.domain, run.dimensions)}
+    size = int(getattr(settings, "JUDGE_SHORTLIST_SIZE", 10))
+    kinds = {f.kind for f in finals}
+    kind = next((k for k in SHORTLIST_KINDS if k in kinds), None)
+    chosen = [f for f in finals if f.kind == kind and f.dimension_id in dims]
+    if chosen:
+        top_k = max(f.k for f in chosen)
+        chosen = [f for f in chosen if f.k == top_k]
+    candidates = [
+        shortlist.Candidate(
+            idea_id=f.idea_id,
+            dimension_id=f.dimension_id,
+            score=f.score,
+            confidence=f.confidence,
+            signal=f.signal,
+            panel_size=f.panel_size,
+            scale_min=dims[f.dimension_id].scale_min,
+            scale_max=dims[f.dimension_id].scale_max,
+        )
+        for f in chosen
+    ]
+    entries = shortlist.shortlists(candidates, size=size)
+    with transaction.atomic():
+        JudgeShortlist.objects.filter(run_id=run.id).delete()
+        JudgeShortlist.objects.bulk_create(
+            [
+                JudgeShortlist(
+                    run_id=run.id,
+                    reviewer_id=cast(int, run.reviewer_id),
+                    domain_id=run.domain_id,
+                    dimension_id=e.dimension_id,
+                    idea_id=e.idea_id,
+                    rank=e.rank,
+                    predicted_score=e.predicted_score,
+                    confidence=e.confidence,
+                    signal=e.signal,
+                    panel_size=e.panel_size,
+                )
+                for e in entries
+            ],
+            batch_size=1000,
+        )
 
 
 def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
