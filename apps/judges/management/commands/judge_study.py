@@ -142,14 +142,27 @@ class Command(BaseCommand):
         )
         self.stdout.write(
             f"{'config':<14}{'k':>3}  {'dimension':<24}{'alpha':>8}{'n':>6}{'discard':>9}"
+            f"{'per-rev':>9}{'level':>8}{'lift':>8}{'coverage':>10}"
         )
+
+        def fmt(value: float | None, spec: str = ".3f") -> str:
+            return "n/a" if value is None else format(value, spec)
+
         for row in table:
-            alpha = "n/a" if row["alpha"] is None else f"{row['alpha']:.3f}"
+            alpha = fmt(row["alpha"])
             discard = "–" if row["discard_rate"] is None else f"{100 * row['discard_rate']:.1f}%"
+            coverage = "–" if row["coverage"] is None else f"{100 * row['coverage']:.1f}%"
             self.stdout.write(
                 f"{row['config']:<14}{row['k']:>3}  {row['dimension']:<24}"
                 f"{alpha:>8}{row['n']:>6}{discard:>9}"
+                f"{fmt(row['per_reviewer_alpha']):>9}{fmt(row['level_only_alpha']):>8}"
+                f"{fmt(row['lift'], '+.3f'):>8}{coverage:>10}"
+                + ("  adds nothing beyond the level" if row["adds_nothing"] else "")
             )
+        self.stdout.write(
+            "alpha: pooled over reviewers (paper 001); per-rev: mean of each reviewer's own "
+            "alpha; level: the level-only baseline (mean of the k examples); lift = alpha - level."
+        )
         self.stdout.write(
             f"{run.calls} calls, {run.tokens_in} tokens in, {run.tokens_out} out, "
             f"est. ${run.estimated_cost:.4f}"
