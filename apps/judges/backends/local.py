@@ -2,8 +2,15 @@
 
 Label it "Local baseline (not an LLM)" wherever its predictions appear.
 
-Few-shot (k >= 1), from the k examples only (so k keeps its meaning in studies). The scoring
-rule is issue 7's reference judge, exactly, so the product is never below it:
+Panel first (issue 17): a request that carries other reviewers' scores on the target idea
+(``JudgeRequest.panel``, never the target reviewer's own) is answered from them, standardised
+per reviewer and mapped onto the examples' scale (``apps.judges.engine.panel``; signal
+"panel"). Otherwise the text judge below answers (signal "text", or "level" when no example
+shares a word with the target, and for zero-shot). On scales of more than VOTE_MAX_LEVELS
+levels the text judge takes a sharpened weighted mean instead of the vote.
+
+Text judge, few-shot (k >= 1), from the k examples only (so k keeps its meaning in studies). On
+coarse scales the rule is issue 7's reference judge, exactly, so it is never below it:
 - every item (patent + idea) is a sparse unit vector: stored TF-IDF vectors of its domain are
   passed in (``get_backend("local", vectors={idea_id: sparse row})``, see
   ``apps.judges.vectors``), otherwise the full texts are hashed
