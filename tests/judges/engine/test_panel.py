@@ -151,3 +151,42 @@ def test_on_a_fine_scale_the_text_judge_predicts_a_weighted_mean_not_a_vote():
     )
     assert reply.score is not None
     assert 60 <= reply.score <= 80 and reply.score not in (70, 80)  # between the near ones
+
+
+def test_on_a_0_to_100_scale_calibrating_within_tolerance_keeps_coverage_at_the_threshold():
+    # Six reviewers with their own levels and spreads score 150 ideas on 0-100. Exact matches
+    # almost never happen there, so confidences calibrated on them would discard everything;
+    # calibrated on being within the tolerance (10), the default threshold keeps >= 90 %.
+    import numpy as np
+
+    from apps.judges.backends.local import RECOMMENDED_THRESHOLD
+    from apps.judges.engine.calibration import cross_fit_confidence
+
+    rng = np.random.default_rng(1)
+    reviewers, n_ideas = 6, 150
+    quality = rng.normal(size=n_ideas)
+    level, spread = rng.uniform(30, 70, reviewers), rng.uniform(8, 20, reviewers)
+    noise = 0.5 * rng.normal(size=(reviewers, n_ideas))
+    scores = np.clip(np.rint(level[:, None] + spread[:, None] * (quality + noise)), 0, 100)
+    index = PanelIndex(
+        [(i, r, int(scores[r, i])) for r in range(reviewers) for i in range(n_ideas)],
+        scale_min=0,
+        scale_max=100,
+    )
+    pred, raw, truth, group = [], [], [], []
+    for r in range(reviewers):
+        for i in range(n_ideas):
+            others = [j for j in range(n_ideas) if j != i]
+            examples = [int(scores[r, j]) for j in rng.choice(others, 9, replace=False)]
+            p = predict(index.panel(i, exclude_reviewer=r), examples, scale_min=0, scale_max=100)
+            assert p is not None
+            pred.append(p.score)
+            raw.append(p.confidence)
+            truth.append(scores[r, i])
+            group.append(r)
+    pred_a, truth_a = np.array(pred), np.array(truth)
+    within = np.abs(pred_a - truth_a) <= tolerance(0, 100)
+    calibrated = cross_fit_confidence(np.array(raw, float), within, np.array(group))
+    assert (calibrated >= RECOMMENDED_THRESHOLD).mean() >= 0.9
+    exact = cross_fit_confidence(np.array(raw, float), pred_a == truth_a, np.array(group))
+    assert (exact >= RECOMMENDED_THRESHOLD).mean() < 0.1  # what the exact rule did
