@@ -170,7 +170,12 @@ def _baseline(group: pd.DataFrame, values: list[float] | None, n_boot: int = lev
     if "base" not in group.columns:
         figures = levels.paired_alphas(np.zeros(0), np.zeros(0), np.zeros(0), values, n_boot=n_boot)
     else:
+        # Units in a fixed order, so the bootstrap draws the same resamples whatever order
+        # the frame came in (a reviewer's section and their own report agree).
         g = group.dropna(subset=["truth"])
+        keys = [c for c in ("reviewer_id", "idea_id") if c in g.columns]
+        if keys:
+            g = g.sort_values(keys, kind="stable")
         figures = levels.paired_alphas(
             g["truth"].to_numpy(float),
             g["pred"].to_numpy(float),

@@ -14,7 +14,6 @@ from apps.judges import selectors
 from apps.judges.models import LOCAL_LABEL, AlignmentSnapshot, JudgeConfig, JudgeFinal, JudgeRun
 from apps.judges.presenters.shapes import (
     KIND_LABELS,
-    PREDICTIONS_SHOWN,
     VERDICT_ROWS_SHOWN,
     alignment_table,
     chart_series,
@@ -259,6 +258,10 @@ def prediction_rows(
     ]
 
 
+# Shortlist entries shown on the page (every reviewer's lists, N per list); the CSV has all.
+SHORTLIST_SHOWN = 200
+
+
 def shortlist_rows(
     *, reviewer: User | None, domain: Domain | None, dimension: str | None
 ) -> list[Any]:
@@ -274,15 +277,18 @@ def shortlist_rows(
 def predictions_page(
     *, form: Any, reviewer: User | None, domain: Domain | None, dimension: str | None
 ) -> dict[str, Any]:
-    entries = shortlist_rows(reviewer=reviewer, domain=domain, dimension=dimension)
+    # Counted and sliced in the database: the page reads at most SHORTLIST_SHOWN stored rows.
+    entries = selectors.shortlist_for(
+        reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
+    )
     n_rows = selectors.unrated_predictions(
         reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
     ).count()
     return {
         "form": form,
-        "entries": entries[:PREDICTIONS_SHOWN],
-        "n_entries": len(entries),
-        "n_lists": len({(e.reviewer_id, e.domain_id, e.dimension_id) for e in entries}),
+        "entries": list(entries[:SHORTLIST_SHOWN]),
+        "n_entries": entries.count(),
+        "n_lists": entries.filter(rank=1).count(),
         "shortlist_size": int(getattr(settings, "JUDGE_SHORTLIST_SIZE", 10)),
         "n_rows": n_rows,
         "work": selectors.judge_work_progress(),

@@ -37,6 +37,7 @@ from django.db.models import Q, Sum
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from apps.accounts.models import User
 from apps.core.errors import ApplicationError
 from apps.disagreement.services import metrics_mark_stale
 from apps.judges import selectors
@@ -79,8 +80,8 @@ LOCAL_BATCH = 5000
 # batches, so a batch must stay well under JUDGE_LEASE_SECONDS.
 LLM_ROUNDS_PER_BATCH = 2
 PROGRESS_EVERY_SECONDS = 1.0
-# The shortlist comes from the personalized judge when the run has one (the reviewer's own
-# scale), else aggregate, else zero-shot.
+# A shortlist comes from the personalized judge when there is one (the reviewer's own scale),
+# else aggregate, else zero-shot.
 SHORTLIST_KINDS = ("personalized", "aggregate", "zero_shot")
 # Calibrated confidences of up to this many rows are written in one statement (bulk_update);
 # more, with one UPDATE per distinct value (at most 101).
@@ -722,38 +723,87 @@ def _finalize(run: JudgeRun) -> None:
         _store_shortlist(run, finals)
 
 
+def _shortlist_candidates(
+    finals: Iterable[JudgeFinal], dims: dict[int, Dimension]
+) -> list[shortlist.Candidate]:
+    """The finals a shortlist ranks: per dimension, the first kind of SHORTLIST_KINDS present,
+    at its largest k."""
+    by_dim: dict[int, list[JudgeFinal]] = defaultdict(list)
+    for f in finals:
+        if f.dimension_id in dims:
+            by_dim[f.dimension_id].append(f)
+    out = []
+    for dimension_id, rows in by_dim.items():
+        kinds = {f.kind for f in rows}
+        kind = next((k for k in SHORTLIST_KINDS if k in kinds), None)
+        top_k = max((f.k for f in rows if f.kind == kind), default=0)
+        d = dims[dimension_id]
+        out += [
+            shortlist.Candidate(
+                idea_id=f.idea_id,
+                dimension_id=f.dimension_id,
+                score=f.score,
+                confidence=f.confidence,
+                signal=f.signal,
+                panel_size=f.panel_size,
+                scale_min=d.scale_min,
+                scale_max=d.scale_max,
+            )
+            for f in rows
+            if f.kind == kind and f.k == top_k
+        ]
+    return out
+
+
 def _store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
-    """The run's shortlists (JudgeShortlist), replaced whole: per dimension and over all
-    dimensions, from the personalized judge at its largest k (engine.shortlist)."""
-    dims = {d.id: d for d in selectors.dimensions_for_domain(run.domain, run.dimensions)}
+    """The reviewer's shortlists for the run's domain (JudgeShortlist; engine.shortlist):
+
+    - per dimension of this run, from its finals, replacing the run's own;
+    - over all dimensions, from the newest prediction run of every scope of this reviewer and
+      domain (automatic prediction runs are one per dimension), this run standing for its own
+      scope; stored with this run, replacing the reviewer's previous all-dimensions list.
+    Serialised per reviewer (a row lock), so two runs finishing together leave one list."""
+    reviewer_id = cast(int, run.reviewer_id)
+    dims = {d.id: d for d in selectors.dimensions_for_domain(run.domain)}
     size = int(getattr(settings, "JUDGE_SHORTLIST_SIZE", 10))
-    kinds = {f.kind for f in finals}
-    kind = next((k for k in SHORTLIST_KINDS if k in kinds), None)
-    chosen = [f for f in finals if f.kind == kind and f.dimension_id in dims]
-    if chosen:
-        top_k = max(f.k for f in chosen)
-        chosen = [f for f in chosen if f.k == top_k]
-    candidates = [
-        shortlist.Candidate(
-            idea_id=f.idea_id,
-            dimension_id=f.dimension_id,
-            score=f.score,
-            confidence=f.confidence,
-            signal=f.signal,
-            panel_size=f.panel_size,
-            scale_min=dims[f.dimension_id].scale_min,
-            scale_max=dims[f.dimension_id].scale_max,
-        )
-        for f in chosen
-    ]
-    entries = shortlist.shortlists(candidates, size=size)
+    own = [e for e in shortlist.shortlists(_shortlist_candidates(finals, dims), size=size)]
     with transaction.atomic():
+        User.objects.select_for_update().filter(id=reviewer_id).first()
+        newest: dict[str, int] = {}
+        for other_id, scope in (
+            JudgeRun.objects.filter(
+                purpose=JudgeRun.Purpose.PREDICTION,
+                reviewer_id=reviewer_id,
+                domain_id=run.domain_id,
+                status__in=[JudgeRun.Status.DONE, JudgeRun.Status.RUNNING],
+                finals__isnull=False,
+            )
+            .exclude(scope_key=run.scope_key)
+            .distinct()
+            .order_by("id")
+            .values_list("id", "scope_key")
+        ):
+            newest[scope] = other_id
+        others = list(JudgeFinal.objects.filter(run_id__in=list(newest.values())))
+        combined = _shortlist_candidates([*finals, *others], dims) if others else None
+        overall = [
+            e
+            for e in shortlist.shortlists(
+                combined if combined is not None else _shortlist_candidates(finals, dims),
+                size=size,
+            )
+            if e.dimension_id is None
+        ]
+        entries = [e for e in own if e.dimension_id is not None] + overall
         JudgeShortlist.objects.filter(run_id=run.id).delete()
+        JudgeShortlist.objects.filter(
+            reviewer_id=reviewer_id, domain_id=run.domain_id, dimension__isnull=True
+        ).delete()
         JudgeShortlist.objects.bulk_create(
             [
                 JudgeShortlist(
                     run_id=run.id,
-                    reviewer_id=cast(int, run.reviewer_id),
+                    reviewer_id=reviewer_id,
                     domain_id=run.domain_id,
                     dimension_id=e.dimension_id,
                     idea_id=e.idea_id,
