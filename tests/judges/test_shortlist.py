@@ -156,3 +156,43 @@ def test_a_text_only_study_uses_no_panel(domain, panel_domain):
     services.judge_run_execute(run_id=run.id)
     signals = set(JudgePrediction.objects.filter(run=run).values_list("signal", flat=True))
     assert signals and "panel" not in signals
+
+
+@pytest.mark.django_db
+def test_the_all_dimensions_list_combines_the_prediction_runs_of_every_dimension(
+    domain, panel_domain, settings
+):
+    settings.JUDGE_SHORTLIST_SIZE = 4
+    rita, otto, uma, ideas = panel_domain
+    rate(rita, ideas[:16], "specificity", lambda i: 1 + i % 4)
+    rate(otto, ideas, "specificity", lambda i: 1 + (3 * i) % 4)
+    rate(uma, ideas, "specificity", lambda i: 1 + (3 * i) % 4)
+    config = small_configs(seeds=1)[2]
+    for dim in ("innovativeness", "specificity"):  # automatic runs: one per dimension
+        run, _ = services.judge_run_request(
+            purpose="prediction",
+            domain=domain,
+            dimensions=[dim],
+            configs=[config],
+            reviewer=rita,
+            enqueue=False,
+        )
+        services.judge_run_execute(run_id=run.id)
+    overall = list(selectors.shortlist_for(reviewer_id=rita.id, dimension=selectors.ALL_DIMENSIONS))
+    assert [e.rank for e in overall] == [1, 2, 3, 4]
+    assert overall[0].run_id == run.id  # stored with the newest run, the earlier list replaced
+    # Each entry's score is its mean position over both dimensions' predictions.
+    finals = {
+        (f.idea_id, f.dimension.key): f.score
+        for f in JudgeFinal.objects.filter(run__purpose="prediction").select_related("dimension")
+    }
+    for e in overall:
+        positions = [
+            (finals[(e.idea_id, d)] - 1) / 4
+            if d == "innovativeness"
+            else (finals[(e.idea_id, d)] - 1) / 3
+            for d in ("innovativeness", "specificity")
+        ]
+        assert e.predicted_score == pytest.approx(sum(positions) / 2, abs=1e-4)
+    per_dim = selectors.shortlist_for(reviewer_id=rita.id).filter(dimension__isnull=False)
+    assert per_dim.count() == 8
