@@ -15,6 +15,13 @@ from apps.core.models import TimestampedModel
 LOCAL_LABEL = "Local baseline (not an LLM)"
 
 
+SIGNAL_CHOICES = [
+    ("panel", "Panel (other reviewers' scores)"),
+    ("text", "Text (similar examples)"),
+    ("level", "Level only"),
+]
+
+
 class JudgeConfig(TimestampedModel):
     class Kind(models.TextChoices):
         ZERO_SHOT = "zero_shot", "Zero-shot"
@@ -118,6 +125,9 @@ class JudgeRun(TimestampedModel):
         blank=True,
         help_text="Empty: each configuration's own backend.",
     )
+    # The offline judge's signals for this run: "panel,text" (production: the other reviewers'
+    # scores when there are some, the text otherwise) or "text" (a text-only study).
+    signals = models.CharField(max_length=20, default="panel,text")
     scope_key = models.CharField(max_length=300)
     # Set when ratings changed while this run was running: it finishes, then a fresh run follows.
     rerun_requested = models.BooleanField(default=False)
@@ -300,6 +310,13 @@ class JudgePrediction(models.Model):
     confidence = models.SmallIntegerField(null=True, blank=True)
     # The backend's own confidence before calibration (confidence is the calibrated one).
     raw_confidence = models.SmallIntegerField(null=True, blank=True)
+    # Where the prediction came from (panel | text | level; empty for LLMs) and how many other
+    # reviewers' scores a panel prediction rests on (apps.judges.engine.panel).
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    panel_size = models.PositiveSmallIntegerField(default=0)
+    # The level-only baseline on the same target: the mean of the examples' scores, rounded
+    # (engine.panel.level_only); null without examples (zero-shot).
+    level_score = models.SmallIntegerField(null=True, blank=True)
     model = models.CharField(max_length=200, blank=True)
     backend = models.CharField(max_length=16, choices=JudgeConfig.Backend.choices)
     # How the reply was constrained: json_schema, json_object or text (LLM); empty for local.
@@ -345,6 +362,11 @@ class JudgeFinal(models.Model):
     kept = models.PositiveSmallIntegerField(default=0)
     discarded = models.PositiveSmallIntegerField(default=0)
     failed = models.PositiveSmallIntegerField(default=0)
+    # The signal and panel size of the votes for the final score (see JudgePrediction).
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    panel_size = models.PositiveSmallIntegerField(default=0)
+    # The level-only baseline of the target: the seeds' level scores averaged and rounded.
+    level_score = models.SmallIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -474,3 +496,42 @@ class AlignmentSnapshot(models.Model):
 
     def __str__(self) -> str:
         return f"alignment snapshot {self.pk} {self.scope} {self.status}"
+
+
+class JudgeShortlist(models.Model):
+    """One idea of a reviewer's shortlist, stored when a prediction run finishes
+    (services.execution), so pages and exports read it and never rank per request.
+
+    Per reviewer and domain (the run's), the top JUDGE_SHORTLIST_SIZE unread ideas by
+    predicted score, ties broken by confidence then idea id: one list per dimension, and one
+    over all dimensions (``dimension`` null) ranked by the mean position of the predictions on
+    their scales (0 = bottom, 1 = top), which is then its ``predicted_score``."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="shortlist")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    domain = models.ForeignKey("catalog.Domain", on_delete=models.CASCADE, related_name="+")
+    dimension = models.ForeignKey(
+        "screening.Dimension", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveSmallIntegerField()
+    predicted_score = models.FloatField()
+    confidence = models.SmallIntegerField(null=True, blank=True)
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    panel_size = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["reviewer_id", "dimension_id", "rank"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "dimension", "rank"],
+                name="unique_judge_shortlist_rank",
+                nulls_distinct=False,
+            )
+        ]
+        indexes = [models.Index(fields=["run", "dimension", "rank"])]
+
+    def __str__(self) -> str:
+        return f"shortlist #{self.rank} of run {self.run_id}: idea {self.idea_id}"

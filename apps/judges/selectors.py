@@ -24,6 +24,7 @@ from apps.judges.models import (
     JudgeFinal,
     JudgePrediction,
     JudgeRun,
+    JudgeShortlist,
 )
 from apps.screening.models import Dimension, Rating, Rubric
 
@@ -163,6 +164,8 @@ def finals_frame(*, run_ids: Iterable[int], dimension: str | None = None) -> pd.
             "kept",
             "discarded",
             "failed",
+            "level_score",
+            "signal",
         )
     )
     columns = [
@@ -180,6 +183,8 @@ def finals_frame(*, run_ids: Iterable[int], dimension: str | None = None) -> pd.
         "kept",
         "discarded",
         "failed",
+        "base",  # the level-only baseline (engine.level)
+        "signal",
     ]
     frame = pd.DataFrame(rows, columns=columns)
     if frame.empty:
@@ -193,6 +198,7 @@ def finals_frame(*, run_ids: Iterable[int], dimension: str | None = None) -> pd.
     ]
     frame = frame.merge(truth, on=["reviewer_id", "idea_id", "dimension"], how="left")
     frame["pred"] = frame["pred"].astype(float)
+    frame["base"] = frame["base"].astype(float)
     return frame
 
 
@@ -280,6 +286,50 @@ def unrated_predictions(
         F("score").desc(nulls_last=True),
         F("confidence").desc(nulls_last=True),
         "idea__external_id",
+    )
+
+
+ALL_DIMENSIONS = "*"
+
+
+def shortlist_for(
+    *,
+    reviewer_id: int | None = None,
+    domain: Domain | None = None,
+    dimension: str | None = None,
+) -> QuerySet[JudgeShortlist]:
+    """The stored shortlists of the latest finished prediction runs (one per reviewer, domain
+    and dimension set): the top JUDGE_SHORTLIST_SIZE unread ideas per reviewer, ranked.
+
+    The read other apps use (Decide, findings): nothing is ranked here. ``dimension``: None =
+    every list, a dimension key = that dimension's list, ALL_DIMENSIONS = the list over all
+    dimensions (its predicted_score is the mean position on the scales, 0 to 1). Rows come
+    ordered by reviewer, domain, list, rank, with reviewer, domain, dimension and idea loaded.
+    """
+    run_ids = latest_done_runs(
+        purpose=JudgeRun.Purpose.PREDICTION, domain=domain, reviewer_id=reviewer_id
+    )
+    qs = JudgeShortlist.objects.filter(run_id__in=run_ids).select_related(
+        "reviewer", "domain", "dimension", "idea"
+    )
+    if dimension == ALL_DIMENSIONS:
+        qs = qs.filter(dimension__isnull=True)
+    elif dimension:
+        qs = qs.filter(dimension__key=dimension)
+    return qs.order_by(
+        "reviewer__username",
+        "domain__key",
+        F("dimension__position").asc(nulls_first=True),
+        "rank",
+    )
+
+
+def shortlisted_keys(*, run_ids: Iterable[int]) -> set[tuple[int, int, int]]:
+    """(run, dimension, idea) of every per-dimension shortlist entry of these runs."""
+    return set(
+        JudgeShortlist.objects.filter(
+            run_id__in=list(run_ids), dimension__isnull=False
+        ).values_list("run_id", "dimension_id", "idea_id")
     )
 
 
@@ -496,7 +546,12 @@ def alignment_table(report: dict[str, Any]) -> list[dict[str, Any]]:
             "k": r["k"],
             "dimension": r["dimension"],
             "alpha": r["alpha"],
+            "per_reviewer_alpha": r.get("within_alpha"),
+            "level_only_alpha": r.get("baseline_alpha"),
+            "lift": r.get("lift"),
+            "adds_nothing": r.get("adds_nothing"),
             "n": r["n"],
+            "coverage": r.get("coverage"),
             "discard_rate": r["discard_rate"],
         }
         for r in report["curve"]

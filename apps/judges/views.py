@@ -40,6 +40,15 @@ def alignment(request: AuthenticatedHttpRequest) -> HttpResponse:
 @managers_only
 @require_GET
 def alignment_csv(request: AuthenticatedHttpRequest, table: str) -> HttpResponseBase:
+    if table == "shortlists":
+        # The stored shortlists (not an alignment table): every reviewer, or one domain.
+        domain = AlignmentFilterForm(request.GET).choice()[0]
+        entries = presenters.shortlist_rows(reviewer=None, domain=domain, dimension=None)
+        return csv_response(
+            "judge-shortlists.csv",
+            presenters.SHORTLIST_CSV_HEADER,
+            presenters.shortlist_csv_rows(entries),
+        )
     if table not in presenters.CSV_TABLES:
         raise Http404("Unknown table")
     domain, source = AlignmentFilterForm(request.GET).choice()

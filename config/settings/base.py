@@ -253,6 +253,9 @@ JUDGE_LLM_CHUNK_CALLS = env.int("JUDGE_LLM_CHUNK_CALLS", default=64)
 JUDGE_LOCAL_CONFIDENCE_THRESHOLD = env.int("JUDGE_LOCAL_CONFIDENCE_THRESHOLD", default=21)
 # LLM configurations: the paper's threshold (Dong et al. 2024).
 JUDGE_LLM_CONFIDENCE_THRESHOLD = env.int("JUDGE_LLM_CONFIDENCE_THRESHOLD", default=80)
+# Ideas per reviewer shortlist (per dimension and over all dimensions), stored when a
+# prediction run finishes (apps.judges.engine.shortlist).
+JUDGE_SHORTLIST_SIZE = env.int("JUDGE_SHORTLIST_SIZE", default=10)
 # Seconds between the first judge run of a burst finishing and the alignment snapshot that reads
 # the burst (apps/judges/services/alignment.py); one computation per scope per burst.
 ALIGNMENT_DEBOUNCE_SECONDS = env.int("ALIGNMENT_DEBOUNCE_SECONDS", default=5)

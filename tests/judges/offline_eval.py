@@ -39,6 +39,7 @@ from apps.judges.backends.local import LocalBackend
 from apps.judges.engine.calibration import cross_fit_confidence
 from apps.judges.engine.item_text import fit_item_vectors
 from apps.judges.engine.judgment import Example, JudgeRequest, RubricDimension
+from apps.judges.engine.panel import PanelIndex, level_only
 from apps.judges.engine.postprocess import aggregate_seeds
 from apps.judges.engine.prompting import idea_text, patent_text
 
@@ -166,9 +167,17 @@ def _cells(data: DemoSet, dimensions: list[str] | None):
 
 
 def build_requests(
-    data: DemoSet, *, kind: str, k: int, seed: int, dimensions: list[str] | None = None
+    data: DemoSet,
+    *,
+    kind: str,
+    k: int,
+    seed: int,
+    dimensions: list[str] | None = None,
+    panel: bool = False,
 ) -> tuple[list[JudgeRequest], pd.DataFrame]:
-    """Every scored rating as a target: its requests and a frame of targets (truth)."""
+    """Every scored rating as a target: its requests and a frame of targets (truth). With
+    ``panel``, each request carries the other reviewers' scores on its idea (engine.panel), as
+    production runs do; the target reviewer's are left out."""
     texts = data.ideas.set_index("idea_id")[["patent_text", "idea_text"]]
     patent_of = dict(zip(texts.index, texts["patent_text"], strict=True))
     idea_of = dict(zip(texts.index, texts["idea_text"], strict=True))
@@ -176,6 +185,13 @@ def build_requests(
     frames = []
     for _domain, key, pool in _cells(data, dimensions):
         rating = pool.set_index("rating_id")
+        d = data.dimensions[key]
+        index = PanelIndex(
+            pool[["idea_id", "reviewer_id", "score"]].itertuples(index=False, name=None),
+            scale_min=d.scale_min,
+            scale_max=d.scale_max,
+            categories=d.categories,
+        )
         for target, example_ids in zip(
             pool.itertuples(index=False),
             select_all(pool, kind=kind, k=k, seed=seed),
@@ -199,6 +215,11 @@ def build_requests(
                     idea_text=idea_of[target.idea_id],
                     seed=seed,
                     idea_id=int(target.idea_id),
+                    panel=(
+                        index.panel(int(target.idea_id), exclude_reviewer=int(target.reviewer_id))
+                        if panel
+                        else ()
+                    ),
                 )
             )
         frames.append(pool.assign(kind=kind, k=k, seed=seed))
@@ -213,18 +234,24 @@ def local_predictions(
     k: int,
     seeds: tuple[int, ...] = SEEDS,
     dimensions: list[str] | None = None,
+    panel: bool = False,
 ) -> pd.DataFrame:
-    """Per-seed predictions of our local judge: targets + pred, raw_confidence, reason."""
+    """Per-seed predictions of our local judge: targets + pred, raw_confidence, reason, signal
+    and base (the level-only baseline: the examples' mean, rounded)."""
     backend = LocalBackend(vectors=vectors)
     frames = []
     for seed in seeds:
-        requests, targets = build_requests(data, kind=kind, k=k, seed=seed, dimensions=dimensions)
+        requests, targets = build_requests(
+            data, kind=kind, k=k, seed=seed, dimensions=dimensions, panel=panel
+        )
         replies = backend.judge_batch(requests)
         frames.append(
             targets.assign(
                 pred=[r.score for r in replies],
                 raw_confidence=[r.confidence for r in replies],
                 reason=[r.reason for r in replies],
+                signal=[r.signal for r in replies],
+                base=[level_only([e.score for e in q.examples]) for q in requests],
             )
         )
     return pd.concat(frames, ignore_index=True)

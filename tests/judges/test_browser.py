@@ -5,6 +5,8 @@ Set JUDGE_SCREENSHOTS_DIR to keep screenshots of every page (e.g. /tmp).
 
 from __future__ import annotations
 
+import csv
+import io
 import os
 import re
 from pathlib import Path
@@ -29,6 +31,21 @@ def _shot(page, name: str) -> None:
     directory = os.environ.get("JUDGE_SCREENSHOTS_DIR")
     if directory:
         page.screenshot(path=str(Path(directory) / f"h8-{name}.png"), full_page=True)
+
+
+def _charted_personalized(page, prefix: str) -> dict[str, float]:
+    """Per dimension, the personalized judge's drawn point at its largest k (chart data)."""
+    data = page.evaluate(
+        f"""Array.from(document.querySelectorAll('script[id^="jg-data-{prefix}-"]'))"""
+        ".map(s => JSON.parse(s.textContent))"
+    )
+    out = {}
+    for chart in data:
+        for d in chart["datasets"]:
+            points = [p for p in d["points"] if p["y"] is not None]
+            if d["kind"] == "personalized" and points:
+                out[chart["dimension"]] = max(points, key=lambda p: p["x"])["y"]
+    return out
 
 
 def _evaluate(domain, reviewers, configs, dimensions) -> None:
@@ -176,6 +193,21 @@ def test_a_tour_of_the_judge_pages_on_the_demo_data(page, login, settings):
         ".map(c => [c.scales.y.min, c.scales.y.max, c.scales.x.min, c.scales.x.max])"
     )
     assert ranges and all(y0 <= 0 and y1 >= 1 and x0 <= -1 and x1 >= 1 for y0, y1, x0, x1 in ranges)
+    # One story: the chart draws the per-reviewer alpha, the verdicts' own figure, and one
+    # sentence says how it differs from the pooled alpha.
+    assert "per reviewer" in page.locator("#pooled-vs-per-reviewer").inner_text()
+    charted = _charted_personalized(page, "all")
+    verdicts = list(
+        csv.DictReader(io.StringIO(page.request.get("/judges/export/verdicts.csv").text()))
+    )
+    assert charted and verdicts
+    for dimension, y in charted.items():
+        alphas = [
+            float(v["alpha"])
+            for v in verdicts
+            if v["dimension"] == dimension and v["alpha"] and int(v["n"]) >= 8
+        ]
+        assert alphas and abs(sum(alphas) / len(alphas) - y) < 1e-6, (dimension, y, alphas)
     _shot(page, "alignment")
     idea_id = (
         JudgeFinal.objects.filter(run__purpose="loo_evaluation", kind="personalized")
@@ -186,8 +218,30 @@ def test_a_tour_of_the_judge_pages_on_the_demo_data(page, login, settings):
     assert page.locator(".jg-case").count() >= 1
     _shot(page, "case")
     page.goto("/judges/predictions/")
-    assert page.locator("#predictions-table tbody tr").count() > 5
+    # Three reviewers' shortlists, each at most JUDGE_SHORTLIST_SIZE ideas per list.
+    rows = page.locator("#shortlist-table tbody tr")
+    assert 5 < rows.count() <= 3 * 2 * settings.JUDGE_SHORTLIST_SIZE
     _shot(page, "predictions")
+
+    # "My judge": the reviewer's own chart point and verdict are one figure.
+    page.context.clear_cookies()
+    login(reviewers[0])
+    page.goto("/judges/me/")
+    page.wait_for_selector(".jg-chart[data-ready] canvas")
+    assert "per-reviewer alpha" in page.locator("#pooled-vs-per-reviewer").inner_text()
+    mine = _charted_personalized(page, "me")
+    shown = page.locator("#my-verdicts .jg-verdict-figures").all_inner_texts()
+    assert mine and shown
+    compared = 0
+    for text in shown:
+        figure = re.search(r"per-reviewer alpha (-?[0-9.]+).*n=(\d+)", text)
+        assert figure is not None, text
+        if int(figure.group(2)) < 8:  # too few to judge by: no verdict figure, no chart point
+            continue
+        compared += 1
+        assert any(abs(float(figure.group(1)) - y) < 0.006 for y in mine.values()), (text, mine)
+    assert compared == len(mine)
+    _shot(page, "me")
 
     page.context.clear_cookies()
     login(admin)

@@ -49,7 +49,19 @@ def test_it_runs_a_study_in_process_and_prints_json(two_reviewers_history, setti
         ("personalized", 2, "innovativeness"),
     }
     for row in result["alignment"]:
-        assert set(row) == {"config", "k", "dimension", "alpha", "n", "discard_rate"}
+        assert set(row) == {
+            "config",
+            "k",
+            "dimension",
+            "alpha",
+            "per_reviewer_alpha",
+            "level_only_alpha",
+            "lift",
+            "adds_nothing",
+            "n",
+            "coverage",
+            "discard_rate",
+        }
     # 2 reviewers x 12 items x 2 seeds x (1 zero-shot + 3 aggregate + 3 personalized)
     assert JudgePrediction.objects.filter(run=run).count() == 24 * 2 * 7
     assert result["calls"] == 24 * 2 * 7

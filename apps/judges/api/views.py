@@ -241,7 +241,17 @@ class RunAlignmentRowSerializer(serializers.Serializer):
     config = serializers.CharField()
     k = serializers.IntegerField()
     dimension = serializers.CharField()
-    alpha = serializers.FloatField(allow_null=True)
+    alpha = serializers.FloatField(allow_null=True, help_text="Pooled alpha (paper 001).")
+    per_reviewer_alpha = serializers.FloatField(
+        allow_null=True, required=False, help_text="Mean of each reviewer's own alpha."
+    )
+    level_only_alpha = serializers.FloatField(
+        allow_null=True, required=False, help_text="Pooled alpha of the level-only baseline."
+    )
+    lift = serializers.FloatField(allow_null=True, required=False)
+    lift_low = serializers.FloatField(allow_null=True, required=False)
+    lift_high = serializers.FloatField(allow_null=True, required=False)
+    adds_nothing = serializers.BooleanField(allow_null=True, required=False)
     n = serializers.IntegerField()
     coverage = serializers.FloatField(allow_null=True)
     discard_rate = serializers.FloatField(allow_null=True)
@@ -378,6 +388,18 @@ class PredictionSerializer(serializers.Serializer):
     k = serializers.IntegerField()
     score = serializers.IntegerField(allow_null=True)
     confidence = serializers.IntegerField(allow_null=True)
+    signal = serializers.CharField(
+        allow_blank=True, help_text="panel, text or level (empty for LLM configurations)."
+    )
+    other_reviewers = serializers.IntegerField(
+        help_text="Other reviewers whose scores a panel prediction rests on."
+    )
+    level_only_score = serializers.IntegerField(
+        allow_null=True, help_text="The level-only baseline: the mean of the examples' scores."
+    )
+    shortlisted = serializers.BooleanField(
+        help_text="On the reviewer's stored shortlist for this dimension."
+    )
     kept = serializers.IntegerField()
     discarded = serializers.IntegerField()
     failed = serializers.IntegerField()
@@ -434,7 +456,10 @@ class AlignmentReportSerializer(serializers.Serializer):
     n_predictions = serializers.IntegerField()
     curve = serializers.ListField(
         child=serializers.DictField(),
-        help_text="Alpha, n and coverage per configuration, k and dimension.",
+        help_text="Per configuration, k and dimension: pooled alpha (alpha), per-reviewer "
+        "alpha (within_alpha), the level-only baseline's alpha (baseline_alpha), the lift over "
+        "it with its interval (lift, lift_low, lift_high), adds_nothing and lift_text (in "
+        "words), n and coverage.",
     )
     coarse = serializers.ListField(
         child=serializers.DictField(),

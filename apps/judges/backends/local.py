@@ -2,8 +2,15 @@
 
 Label it "Local baseline (not an LLM)" wherever its predictions appear.
 
-Few-shot (k >= 1), from the k examples only (so k keeps its meaning in studies). The scoring
-rule is issue 7's reference judge, exactly, so the product is never below it:
+Panel first (issue 17): a request that carries other reviewers' scores on the target idea
+(``JudgeRequest.panel``, never the target reviewer's own) is answered from them, standardised
+per reviewer and mapped onto the examples' scale (``apps.judges.engine.panel``; signal
+"panel"). Otherwise the text judge below answers (signal "text", or "level" when no example
+shares a word with the target, and for zero-shot). On scales of more than VOTE_MAX_LEVELS
+levels the text judge takes a sharpened weighted mean instead of the vote.
+
+Text judge, few-shot (k >= 1), from the k examples only (so k keeps its meaning in studies). On
+coarse scales the rule is issue 7's reference judge, exactly, so it is never below it:
 - every item (patent + idea) is a sparse unit vector: stored TF-IDF vectors of its domain are
   passed in (``get_backend("local", vectors={idea_id: sparse row})``, see
   ``apps.judges.vectors``), otherwise the full texts are hashed
@@ -43,6 +50,7 @@ from typing import cast
 import numpy as np
 from scipy import sparse
 
+from apps.judges.engine import panel as panel_method
 from apps.judges.engine.item_text import HASH_FEATURES, hash_item_vectors
 from apps.judges.engine.judgment import (
     LOCAL_BASELINE_LABEL,
@@ -51,7 +59,7 @@ from apps.judges.engine.judgment import (
     JudgeRequest,
 )
 
-MODEL_NAME = "local-similarity-vote-v3"
+MODEL_NAME = "local-panel-text-v4"
 ZERO_SHOT_MAX_CONFIDENCE = 20
 # The confidence threshold recommended for local configurations: the lowest that still discards
 # zero-shot ("no evidence"). Few-shot predictions are the reference judge's own, so discarding
@@ -70,6 +78,20 @@ SMOOTHING = 0.5
 # (target, example) pair, REQUEST_CHUNK requests at a time.
 GRAM_MAX_ITEMS = 3000
 REQUEST_CHUNK = 4096
+
+
+# Scales with more levels than this are predicted by a weighted mean, not a vote.
+VOTE_MAX_LEVELS = 6
+# On fine scales the weighted mean's weights are sharpened, BASE_WEIGHT + cosine ** SHARPNESS,
+# so that the nearest examples dominate (with plain cosines, all near 0.1, the weighted mean is
+# about the examples' mean: the level alone). Coarse scales keep issue 7's reference vote: on
+# the demo (4-5 levels, k = 9) sharpening moved personalized alpha by +0.003 (2) and +0.004
+# (3), aggregate by +0.013 and -0.005, noise, so the reference rule stays there.
+SHARPNESS = 3.0
+
+
+def sharpen(sims: np.ndarray) -> np.ndarray:
+    return sims if SHARPNESS == 1.0 else np.power(sims, SHARPNESS)
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
@@ -106,7 +128,10 @@ def local_fingerprint(request: JudgeRequest) -> str:
         f"{e.item_id}:{e.idea_id if e.idea_id is not None else _text_key(e)}:{e.score}"
         for e in request.examples
     )
-    key = f"{MODEL_NAME}|{d.key}|{d.scale_min}-{d.scale_max}|{target}|{examples}"
+    panel = ",".join(
+        f"{p.reviewer_id}:{p.score}:{p.mean:.4f}:{p.spread:.4f}" for p in request.panel
+    )
+    key = f"{MODEL_NAME}|{d.key}|{d.scale_min}-{d.scale_max}|{target}|{examples}|{panel}"
     return hashlib.sha256(key.encode()).hexdigest()
 
 
@@ -154,9 +179,12 @@ class LocalBackend:
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeReply]:
         started = time.perf_counter()
         replies: list[JudgeReply | None] = [None] * len(requests)
-        few = [i for i, r in enumerate(requests) if r.examples]
         for i, request in enumerate(requests):
-            if not request.examples:
+            if request.panel:
+                replies[i] = self._panel(request)
+        few = [i for i, r in enumerate(requests) if replies[i] is None and r.examples]
+        for i, request in enumerate(requests):
+            if replies[i] is None and not request.examples:
                 replies[i] = self._zero_shot(request)
         if few:
             for i, few_reply in zip(few, self._few_shot([requests[i] for i in few]), strict=True):
@@ -169,6 +197,49 @@ class LocalBackend:
             reply.latency_ms = per_request_ms
             done.append(reply)
         return done
+
+    # ------------------------------------------------------------------ panel
+
+    def _panel(self, request: JudgeRequest) -> JudgeReply | None:
+        """The other reviewers' scores mapped onto the examples' scale (engine.panel); None
+        when none of them gave a usable score (the text judge answers instead)."""
+        d = request.dimension
+        scores = [e.score for e in request.examples]
+        pred = panel_method.predict(
+            request.panel,
+            scores,
+            scale_min=d.scale_min,
+            scale_max=d.scale_max,
+            categories=d.categories,
+        )
+        if pred is None:
+            return None
+        k = len(scores)
+        if pred.spread == 0.0:
+            how = f"{pred.panel_size} other reviewers mostly gave the category {pred.score}"
+        else:
+            onto = (
+                f"mapped onto the level {pred.level:.2f} and spread {pred.spread:.2f} of the "
+                f"{k} example{'s' if k != 1 else ''}"
+                if k
+                else f"mapped onto the panel's own average level {pred.level:.2f} and spread "
+                f"{pred.spread:.2f} (no examples of this reviewer's scale)"
+            )
+            how = (
+                f"{pred.panel_size} other reviewer{'s' if pred.panel_size != 1 else ''} scored "
+                f"this idea; each standardised by their own mean and spread, on average "
+                f"z = {pred.z:+.2f}, {onto}: {pred.value:.2f}"
+            )
+        return JudgeReply(
+            score=pred.score,
+            reason=f"{LOCAL_BASELINE_LABEL}, panel signal: {how}.",
+            confidence=pred.confidence,
+            raw="",
+            attempts=1,
+            model=MODEL_NAME,
+            signal="panel",
+            panel_size=pred.panel_size,
+        )
 
     # ------------------------------------------------------------------ zero-shot
 
@@ -194,6 +265,7 @@ class LocalBackend:
             raw="",
             attempts=1,
             model=MODEL_NAME,
+            signal="level",
         )
 
     # ------------------------------------------------------------------ few-shot
@@ -300,6 +372,27 @@ class LocalBackend:
         k = present.sum(axis=1)
         confidence = np.rint(100 * (k * share + SMOOTHING) / (k + SMOOTHING * n_levels))
         predicted = lows + winner
+        # Fine scales: a vote over many levels is in effect one nearest neighbour; the weighted
+        # mean of the examples' scores instead; confidence = the (smoothed) weight share of
+        # examples within the scale's tolerance of it.
+        fine = n_levels > VOTE_MAX_LEVELS
+        if fine.any():
+            weights = np.where(present, BASE_WEIGHT + sharpen(sims), 0.0)
+            total = weights.sum(axis=1)
+            mean = (weights * scores).sum(axis=1) / total
+            tol = np.array(
+                [
+                    panel_method.tolerance(r.dimension.scale_min, r.dimension.scale_max)
+                    for r in requests
+                ]
+            )
+            within = (np.abs(scores - mean[:, None]) <= tol[:, None] + 0.5) & present
+            near = (weights * within).sum(axis=1) / total
+            predicted = np.where(fine, np.clip(np.rint(mean), lows, highs), predicted).astype(int)
+            confidence = np.where(
+                fine, np.rint(100 * (k * near + SMOOTHING) / (k + 2 * SMOOTHING)), confidence
+            )
+        signals = np.where(sims.max(axis=1, initial=0.0) > 0, "text", "level")
         return [
             JudgeReply(
                 score=int(predicted[i]),
@@ -308,6 +401,7 @@ class LocalBackend:
                 raw="",
                 attempts=1,
                 model=MODEL_NAME,
+                signal=str(signals[i]),
             )
             for i, request in enumerate(requests)
         ]

@@ -6,11 +6,14 @@ Input frame ("finals"), one row per judge final prediction whose target reviewer
 
 Definitions follow SPEC "Metrics" and paper 001 section 5:
 - alignment: Krippendorff's alpha between the judge's final predictions and the target reviewer's
-  scores, units = (reviewer, idea), two coders (reviewer, judge), per configuration, k, dimension;
-- coarse alignment at the largest k: Jaccard of the reviewer's and the judge's above-median sets
-  (each median within itself, over the same items) and top-50% overlap (share of the reviewer's
-  items at or above their median that the judge also puts at or above its own median), averaged
-  over reviewers;
+  scores, units = (reviewer, idea), two coders (reviewer, judge), per configuration, k, dimension:
+  the *pooled* alpha (paper 001's figure), next to the *per-reviewer* alpha, the level-only
+  baseline and the judge's lift over it (engine.level, where they are defined);
+- coarse alignment at the largest k, defined under ties (top_half_membership): each item's
+  membership of a series' top half is 1 above the median, 0 below, and the items tied at the
+  median share the rest of n / 2; Jaccard = sum of min / sum of max of the two memberships,
+  top-half overlap = sum of min / the reviewer's n / 2. Unrelated series sit at chance (about
+  0.33 and 0.5), never at 100 % for a tie block. Averaged over reviewers;
   a reviewer whose judge predictions (or own scores) are constant or nearly so (one value on
   >= 90 % of the items) has no such sets: their coarse metrics are undefined, with the reason;
 - coverage: targets where the judge kept a prediction over all targets (alpha is over those);
@@ -35,6 +38,7 @@ import pandas as pd
 from apps.disagreement.analysis.alpha import krippendorff_alpha as _shared_alpha
 from apps.disagreement.analysis.bootstrap import bootstrap_alpha as _bootstrap_alpha
 from apps.disagreement.analysis.coarse import jaccard as _jaccard
+from apps.judges.engine import level as levels
 
 KIND_ORDER = ["zero_shot", "aggregate", "personalized"]
 
@@ -138,10 +142,18 @@ def alignment_curve(
             values["reviewer_id"] = int(values["reviewer_id"])
         kept, discarded = int(group["kept"].sum()), int(group["discarded"].sum())
         n_targets = int(group["truth"].notna().sum())
+        vals = _values(scales, values["dimension"])
+        within, n_reviewers = levels.per_reviewer_figure(levels.reviewer_alphas(group, vals, alpha))
         rows.append(
             {
                 **values,
+                # Pooled: every reviewer's targets in one table (paper 001's figure); it
+                # rewards matching each reviewer's level. Per-reviewer: the mean of each
+                # reviewer's own alpha (engine.level), the figure verdicts and charts use.
                 "alpha": a,
+                "within_alpha": within,
+                "n_reviewers": n_reviewers,
+                **_baseline(group, vals),
                 "n": n,
                 "n_targets": n_targets,
                 # Share of targets where the judge kept a prediction: alpha is over these only.
@@ -151,6 +163,31 @@ def alignment_curve(
         )
     rows.sort(key=lambda r: (r["dimension"], _kind_pos(r["kind"]), r["k"]))
     return rows
+
+
+def _baseline(group: pd.DataFrame, values: list[float] | None, n_boot: int = levels.N_BOOT) -> dict:
+    """Level-only baseline, lift and its interval on the group's targets (engine.level)."""
+    if "base" not in group.columns:
+        figures = levels.paired_alphas(np.zeros(0), np.zeros(0), np.zeros(0), values, n_boot=n_boot)
+    else:
+        # Units in a fixed order, so the bootstrap draws the same resamples whatever order
+        # the frame came in (a reviewer's section and their own report agree).
+        g = group.dropna(subset=["truth"])
+        keys = [c for c in ("reviewer_id", "idea_id") if c in g.columns]
+        if keys:
+            g = g.sort_values(keys, kind="stable")
+        figures = levels.paired_alphas(
+            g["truth"].to_numpy(float),
+            g["pred"].to_numpy(float),
+            g["base"].to_numpy(float),
+            values,
+            n_boot=n_boot,
+        )
+    figures["adds_nothing"] = levels.adds_nothing(figures["lift"], figures["lift_low"])
+    figures["lift_text"] = levels.lift_sentence(
+        figures["lift"], figures["lift_low"], figures["lift_high"]
+    )
+    return figures
 
 
 def _kind_pos(kind: str) -> int:
@@ -196,12 +233,30 @@ def coarse_pair(
     )
     if reason:
         return None, None, reason
-    t_med, p_med = float(np.median(t)), float(np.median(p))
-    t_above, p_above = set(ids[t > t_med].tolist()), set(ids[p > p_med].tolist())
-    t_top, p_top = set(ids[t >= t_med].tolist()), set(ids[p >= p_med].tolist())
-    j = jaccard(t_above, p_above)
-    overlap = len(t_top & p_top) / len(t_top) if t_top else None
+    del ids  # memberships are aligned by position
+    mt, mp = top_half_membership(t), top_half_membership(p)
+    both = np.minimum(mt, mp).sum()
+    either = np.maximum(mt, mp).sum()
+    j = float(both / either) if either > 0 else None
+    overlap = float(both / mt.sum()) if mt.sum() > 0 else None
     return j, overlap, None
+
+
+def top_half_membership(values: np.ndarray) -> np.ndarray:
+    """Each item's share of membership in the top half, defined under ties: items above the
+    median 1, below 0, and the items tied at the median share what is left of n / 2 equally.
+    So every series has exactly n / 2 of membership, a constant series gives 0.5 to every
+    item, and overlaps of two series are at chance (0.5) when they are unrelated; the old
+    cut (at or above the median) put a whole tie block in the top half and gave 100 %."""
+    v = np.asarray(values, dtype=float)
+    n = len(v)
+    median = float(np.median(v))
+    above = v > median
+    at = v == median
+    out = above.astype(float)
+    if at.any():
+        out[at] = min(1.0, max(0.0, (n / 2 - above.sum()) / at.sum()))
+    return out
 
 
 def _undefined_note(reasons: list[str], n_total: int) -> str | None:
@@ -267,7 +322,7 @@ def coarse_alignment(
 # A judge "reproduces" a reviewer when its alpha reaches Krippendorff's threshold for tentative
 # conclusions (0.667) with an interval that stays clear of chance-level agreement, over enough
 # items and most of them. See docs/judges.md, "Verdicts".
-VERDICT_MIN_N = 8
+VERDICT_MIN_N = levels.MIN_N
 VERDICT_WELL_ALPHA = 0.667
 VERDICT_WELL_LOWER = 0.4
 VERDICT_PARTLY_ALPHA = 0.4
@@ -276,10 +331,27 @@ VERDICT_LABELS = {"well": "reproduces well", "partly": "partly", "not_yet": "not
 
 
 def verdict(
-    *, alpha_value: float | None, low: float | None, high: float | None, n: int, coverage: float
+    *,
+    alpha_value: float | None,
+    low: float | None,
+    high: float | None,
+    n: int,
+    coverage: float,
+    lift: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One plain verdict ("well", "partly", "not_yet") with the sentence that justifies it."""
+    """One plain verdict ("well", "partly", "not_yet") with the sentence that justifies it.
+
+    ``alpha_value`` is the per-reviewer alpha (one reviewer's targets); ``lift`` the judge's
+    lift over the level-only baseline on them (engine.level): a judge that does not beat the
+    baseline is "not yet" whatever its alpha, and says it adds nothing."""
     base = {"alpha": alpha_value, "low": low, "high": high, "n": n, "coverage": coverage}
+    if lift is not None:
+        base.update(
+            {
+                key: lift.get(key)
+                for key in ("baseline_alpha", "lift", "lift_low", "lift_high", "adds_nothing")
+            }
+        )
     if n < VERDICT_MIN_N or alpha_value is None:
         why = (
             f"only {n} kept prediction{'s' if n != 1 else ''} (at least {VERDICT_MIN_N} needed)"
@@ -306,6 +378,9 @@ def verdict(
             why = f"alpha below {VERDICT_WELL_ALPHA}"
     else:
         level, why = "not_yet", f"alpha below {VERDICT_PARTLY_ALPHA}"
+    if lift is not None and lift.get("adds_nothing"):
+        level = "not_yet"
+        why = levels.lift_sentence(lift.get("lift"), lift.get("lift_low"), lift.get("lift_high"))
     return {**base, "level": level, "label": VERDICT_LABELS[level], "reason": why}
 
 
@@ -331,13 +406,14 @@ def reviewer_verdicts(
             lo_, hi_ = _bootstrap_alpha(data, "ordinal", values, n_boot=n_boot, seed=0)
             low, high = _clean(lo_), _clean(hi_)
         coverage = n / len(rg) if len(rg) else 0.0
+        lift = _baseline(rg, values) if n >= VERDICT_MIN_N else None
         out.append(
             {
                 "reviewer_id": int(reviewer_id),
                 "dimension": str(dimension),
                 "kind": kind,
                 "k": int(rg["k"].iloc[0]),
-                **verdict(alpha_value=a, low=low, high=high, n=n, coverage=coverage),
+                **verdict(alpha_value=a, low=low, high=high, n=n, coverage=coverage, lift=lift),
             }
         )
     return out

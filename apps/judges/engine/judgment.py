@@ -11,7 +11,10 @@ from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
 
+from apps.judges.engine.panel import PanelScore
+
 LOCAL_BASELINE_LABEL = "Local baseline (not an LLM)"
+SIGNALS = ("panel", "text", "level")
 
 
 @dataclass(frozen=True)
@@ -68,6 +71,9 @@ class JudgeRequest:
     model: str = ""
     temperature: float = 0.0
     idea_id: int | None = None  # the target idea (see Example.idea_id)
+    # Other reviewers' scores on the target idea (never the target reviewer's own), for the
+    # backends that use the panel signal (apps.judges.engine.panel); empty = text only.
+    panel: tuple[PanelScore, ...] = ()
 
 
 @dataclass
@@ -86,6 +92,10 @@ class JudgeReply:
     model: str = ""
     retries: int = 0  # transient failures (429, 5xx, timeouts) retried along the way
     response_mode: str = ""  # json_schema | json_object | text for LLMs; "" for the local judge
+    # Where the prediction came from: "panel" (other reviewers' scores on the idea), "text"
+    # (similar examples), "level" (only the examples' level, or the scale's middle); "" = LLM.
+    signal: str = ""
+    panel_size: int = 0  # other reviewers behind a panel prediction
 
     @property
     def ok(self) -> bool:

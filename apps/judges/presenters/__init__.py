@@ -8,10 +8,12 @@
 from apps.judges.presenters.exports import (
     CSV_TABLES,
     PREDICTION_CSV_HEADER,
+    SHORTLIST_CSV_HEADER,
     alignment_csv,
     csv_table,
     prediction_api_rows,
     prediction_csv_rows,
+    shortlist_csv_rows,
 )
 from apps.judges.presenters.pages import (
     EMPTY_RESULT,
@@ -26,6 +28,7 @@ from apps.judges.presenters.pages import (
     predictions_page,
     run_page,
     runs_context,
+    shortlist_rows,
     snapshot_state,
 )
 from apps.judges.presenters.shapes import (
@@ -49,6 +52,7 @@ __all__ = [
     "KIND_COLOURS",
     "KIND_LABELS",
     "PREDICTION_CSV_HEADER",
+    "SHORTLIST_CSV_HEADER",
     "SnapshotState",
     "alignment_api",
     "alignment_csv",
@@ -73,6 +77,8 @@ __all__ = [
     "run_page",
     "runs_context",
     "scope_for_source",
+    "shortlist_csv_rows",
+    "shortlist_rows",
     "snapshot_state",
     "verdict_table",
 ]

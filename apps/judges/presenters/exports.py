@@ -29,7 +29,23 @@ def csv_table(
     if table == "curve":
         return (
             "judge-alignment.csv",
-            ["dimension", "configuration", "model", "k", "alpha", "n", "coverage", "discard_rate"],
+            [
+                "dimension",
+                "configuration",
+                "model",
+                "k",
+                "alpha",
+                "n",
+                "coverage",
+                "discard_rate",
+                "per_reviewer_alpha",
+                "n_reviewers",
+                "level_only_alpha",
+                "lift",
+                "lift_low",
+                "lift_high",
+                "adds_nothing",
+            ],
             [
                 [
                     r["dimension"],
@@ -40,6 +56,13 @@ def csv_table(
                     r["n"],
                     r.get("coverage"),
                     r["discard_rate"],
+                    r.get("within_alpha"),
+                    r.get("n_reviewers"),
+                    r.get("baseline_alpha"),
+                    r.get("lift"),
+                    r.get("lift_low"),
+                    r.get("lift_high"),
+                    r.get("adds_nothing"),
                 ]
                 for r in result.get("curve", [])
             ],
@@ -134,6 +157,10 @@ def csv_table(
                 "alpha_high",
                 "n",
                 "coverage",
+                "level_only_alpha",
+                "lift",
+                "lift_low",
+                "lift_high",
                 "reason",
             ],
             [
@@ -148,6 +175,10 @@ def csv_table(
                     v["high"],
                     v["n"],
                     v["coverage"],
+                    v.get("baseline_alpha"),
+                    v.get("lift"),
+                    v.get("lift_low"),
+                    v.get("lift_high"),
                     v["reason"],
                 ]
                 for v in result.get("verdicts", [])
@@ -182,7 +213,8 @@ PREDICTION_CSV_HEADER = [
     "idea_title",
     "predicted_score",
     "confidence",
-    "reviewer_median",
+    "signal",
+    "other_reviewers",
     "shortlisted",
     "kept_seeds",
     "model",
@@ -202,7 +234,8 @@ def prediction_csv_rows(rows: Iterable[dict[str, Any]]) -> Iterable[list[Any]]:
             f.idea.title,
             f.score,
             f.confidence,
-            r["median"],
+            f.signal,
+            f.panel_size,
             r["shortlisted"],
             f.kept,
             r["model"],
@@ -222,6 +255,10 @@ def prediction_api_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
             "k": r["f"].k,
             "score": r["f"].score,
             "confidence": r["f"].confidence,
+            "signal": r["f"].signal,
+            "other_reviewers": r["f"].panel_size,
+            "level_only_score": r["f"].level_score,
+            "shortlisted": r["shortlisted"],
             "kept": r["f"].kept,
             "discarded": r["f"].discarded,
             "failed": r["f"].failed,
@@ -231,3 +268,34 @@ def prediction_api_rows(rows: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
         }
         for r in rows
     ]
+
+
+# The shortlist export's columns, exactly as issue 17 names them.
+SHORTLIST_CSV_HEADER = [
+    "reviewer",
+    "domain",
+    "dimension",
+    "idea",
+    "title",
+    "rank",
+    "predicted_score",
+    "confidence",
+    "signal",
+]
+
+
+def shortlist_csv_rows(entries: Iterable[Any]) -> Iterable[list[Any]]:
+    """One row per shortlisted idea (selectors.shortlist_for); ``dimension`` empty for the
+    all-dimensions list, whose predicted_score is the mean position on the scales (0 to 1)."""
+    for e in entries:
+        yield [
+            e.reviewer.username,
+            e.domain.key,
+            e.dimension.key if e.dimension_id else "",
+            e.idea.external_id,
+            e.idea.title,
+            e.rank,
+            round(e.predicted_score, 4),
+            e.confidence,
+            e.signal,
+        ]

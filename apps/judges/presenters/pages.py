@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import statistics
-from collections import defaultdict
 from dataclasses import dataclass
-from typing import Any, cast
+from typing import Any
+
+from django.conf import settings
 
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
@@ -14,7 +14,6 @@ from apps.judges import selectors
 from apps.judges.models import LOCAL_LABEL, AlignmentSnapshot, JudgeConfig, JudgeFinal, JudgeRun
 from apps.judges.presenters.shapes import (
     KIND_LABELS,
-    PREDICTIONS_SHOWN,
     VERDICT_ROWS_SHOWN,
     alignment_table,
     chart_series,
@@ -236,56 +235,62 @@ def local_note() -> dict[str, Any]:
     return {"uses_local": uses_local, "local_label": LOCAL_LABEL}
 
 
-def _reviewer_medians(keys: set[tuple[int, int]]) -> dict[tuple[int, int], float]:
-    if not keys:
-        return {}
-    scores: dict[tuple[int, int], list[int]] = defaultdict(list)
-    for reviewer_id, dimension_id, score in Rating.objects.filter(
-        status=Rating.Status.SCORED,
-        reviewer_id__in={k[0] for k in keys},
-        dimension_id__in={k[1] for k in keys},
-    ).values_list("reviewer_id", "dimension_id", "score"):
-        # Scored ratings always have a score.
-        scores[(reviewer_id, dimension_id)].append(cast(int, score))
-    return {k: statistics.median(v) for k, v in scores.items() if v}
-
-
 def prediction_rows(
     *, reviewer: User | None, domain: Domain | None, dimension: str | None
 ) -> list[dict[str, Any]]:
-    """Finals of the latest prediction runs, with the reviewer's median, the shortlist flag
-    (the cut of the top-50 % metric: at or above their own median) and the model label."""
+    """Finals of the latest prediction runs (the CSV and the API: every prediction), each with
+    whether it is on its reviewer's stored shortlist for its dimension, and the model label."""
     finals = list(
         selectors.unrated_predictions(
             reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
         )
     )
-    medians = _reviewer_medians({(f.reviewer_id, f.dimension_id) for f in finals})
-    labels = selectors.run_model_labels(run_ids={f.run_id for f in finals})
-    rows = []
-    for f in finals:
-        median = medians.get((f.reviewer_id, f.dimension_id))
-        shortlisted = f.score is not None and median is not None and f.score >= median
-        rows.append(
-            {
-                "f": f,
-                "median": median,
-                "shortlisted": shortlisted,
-                "model": "; ".join(labels.get((f.run_id, f.kind), [])),
-            }
+    run_ids = {f.run_id for f in finals}
+    listed = selectors.shortlisted_keys(run_ids=run_ids)
+    labels = selectors.run_model_labels(run_ids=run_ids)
+    return [
+        {
+            "f": f,
+            "shortlisted": (f.run_id, f.dimension_id, f.idea_id) in listed,
+            "model": "; ".join(labels.get((f.run_id, f.kind), [])),
+        }
+        for f in finals
+    ]
+
+
+# Shortlist entries shown on the page (every reviewer's lists, N per list); the CSV has all.
+SHORTLIST_SHOWN = 200
+
+
+def shortlist_rows(
+    *, reviewer: User | None, domain: Domain | None, dimension: str | None
+) -> list[Any]:
+    """The stored shortlists under the page's filters (selectors.shortlist_for): with a
+    dimension, that dimension's lists; without, every list (all dimensions first)."""
+    return list(
+        selectors.shortlist_for(
+            reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
         )
-    return rows
+    )
 
 
 def predictions_page(
     *, form: Any, reviewer: User | None, domain: Domain | None, dimension: str | None
 ) -> dict[str, Any]:
-    rows = prediction_rows(reviewer=reviewer, domain=domain, dimension=dimension)
+    # Counted and sliced in the database: the page reads at most SHORTLIST_SHOWN stored rows.
+    entries = selectors.shortlist_for(
+        reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
+    )
+    n_rows = selectors.unrated_predictions(
+        reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
+    ).count()
     return {
         "form": form,
-        "rows": rows[:PREDICTIONS_SHOWN],
-        "n_rows": len(rows),
-        "n_shortlisted": sum(r["shortlisted"] for r in rows),
+        "entries": list(entries[:SHORTLIST_SHOWN]),
+        "n_entries": entries.count(),
+        "n_lists": entries.filter(rank=1).count(),
+        "shortlist_size": int(getattr(settings, "JUDGE_SHORTLIST_SIZE", 10)),
+        "n_rows": n_rows,
         "work": selectors.judge_work_progress(),
         **local_note(),
         "gaps": [

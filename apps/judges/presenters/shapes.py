@@ -66,8 +66,20 @@ def chart_series(
                     "kind": kind,
                     "model": models.get(kind, ""),
                     "color": KIND_COLOURS.get(kind, "#555"),
+                    # At its largest k, does it beat the level-only baseline? (engine.level)
+                    "adds_nothing": bool(max(rows, key=lambda r: r["k"]).get("adds_nothing")),
+                    # The per-reviewer alpha (engine.level): the figure the verdicts rest on,
+                    # so the chart and the verdict table tell one story. Pooled alpha and the
+                    # level-only baseline ride along for the tooltip and the table.
                     "points": [
-                        {"x": r["k"], "y": r["alpha"], "n": r["n"], "coverage": r.get("coverage")}
+                        {
+                            "x": r["k"],
+                            "y": r.get("within_alpha"),
+                            "pooled": r["alpha"],
+                            "baseline": r.get("baseline_alpha"),
+                            "n": r["n"],
+                            "coverage": r.get("coverage"),
+                        }
                         for r in rows
                         if r["n"]
                     ],
@@ -187,6 +199,12 @@ def alignment_table(curve: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "k": r["k"],
             "dimension": r["dimension"],
             "alpha": r["alpha"],
+            "per_reviewer_alpha": r.get("within_alpha"),
+            "level_only_alpha": r.get("baseline_alpha"),
+            "lift": r.get("lift"),
+            "lift_low": r.get("lift_low"),
+            "lift_high": r.get("lift_high"),
+            "adds_nothing": r.get("adds_nothing"),
             "n": r["n"],
             "coverage": r.get("coverage"),
             "discard_rate": r["discard_rate"],

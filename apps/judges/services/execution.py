@@ -37,10 +37,12 @@ from django.db.models import Q, Sum
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from apps.accounts.models import User
 from apps.core.errors import ApplicationError
 from apps.disagreement.services import metrics_mark_stale
 from apps.judges import selectors
 from apps.judges.backends import get_backend
+from apps.judges.engine import shortlist
 from apps.judges.engine.calibration import Calibration, cross_fit_confidence, fit_calibration
 from apps.judges.engine.judgment import (
     Example,
@@ -50,6 +52,7 @@ from apps.judges.engine.judgment import (
     TransientBackendError,
     judge_many,
 )
+from apps.judges.engine.panel import PanelIndex, level_only, tolerance
 from apps.judges.engine.postprocess import aggregate_seeds
 from apps.judges.engine.prompting import idea_text, patent_text, rubric_wording
 from apps.judges.models import (
@@ -60,6 +63,7 @@ from apps.judges.models import (
     JudgeRun,
     JudgeRunChunk,
     JudgeRunPlan,
+    JudgeShortlist,
 )
 from apps.judges.services import alignment, dispatch, planning
 from apps.judges.services.configs import base_url_error
@@ -76,6 +80,9 @@ LOCAL_BATCH = 5000
 # batches, so a batch must stay well under JUDGE_LEASE_SECONDS.
 LLM_ROUNDS_PER_BATCH = 2
 PROGRESS_EVERY_SECONDS = 1.0
+# A shortlist comes from the personalized judge when there is one (the reviewer's own scale),
+# else aggregate, else zero-shot.
+SHORTLIST_KINDS = ("personalized", "aggregate", "zero_shot")
 # Calibrated confidences of up to this many rows are written in one statement (bulk_update);
 # more, with one UPDATE per distinct value (at most 101).
 SMALL_UPDATE = 500
@@ -277,6 +284,20 @@ class _Executor:
             int(r[0]): (int(r[1]), int(r[4])) for rows in plan.pools.values() for r in rows
         }
         self.rubric = {d_id: _rubric_dimension(d) for d_id, d in plan.dims.items()}
+        # The panel signal: who else scored each idea, per dimension (engine.panel). Only for
+        # the offline judge, and only when the run uses it (a text-only study does not).
+        self.panels: dict[int, PanelIndex] = {}
+        if "panel" in (run.signals or "").split(","):
+            for d_id, rows in plan.pools.items():
+                if d_id not in self.rubric:
+                    continue
+                d = self.rubric[d_id]
+                self.panels[d_id] = PanelIndex(
+                    ((int(r[1]), int(r[3]), int(r[4])) for r in rows),
+                    scale_min=d.scale_min,
+                    scale_max=d.scale_max,
+                    categories=d.categories,
+                )
         self.configs = {c.id: c for c in JudgeConfig.objects.filter(id__in=plan.specs)}
         self._backends: dict[str, tuple[Any, str]] = {}
         self.calibrations = (
@@ -320,6 +341,14 @@ class _Executor:
         for u, ids in zip(units, examples, strict=True):
             config = self.configs.get(u.config_id)
             patent, idea = self.texts[u.idea_id]
+            index = self.panels.get(u.dimension_id)
+            local = self.plan.specs[u.config_id].backend == JudgeConfig.Backend.LOCAL
+            # Never the target reviewer's own scores: the panel leaves them out.
+            panel = (
+                index.panel(u.idea_id, exclude_reviewer=u.reviewer_id)
+                if index is not None and local
+                else ()
+            )
             out.append(
                 JudgeRequest(
                     dimension=self.rubric[u.dimension_id],
@@ -339,6 +368,7 @@ class _Executor:
                     model=self.backend(self.plan.specs[u.config_id])[1],
                     temperature=config.temperature if config else 0.0,
                     idea_id=u.idea_id,
+                    panel=panel,
                 )
             )
         return out
@@ -390,6 +420,9 @@ class _Executor:
                 reason=reply.reason or "",
                 confidence=conf,
                 raw_confidence=reply.confidence,
+                signal=getattr(reply, "signal", "") or "",
+                panel_size=getattr(reply, "panel_size", 0) or 0,
+                level_score=level_only([e.score for e in request.examples]),
                 model=reply.model or model,
                 backend=backend.name,
                 response_mode=getattr(reply, "response_mode", "") or "",
@@ -416,6 +449,9 @@ class _Executor:
                 "reason",
                 "confidence",
                 "raw_confidence",
+                "signal",
+                "panel_size",
+                "level_score",
                 "model",
                 "backend",
                 "response_mode",
@@ -534,6 +570,8 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
         for r in rows
     }
     backend_of = {s.id: s.backend for s in plan.specs.values()}
+    # Right = within the scale's tolerance (exact on coarse scales; engine.panel.tolerance).
+    tolerances = {d_id: tolerance(d.scale_min, d.scale_max) for d_id, d in plan.dims.items()}
     # (prediction id, reviewer id, raw confidence, correct, stored confidence) per scope.
     groups: dict[tuple[int, str, str], list[tuple[int, int, float, bool, int | None]]] = (
         defaultdict(list)
@@ -553,7 +591,7 @@ def _calibrate(run: JudgeRun, plan: _Plan) -> None:
         if raw_conf is None or (reviewer, idea, dim_id) not in truth:
             continue
         backend = backend_of.get(config_id, JudgeConfig.Backend.LOCAL)
-        is_correct = truth[(reviewer, idea, dim_id)] == score
+        is_correct = abs(truth[(reviewer, idea, dim_id)] - cast(int, score)) <= tolerances[dim_id]
         groups[(dim_id, kind, backend)].append((pid, reviewer, raw_conf, is_correct, current))
     changed: dict[int, list[int]] = defaultdict(list)
     for (dim_id, kind, backend), items in groups.items():
@@ -620,10 +658,15 @@ def _finalize(run: JudgeRun) -> None:
             "score",
             "confidence",
             "reason",
+            "signal",
+            "panel_size",
+            "level_score",
         )
     )
-    for reviewer, idea, dim_id, kind, k, config_id, score, confidence, reason in rows:
-        groups[(reviewer, idea, dim_id, kind, k)].append((config_id, score, confidence, reason))
+    for reviewer, idea, dim_id, kind, k, config_id, score, confidence, reason, *more in rows:
+        groups[(reviewer, idea, dim_id, kind, k)].append(
+            (config_id, score, confidence, reason, *more)
+        )
     finals = []
     for (reviewer_id, idea_id, dimension_id, kind, k), preds in groups.items():
         threshold = thresholds.get(preds[0][0], 80)
@@ -638,6 +681,8 @@ def _finalize(run: JudgeRun) -> None:
         # when every seed was discarded, the most confident scored reply, so the text is not lost.
         scored = sorted((p for p in preds if p[1] is not None), key=lambda p: -(p[2] or 0))
         reason = voters[0][3] if voters else (scored[0][3] if scored else "")
+        source = voters[0] if voters else (scored[0] if scored else None)
+        levels = [p[6] for p in preds if p[6] is not None]
         finals.append(
             JudgeFinal(
                 run_id=run.id,
@@ -652,6 +697,9 @@ def _finalize(run: JudgeRun) -> None:
                 failed=final.failed,
                 confidence=final.confidence,
                 reason=reason,
+                signal=source[4] if source else "",
+                panel_size=source[5] if source else 0,
+                level_score=level_only(levels),
             )
         )
     JudgeFinal.objects.bulk_create(
@@ -659,8 +707,116 @@ def _finalize(run: JudgeRun) -> None:
         batch_size=1000,
         update_conflicts=True,
         unique_fields=["run", "reviewer", "idea", "dimension", "kind", "k"],
-        update_fields=["score", "kept", "discarded", "failed", "confidence", "reason"],
+        update_fields=[
+            "score",
+            "kept",
+            "discarded",
+            "failed",
+            "confidence",
+            "reason",
+            "signal",
+            "panel_size",
+            "level_score",
+        ],
     )
+    if run.purpose == JudgeRun.Purpose.PREDICTION:
+        _store_shortlist(run, finals)
+
+
+def _shortlist_candidates(
+    finals: Iterable[JudgeFinal], dims: dict[int, Dimension]
+) -> list[shortlist.Candidate]:
+    """The finals a shortlist ranks: per dimension, the first kind of SHORTLIST_KINDS present,
+    at its largest k."""
+    by_dim: dict[int, list[JudgeFinal]] = defaultdict(list)
+    for f in finals:
+        if f.dimension_id in dims:
+            by_dim[f.dimension_id].append(f)
+    out = []
+    for dimension_id, rows in by_dim.items():
+        kinds = {f.kind for f in rows}
+        kind = next((k for k in SHORTLIST_KINDS if k in kinds), None)
+        top_k = max((f.k for f in rows if f.kind == kind), default=0)
+        d = dims[dimension_id]
+        out += [
+            shortlist.Candidate(
+                idea_id=f.idea_id,
+                dimension_id=f.dimension_id,
+                score=f.score,
+                confidence=f.confidence,
+                signal=f.signal,
+                panel_size=f.panel_size,
+                scale_min=d.scale_min,
+                scale_max=d.scale_max,
+            )
+            for f in rows
+            if f.kind == kind and f.k == top_k
+        ]
+    return out
+
+
+def _store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
+    """The reviewer's shortlists for the run's domain (JudgeShortlist; engine.shortlist):
+
+    - per dimension of this run, from its finals, replacing the run's own;
+    - over all dimensions, from the newest prediction run of every scope of this reviewer and
+      domain (automatic prediction runs are one per dimension), this run standing for its own
+      scope; stored with this run, replacing the reviewer's previous all-dimensions list.
+    Serialised per reviewer (a row lock), so two runs finishing together leave one list."""
+    reviewer_id = cast(int, run.reviewer_id)
+    dims = {d.id: d for d in selectors.dimensions_for_domain(run.domain)}
+    size = int(getattr(settings, "JUDGE_SHORTLIST_SIZE", 10))
+    own = [e for e in shortlist.shortlists(_shortlist_candidates(finals, dims), size=size)]
+    with transaction.atomic():
+        User.objects.select_for_update().filter(id=reviewer_id).first()
+        newest: dict[str, int] = {}
+        for other_id, scope in (
+            JudgeRun.objects.filter(
+                purpose=JudgeRun.Purpose.PREDICTION,
+                reviewer_id=reviewer_id,
+                domain_id=run.domain_id,
+                status__in=[JudgeRun.Status.DONE, JudgeRun.Status.RUNNING],
+                finals__isnull=False,
+            )
+            .exclude(scope_key=run.scope_key)
+            .distinct()
+            .order_by("id")
+            .values_list("id", "scope_key")
+        ):
+            newest[scope] = other_id
+        others = list(JudgeFinal.objects.filter(run_id__in=list(newest.values())))
+        combined = _shortlist_candidates([*finals, *others], dims) if others else None
+        overall = [
+            e
+            for e in shortlist.shortlists(
+                combined if combined is not None else _shortlist_candidates(finals, dims),
+                size=size,
+            )
+            if e.dimension_id is None
+        ]
+        entries = [e for e in own if e.dimension_id is not None] + overall
+        JudgeShortlist.objects.filter(run_id=run.id).delete()
+        JudgeShortlist.objects.filter(
+            reviewer_id=reviewer_id, domain_id=run.domain_id, dimension__isnull=True
+        ).delete()
+        JudgeShortlist.objects.bulk_create(
+            [
+                JudgeShortlist(
+                    run_id=run.id,
+                    reviewer_id=reviewer_id,
+                    domain_id=run.domain_id,
+                    dimension_id=e.dimension_id,
+                    idea_id=e.idea_id,
+                    rank=e.rank,
+                    predicted_score=e.predicted_score,
+                    confidence=e.confidence,
+                    signal=e.signal,
+                    panel_size=e.panel_size,
+                )
+                for e in entries
+            ],
+            batch_size=1000,
+        )
 
 
 def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:

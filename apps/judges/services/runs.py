@@ -29,6 +29,8 @@ from apps.judges.services.configs import BOUNDS, DEFAULT_SHOTS, judge_configs_en
 from apps.screening.models import Rating
 
 AUTOMATIC = (JudgeRun.Purpose.LOO_EVALUATION, JudgeRun.Purpose.PREDICTION)
+# Production uses both signals of the offline judge; a study may ask for the text alone.
+DEFAULT_SIGNALS = "panel,text"
 
 
 def scope_key(
@@ -41,6 +43,7 @@ def scope_key(
     shots: Sequence[int],
     seeds: int | None,
     backend: str,
+    signals: str = DEFAULT_SIGNALS,
 ) -> str:
     if purpose in AUTOMATIC:
         # Automatic runs: one per reviewer, domain and dimension whatever the configuration mix.
@@ -49,6 +52,21 @@ def scope_key(
         f"{purpose}:d{domain_id}:{','.join(sorted(dimensions))}"
         f":c{','.join(map(str, sorted(config_ids)))}"
         f":k{','.join(map(str, sorted(shots)))}:s{seeds or ''}:b{backend}"
+        + ("" if signals == DEFAULT_SIGNALS else f":g{signals}")
+    )
+
+
+def parse_signals(value: str) -> str:
+    """'panel,text' (the default, as in production) or 'text' (the text-only judge); the
+    order does not matter. Raises ApplicationError naming the field and value otherwise."""
+    chosen = {v.strip() for v in str(value).split(",") if v.strip()}
+    if chosen == {"panel", "text"}:
+        return DEFAULT_SIGNALS
+    if chosen == {"text"}:
+        return "text"
+    raise ApplicationError(
+        "The study was not started.",
+        errors=[FieldError("signals", "give panel,text (the default) or text", value=str(value))],
     )
 
 
@@ -125,6 +143,7 @@ def judge_run_request(
     requested_by: User | None = None,
     countdown: float = 0,
     enqueue: bool = True,
+    signals: str = DEFAULT_SIGNALS,
 ) -> tuple[JudgeRun, bool]:
     """Queue a run for this scope unless one is already queued or running; (run, created).
 
@@ -141,6 +160,7 @@ def judge_run_request(
         shots=shots,
         seeds=seeds,
         backend=backend,
+        signals=signals,
     )
     existing = (
         JudgeRun.objects.select_for_update()
@@ -172,6 +192,7 @@ def judge_run_request(
                 seeds=seeds,
                 backend=backend,
                 min_history=min_history,
+                signals=signals,
                 scope_key=key,
                 requested_by=requested_by,
             )
@@ -196,6 +217,7 @@ def judge_study_start(
     min_history: int = 2,
     enqueue: bool = True,
     countdown: float = 0,
+    signals: str = DEFAULT_SIGNALS,
 ) -> tuple[JudgeRun, bool]:
     """An admin's study: every reviewer with enough history, leave-one-out, chosen k and seeds."""
     if by is not None and not by.is_admin:
@@ -238,6 +260,7 @@ def judge_study_start(
         requested_by=by,
         enqueue=enqueue,
         countdown=countdown,
+        signals=signals,
     )
 
 

@@ -16,6 +16,7 @@ from apps.core.errors import ApplicationError
 from apps.judges import selectors, services
 from apps.judges.api.views import resolve_configs
 from apps.judges.models import LOCAL_LABEL, JudgeConfig, JudgeRun
+from apps.judges.services.runs import parse_signals
 
 
 def _ints(value: str, option: str) -> list[int]:
@@ -59,6 +60,13 @@ class Command(BaseCommand):
             default=2,
             help="Leave out reviewers with fewer scored ratings in the dimension.",
         )
+        parser.add_argument(
+            "--signals",
+            default="panel,text",
+            help="Signals of the offline judge: panel,text (default, as in production: other "
+            "reviewers' scores on the idea when there are some, the text otherwise) or text "
+            "(the text-only judge).",
+        )
         parser.add_argument("--format", choices=["table", "json"], default="table")
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -69,6 +77,12 @@ class Command(BaseCommand):
         dimensions = [
             d.strip() for value in opts["dimension"] for d in value.split(",") if d.strip()
         ]
+        try:
+            signals = parse_signals(opts["signals"])
+        except ApplicationError as exc:
+            raise CommandError(
+                f"--signals: give panel,text (the default) or text; got {opts['signals']!r}"
+            ) from exc
         services.judge_configs_ensure_defaults()
         try:
             configs = resolve_configs([c for c in opts["configs"].split(",") if c.strip()])
@@ -82,6 +96,7 @@ class Command(BaseCommand):
                 backend=opts["backend"],
                 min_history=opts["min_history"],
                 enqueue=False,
+                signals=signals,
             )
         except ApplicationError as exc:
             raise CommandError(str(exc)) from exc
@@ -107,6 +122,7 @@ class Command(BaseCommand):
             "run": run.id,
             "domain": domain.key,
             "dimensions": dimensions,
+            "signals": run.signals,
             "backend": [JudgeConfig.Backend(b).label for b in backends],
             "calls": run.calls,
             "tokens_in": run.tokens_in,
@@ -122,17 +138,31 @@ class Command(BaseCommand):
             return
         self.stdout.write(
             f"Study #{run.id} · {domain.name} · backend: {', '.join(summary['backend'])}"
+            f" · signals: {run.signals}"
         )
         self.stdout.write(
             f"{'config':<14}{'k':>3}  {'dimension':<24}{'alpha':>8}{'n':>6}{'discard':>9}"
+            f"{'per-rev':>9}{'level':>8}{'lift':>8}{'coverage':>10}"
         )
+
+        def fmt(value: float | None, spec: str = ".3f") -> str:
+            return "n/a" if value is None else format(value, spec)
+
         for row in table:
-            alpha = "n/a" if row["alpha"] is None else f"{row['alpha']:.3f}"
+            alpha = fmt(row["alpha"])
             discard = "–" if row["discard_rate"] is None else f"{100 * row['discard_rate']:.1f}%"
+            coverage = "–" if row["coverage"] is None else f"{100 * row['coverage']:.1f}%"
             self.stdout.write(
                 f"{row['config']:<14}{row['k']:>3}  {row['dimension']:<24}"
                 f"{alpha:>8}{row['n']:>6}{discard:>9}"
+                f"{fmt(row['per_reviewer_alpha']):>9}{fmt(row['level_only_alpha']):>8}"
+                f"{fmt(row['lift'], '+.3f'):>8}{coverage:>10}"
+                + ("  adds nothing beyond the level" if row["adds_nothing"] else "")
             )
+        self.stdout.write(
+            "alpha: pooled over reviewers (paper 001); per-rev: mean of each reviewer's own "
+            "alpha; level: the level-only baseline (mean of the k examples); lift = alpha - level."
+        )
         self.stdout.write(
             f"{run.calls} calls, {run.tokens_in} tokens in, {run.tokens_out} out, "
             f"est. ${run.estimated_cost:.4f}"

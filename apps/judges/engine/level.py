@@ -1,0 +1,135 @@
+"""Figures that separate a judge's judgment from its matching of levels (pure; no Django).
+
+Why: pooled alpha (paper 001's figure: every reviewer's targets in one reliability table)
+rewards a judge that only predicts each reviewer's usual level, because reviewers' levels
+differ. Two figures tell level from judgment (docs/metrics-definitions.md):
+
+- per-reviewer alpha: alpha between the judge and one reviewer over that reviewer's targets
+  only, so the reviewer's level is shared by every unit and cannot help; the figure of a
+  configuration is the mean over reviewers with at least MIN_N kept predictions and a defined
+  alpha. It asks whether the judge orders ideas like the reviewer;
+- the level-only baseline: the mean of the k examples the judge was given (rounded), on the
+  same targets; the judge's *lift* is its pooled alpha minus the baseline's, with a paired
+  bootstrap interval (the same resampled targets for both). A lift whose interval reaches 0
+  or below means the judge adds nothing beyond the level, and the pages say so in words.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from apps.disagreement.analysis.alpha import count_matrix, value_domain, value_index
+from apps.disagreement.analysis.bootstrap import (
+    UnitContributions,
+    bootstrap_samples,
+    percentile_interval,
+)
+
+MIN_N = 8  # kept predictions a reviewer needs for a per-reviewer alpha (the verdicts' minimum)
+N_BOOT = 300
+ADDS_NOTHING = "adds nothing beyond the reviewer's usual level"
+
+
+def _finite(x: float) -> float | None:
+    return None if x is None or math.isnan(x) or math.isinf(x) else float(x)
+
+
+def _contributions(truth: np.ndarray, pred: np.ndarray, domain: np.ndarray) -> UnitContributions:
+    n = len(truth)
+    units = np.concatenate([np.arange(n), np.arange(n)])
+    idx = value_index(np.concatenate([truth, pred]), domain)
+    counts = count_matrix(units, idx, n, len(domain))
+    if hasattr(counts, "toarray"):
+        counts = counts.toarray()
+    return UnitContributions(counts, domain, "ordinal")
+
+
+def paired_alphas(
+    truth: np.ndarray,
+    pred: np.ndarray,
+    base: np.ndarray,
+    values: list[float] | None,
+    *,
+    n_boot: int = N_BOOT,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Alpha of the judge and of the level-only baseline against the truth on the same units
+    (those where both have a value), and the lift with its paired bootstrap interval."""
+    t, p, b = (np.asarray(x, dtype=float) for x in (truth, pred, base))
+    keep = ~(np.isnan(t) | np.isnan(p) | np.isnan(b))
+    t, p, b = t[keep], p[keep], b[keep]
+    n = int(len(t))
+    out: dict[str, Any] = {
+        "n_baseline": n,
+        "judge_alpha": None,
+        "baseline_alpha": None,
+        "lift": None,
+        "lift_low": None,
+        "lift_high": None,
+    }
+    if n < 2:
+        return out
+    domain = value_domain(np.concatenate([t, p, b]), values)
+    cj, cb = _contributions(t, p, domain), _contributions(t, b, domain)
+    ones = np.ones((1, n))
+    judge, baseline = float(cj.alphas(ones)[0]), float(cb.alphas(ones)[0])
+    out["judge_alpha"], out["baseline_alpha"] = _finite(judge), _finite(baseline)
+    if out["judge_alpha"] is None or out["baseline_alpha"] is None:
+        return out
+    out["lift"] = judge - baseline
+    if n >= MIN_N:
+        sj, sb = bootstrap_samples([cj, cb], n, n_boot, seed)
+        low, high = percentile_interval(sj - sb)
+        out["lift_low"], out["lift_high"] = _finite(low), _finite(high)
+    return out
+
+
+def adds_nothing(lift: float | None, lift_low: float | None) -> bool:
+    """True when the judge does not beat the level-only baseline: lift at or below 0, or its
+    interval reaching 0."""
+    if lift is None:
+        return False
+    return lift <= 0 or (lift_low is not None and lift_low <= 0)
+
+
+def reviewer_alphas(
+    group: pd.DataFrame, values: list[float] | None, alpha_fn: Any
+) -> dict[int, tuple[float | None, int]]:
+    """(alpha, kept predictions) per reviewer of one configuration cell: the units of the
+    per-reviewer figure. ``alpha_fn(data, values=...)`` is the alignment's alpha."""
+    out: dict[int, tuple[float | None, int]] = {}
+    for reviewer_id, g in group.groupby("reviewer_id", sort=True):
+        g = g.dropna(subset=["truth", "pred"])
+        n = len(g)
+        a = (
+            alpha_fn(
+                np.vstack([g["truth"].to_numpy(float), g["pred"].to_numpy(float)]), values=values
+            )
+            if n >= 2
+            else None
+        )
+        out[int(reviewer_id)] = (a, n)
+    return out
+
+
+def per_reviewer_figure(alphas: dict[int, tuple[float | None, int]]) -> tuple[float | None, int]:
+    """Mean per-reviewer alpha over reviewers with at least MIN_N kept predictions and a
+    defined alpha, and how many reviewers that is."""
+    usable = [a for a, n in alphas.values() if a is not None and n >= MIN_N]
+    if not usable:
+        return None, 0
+    return float(np.mean(usable)), len(usable)
+
+
+def lift_sentence(lift: float | None, low: float | None, high: float | None) -> str:
+    """The lift in words, for tables and verdict reasons."""
+    if lift is None:
+        return "no level-only baseline (no examples, or too few targets)"
+    interval = f" [{low:+.2f}, {high:+.2f}]" if low is not None and high is not None else ""
+    if adds_nothing(lift, low):
+        return f"{ADDS_NOTHING} (lift {lift:+.2f}{interval} over the mean of its examples)"
+    return f"beats the level-only baseline by {lift:+.2f}{interval}"
