@@ -76,10 +76,12 @@ def ratings_queryset(
         qs = qs.filter(dimension__key=dimension)
     if background:
         qs = qs.filter(reviewer__reviewer_profile__background=background)
+    # Dates select ratings by when they were made (created_at, which an import sets from its
+    # file), not by when the row last changed: an import touches every row's updated_at.
     if since is not None:
-        qs = qs.filter(updated_at__gte=_as_datetime(since))
+        qs = qs.filter(created_at__gte=_as_datetime(since))
     if until is not None:
-        qs = qs.filter(updated_at__lt=_as_datetime(until, end=True))
+        qs = qs.filter(created_at__lt=_as_datetime(until, end=True))
     return qs
 
 

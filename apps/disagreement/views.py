@@ -20,7 +20,7 @@ from apps.core.requests import AuthenticatedHttpRequest
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
 from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
-from apps.disagreement.forms import BoardForm, DashboardFilterForm, RecomputeForm
+from apps.disagreement.forms import DashboardFilterForm, RecomputeForm
 from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_key
 from apps.disagreement.services import metrics_request_recompute
 
@@ -347,93 +347,6 @@ def split(request: AuthenticatedHttpRequest) -> HttpResponse:
     )
 
 
-def _board(dash: Dashboard, request: AuthenticatedHttpRequest) -> dict[str, Any]:
-    """The decision board of one domain (and dimension, or all), searched and ordered."""
-    form = BoardForm(request.GET)
-    form.is_valid()
-    data = form.cleaned_data if hasattr(form, "cleaned_data") else {}
-    sort = data.get("sort") or "calibrated"
-    query = data.get("q") or ""
-    domains = [d for d in P.domains_in(dash.result) if d != P.ALL]
-    domain = dash.domain if dash.domain in domains else (domains[0] if domains else None)
-    dimension = dash.dimension or P.ALL
-    rows: list[dict[str, Any]] = []
-    if dash.snapshot and domain:
-        rows = selectors.snapshot_slices(
-            dash.snapshot, kind=MetricSlice.Kind.BOARD, domain=domain, dimension=dimension
-        )
-    total = len(rows)
-    rows = P.board_rows(
-        rows,
-        sort=sort,
-        query=query,
-        predicted_key="pred_z_mean" if dimension == P.ALL else "pred_mean",
-    )
-    return {
-        "board_form": form,
-        "sort": sort,
-        "query": query,
-        "domain": domain,
-        "dimension": dimension,
-        "rows": rows,
-        "total": total,
-    }
-
-
-@managers_only
-@require_GET
-def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """The shortlist a manager acts on: one domain's ideas with scores and predictions."""
-    dash = _dashboard(request)
-    board = _board(dash, request)
-    page = board["board_form"].cleaned_data.get("page") or 1
-    n_pages = max(1, -(-len(board["rows"]) // P.BOARD_PAGE))
-    page = min(page, n_pages)
-    start = (page - 1) * P.BOARD_PAGE
-    shown = P.board_display(
-        board["rows"][start : start + P.BOARD_PAGE],
-        overall=board["dimension"] == P.ALL,
-        category_levels=dash.category_levels,
-    )
-    params = {k: v for k, v in request.GET.items() if k in ("q", "sort") and v}
-    board_query = "&".join(part for part in (dash.query, urlencode(params)) if part)
-    return render(
-        request,
-        "disagreement/decide.html",
-        dash.context(
-            **board,
-            shown=shown,
-            first=start + 1,
-            page=page,
-            n_pages=n_pages,
-            board_query=board_query,
-            sort_label=P.BOARD_SORTS[board["sort"]],
-            sorts=[
-                ("calibrated", "Calibrated mean"),
-                ("agreement", "Agreement"),
-                ("predicted", "Predicted score"),
-            ],
-            domain_name=P.label_domain(board["domain"] or "", dash.domain_names),
-            board_domains=[
-                (d, P.label_domain(d, dash.domain_names))
-                for d in P.domains_in(dash.result)
-                if d != P.ALL
-            ],
-            domain_query=urlencode(
-                {
-                    k: v
-                    for k, v in request.GET.items()
-                    if k in dash.form.fields and k != "domain" and v
-                }
-            ),
-            dimension_name=dash.labels.get(board["dimension"], "all dimensions"),
-            overall=board["dimension"] == P.ALL,
-            hidden_filters=("background",),
-            tab="decide",
-        ),
-    )
-
-
 @managers_only
 @require_GET
 def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
@@ -450,7 +363,7 @@ def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse
             "dimensions": dimensions,
             "tab": "contested",
             "back": reverse(
-                "disagreement:decide"
+                "decisions:decide"
                 if request.GET.get("from") == "decide"
                 else "disagreement:contested"
             ),
@@ -459,7 +372,8 @@ def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse
     )
 
 
-EXPORTS = ("grid", "strictness", "pairwise", "panel", "contested", "split", "decide")
+# The Decide CSV lives in the decisions app (export/decide.csv redirects there).
+EXPORTS = ("grid", "strictness", "pairwise", "panel", "contested", "split")
 
 
 @managers_only
@@ -502,9 +416,8 @@ def export_csv(request: AuthenticatedHttpRequest, kind: str) -> HttpResponseBase
         if dash.dimension:
             split = [r for r in split if r["key"] == dash.dimension]
         header, rows = P.split_csv(split, domain=dash.focus_domain)
-    else:
-        board = _board(dash, request)
-        header, rows = P.board_csv(board["rows"], sort=board["sort"])
+    else:  # pragma: no cover - EXPORTS is exhaustive
+        raise Http404("Unknown export.")
     return csv_response(f"pluralist-{kind}-{dash.snapshot.id}.csv", header, rows)
 
 

@@ -14,8 +14,10 @@ Per dimension, with a score rescaled to x = (score - floor) / (top - floor) in [
   Bayes). Its posterior is normal, so its estimate comes with an interval; an idea read once has
   a wide one, an idea nobody read sits at the prior (the population mean, widest interval).
 - ``b[r]`` is the reviewer's severity (negative: strict), ``s[r]`` their spread (scale use: below
-  1 compresses to the middle). Both are shrunk towards 0 and 1 with a few pseudo-reads, so a
-  reviewer with little history is taken at face value rather than over-corrected.
+  1 compresses to the middle). Both are shrunk towards 0 and 1, so a reviewer with little
+  history is taken at face value rather than over-corrected: severity by sigma^2 / var(b)
+  pseudo-reads (empirical Bayes: the more reviewers truly differ, the less shrinkage; at most
+  SEVERITY_PRIOR_READS), spread by SPREAD_PRIOR_READS.
 - ``w`` is 1 for a human read. A judge's prediction for a reviewer who has not read the idea
   enters as that reviewer's read with ``w = PREDICTION_WEIGHT * confidence / 100``: at most half
   a read, less when the judge is unsure. Predictions never move b or s (only people do).
@@ -50,7 +52,7 @@ ALL = "__all__"
 Z90 = 1.6448536269514722
 # A prediction at 100 % confidence counts as this many human reads.
 PREDICTION_WEIGHT = 0.5
-# Pseudo-reads pulling each reviewer's severity towards 0 and spread towards 1.
+# Pseudo-reads pulling each reviewer's severity towards 0 (at most) and spread towards 1.
 SEVERITY_PRIOR_READS = 3.0
 SPREAD_PRIOR_READS = 5.0
 # A reviewer's spread stays within these bounds (a reviewer who gives one grade everywhere
@@ -165,6 +167,7 @@ def fit_dimension(
     tau2 = sigma2
     var_a = np.full(n_i, tau2)
     hw_r = human.astype(float)
+    tau_b2 = sigma2
     for _ in range(ITERATIONS if len(x) else 0):
         # Ideas given the reviewers: a precision-weighted mean, shrunk to the prior.
         sr = s[r_ix]
@@ -176,7 +179,11 @@ def fit_dimension(
         ai = a[i_ix]
         res = (x - mu - s[r_ix] * ai) * hw_r
         n_h = np.bincount(r_ix, weights=hw_r, minlength=n_r)
-        b = np.bincount(r_ix, weights=res, minlength=n_r) / (n_h + SEVERITY_PRIOR_READS)
+        # Empirical Bayes: the pseudo-reads are sigma^2 / (the severities' variance), so
+        # severities that clearly differ are barely shrunk; SEVERITY_PRIOR_READS is the most.
+        k_b = min(SEVERITY_PRIOR_READS, sigma2 / max(tau_b2, 1e-6))
+        b = np.bincount(r_ix, weights=res, minlength=n_r) / (n_h + k_b)
+        tau_b2 = float(np.mean(b**2 + sigma2 / (n_h + k_b))) if n_r else 1.0
         # Spread: a ridge regression of (x - mu - b) on a, centred on 1.
         y = (x - mu - b[r_ix]) * hw_r
         ai2 = (ai**2 + var_a[i_ix]) * hw_r

@@ -675,6 +675,11 @@ def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
         transaction.on_commit(lambda: alignment.alignment_runs_finished(run_ids=[run.id]))
         if run.purpose == JudgeRun.Purpose.PREDICTION and status == JudgeRun.Status.DONE:
             transaction.on_commit(metrics_mark_stale)
+            # The decision model weighs predictions too; imported here because the decisions
+            # app reads the judges' predictions (a module-level import would be circular).
+            from apps.decisions.services import decisions_mark_stale
+
+            transaction.on_commit(decisions_mark_stale)
     return bool(n)
 
 
