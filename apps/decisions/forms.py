@@ -19,7 +19,7 @@ class DecideForm(forms.Form):
         return self.cleaned_data.get(name) or default
 
     @property
-    def sort(self) -> str:
+    def order(self) -> str:
         return self.value("sort", DEFAULT_SORT)
 
 

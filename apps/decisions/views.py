@@ -50,7 +50,7 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     dims = (snapshot.result or {}).get("dimensions", []) if snapshot else []
     dimension = form.value("dimension", ALL)
     dimension = dimension if dimension in dims else ALL
-    sort, query = form.sort, form.value("q", "")
+    sort, query = form.order, form.value("q", "")
     rows: list[dict[str, Any]] = []
     total = 0
     if snapshot and domain:
