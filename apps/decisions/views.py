@@ -166,7 +166,8 @@ def snapshot_progress(request: AuthenticatedHttpRequest, snapshot_id: int) -> Ht
 @require_GET
 def routing(request: AuthenticatedHttpRequest) -> HttpResponse:
     """The open suggestions by domain; admins accept them (the assignments page loads this)."""
-    domain = request.GET.get("domain") or None
+    # Through the form: a hostile value (a NUL byte, 10 kB) falls back to every domain.
+    domain = DecideForm(request.GET).value("domain")
     suggestions = list(selectors.open_suggestions(domain=domain)[:500])
     context = {
         "suggestions": suggestions,
