@@ -123,7 +123,7 @@ class Assignment(TimestampedModel):
     # Why the idea was put in this reviewer's queue, when a routing suggestion did it (the
     # decisions app writes it; the queue shows it to the reviewer). Blank for hand and balanced
     # assignments.
-    reason = models.TextField(blank=True)
+    reason = models.TextField(blank=True, default="", db_default="")
 
     class Meta:
         constraints = [

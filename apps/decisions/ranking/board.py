@@ -208,7 +208,7 @@ def _pred_lists(p: pd.DataFrame, dim: str) -> dict[int, list[list[Any]]]:
         s["confidence"].tolist(),
         strict=True,
     ):
-        c = None if conf is None or pd.isna(conf) else round(float(conf))
+        c = None if conf is None or conf != conf else round(float(conf))  # NaN != NaN
         out.setdefault(int(idea_id), []).append([rv, int(score), c])
     return out
 

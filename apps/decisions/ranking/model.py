@@ -287,10 +287,24 @@ def top_probability(
     The draws are capped so n x draws stays under ~20 million numbers; ideas tied on a draw are
     ordered by index (ties have probability zero with continuous draws).
     """
-    n = len(estimate)
-    if n == 0:
+    n_all = len(estimate)
+    if n_all == 0:
         return np.zeros(0)
-    k = max(1, math.ceil(share * n))
+    k = max(1, math.ceil(share * n_all))
+    out = np.zeros(n_all)
+    # Only ideas that can reach the top are drawn: T is the k-th largest of the ideas'
+    # pessimistic values (4 sd below), so at least k ideas lie above T on every draw but
+    # a vanishing share; an idea whose optimistic value (4 sd above) is below T never enters.
+    if n_all > k:
+        floor = np.partition(estimate - 4 * sd, n_all - k)[n_all - k]
+        keep = np.flatnonzero(estimate + 4 * sd >= floor)
+    else:
+        keep = np.arange(n_all)
+    estimate, sd = estimate[keep], sd[keep]
+    n = len(keep)
+    if n <= k:
+        out[keep] = 1.0
+        return out
     draws = max(200, min(draws, 20_000_000 // n))
     rng = np.random.default_rng(seed)
     hits = np.zeros(n)
@@ -303,7 +317,8 @@ def top_probability(
         cut = np.partition(sample, n - k, axis=1)[:, n - k]
         hits += (sample >= cut[:, None]).sum(axis=0)
         done += m
-    return hits / draws
+    out[keep] = hits / draws
+    return out
 
 
 def fit_all(
