@@ -25,8 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from apps.disagreement.analysis import compute_metrics  # noqa: E402
 from apps.decisions.ranking.board import build_board, scales_from  # noqa: E402
+from apps.disagreement.analysis import compute_metrics  # noqa: E402
 from apps.disagreement.analysis.synthetic import synthetic_frame, synthetic_scales  # noqa: E402
 
 DIMS = [f"d{j}" for j in range(6)]

@@ -32,10 +32,17 @@ import pandas as pd  # noqa: E402
 
 from apps.decisions.ranking.board import scales_from  # noqa: E402
 from apps.decisions.ranking.model import ALL, Scale, fit_all  # noqa: E402
-from apps.decisions.ranking.routing import IdeaState, Policy, route  # noqa: E402
+from apps.decisions.ranking.routing import (  # noqa: E402
+    MIN_READS,
+    RANDOM,
+    IdeaState,
+    Policy,
+    route,
+)
 
 TARGET = 0.8
 SHARE = 0.10
+RANDOM_SHARE = Policy().random_share
 
 
 def demo_source(
@@ -64,9 +71,7 @@ def demo_source(
         }
     )
     frame["status"] = np.where(frame["score"].notna(), "scored", "gated")
-    catalog = pd.DataFrame(
-        [(n, dom) for n, dom in ideas.values()], columns=["idea_id", "domain"]
-    )
+    catalog = pd.DataFrame([(n, dom) for n, dom in ideas.values()], columns=["idea_id", "domain"])
     cats = {"need_validity": [0], "market_size": [0]}
     return frame, catalog, scales_from({k: (lo, hi) for k, lo, hi in DIMENSIONS}, cats)
 
@@ -123,7 +128,9 @@ def simulate(frame, catalog, scales, *, strategy, start, batch, seed, truth) -> 
     load: dict[int, int] = defaultdict(int)
     for r, _ in revealed:
         load[r] += 1
-    policy = Policy(per_batch=1, random_share=0.2, min_reads=0, share=SHARE)
+    # The product's policy (apps/decisions/ranking/routing.py) but for the minimum of reads:
+    # the simulation starts from a few reads on purpose; nobody waits for every first read.
+    policy = Policy(random_share=RANDOM_SHARE, min_reads=0, share=SHARE)
     round_no = 0
     while True:
         rows = np.concatenate([pairs[p] for p in revealed]) if revealed else np.zeros(0, int)
@@ -147,21 +154,29 @@ def simulate(frame, catalog, scales, *, strategy, start, batch, seed, truth) -> 
                     picks.append((r, i))
                     used_ideas.add(i)
         else:
+            # One routing round as the product runs it (every reviewer's picks, a share of them
+            # random), then the batch: that share of random picks, the rest by value.
             suggestions = route(
                 ideas=states,
                 candidates=hidden,
                 open_load={},
                 one_read_var=one_read_var(states),
-                policy=Policy(
-                    per_batch=max(1, batch // max(1, len({r for r, _ in hidden})) + 1),
-                    random_share=policy.random_share,
-                    min_reads=policy.min_reads,
-                    share=SHARE,
-                ),
+                policy=policy,
                 seed=seed * 1000 + round_no,
             )
-            suggestions.sort(key=lambda s: (s.kind != "min_reads", -s.value))
-            picks = [(s.reviewer_id, s.idea_id) for s in suggestions[:batch]]
+            n_random = round(policy.random_share * batch)
+            randoms = [s for s in suggestions if s.kind == RANDOM]
+            others = sorted(
+                (s for s in suggestions if s.kind != RANDOM),
+                key=lambda s: (s.kind != MIN_READS, -s.value),
+            )
+            chosen_pairs = randoms[:n_random] + others
+            picks = []
+            seen_ideas: set[int] = set()
+            for s in chosen_pairs:
+                if len(picks) < batch and s.idea_id not in seen_ideas:
+                    picks.append((s.reviewer_id, s.idea_id))
+                    seen_ideas.add(s.idea_id)
         if not picks:
             return len(revealed)
         for p in picks:
@@ -185,7 +200,9 @@ def main() -> None:
     args = parser.parse_args()
     routed, balanced = [], []
     for seed in range(args.seeds):
-        frame, catalog, scales = demo_source(seed, args.reads_per_idea) if args.source == "demo" else db_source()
+        frame, catalog, scales = (
+            demo_source(seed, args.reads_per_idea) if args.source == "demo" else db_source()
+        )
         truth, _ = shortlist(frame, catalog, scales)
         n_pairs = frame.groupby(["reviewer_id", "idea_id"]).ngroups
         kw = dict(start=args.start, batch=args.batch, seed=seed, truth=truth)

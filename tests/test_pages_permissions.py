@@ -31,9 +31,9 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, reverse
 
-from apps.disagreement.models import MetricSnapshot, scope_key
 from apps.decisions.models import DecisionSnapshot
 from apps.decisions.services import decisions_recompute
+from apps.disagreement.models import MetricSnapshot, scope_key
 from apps.disagreement.services import metrics_recompute
 from apps.judges.models import JudgeRun
 from apps.screening.models import Assignment, Rating
@@ -170,7 +170,13 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     # No suggestion chosen: the admin is sent back with the error; nothing is assigned.
     ("decisions:routing_accept", {}, "post", {}, ADMIN_POST),
     ("decisions:routing_domain", {}, "get", None, (302, 403, 403, 403, 403, 405)),
-    ("decisions:routing_domain", {}, "post", {"domain": "{domain_key}", "automatic": "off"}, ADMIN_POST),
+    (
+        "decisions:routing_domain",
+        {},
+        "post",
+        {"domain": "{domain_key}", "automatic": "off"},
+        ADMIN_POST,
+    ),
     # judges: managers and admins read; admins start studies and cancel runs
     ("judges:alignment", {}, "get", None, MANAGERS_READ),
     *[

@@ -28,7 +28,9 @@ class Flag:
 
 
 MODEL_FLAGS = {
-    NO_READER: Flag(NO_READER, "No reader", "Nobody has read this idea: the estimate is the prior."),
+    NO_READER: Flag(
+        NO_READER, "No reader", "Nobody has read this idea: the estimate is the prior."
+    ),
     ONE_READER: Flag(ONE_READER, "One reader", "Only one person read this idea."),
     MOSTLY_JUDGES: Flag(
         MOSTLY_JUDGES,

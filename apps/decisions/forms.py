@@ -26,7 +26,7 @@ class DecideForm(forms.Form):
 class AcceptForm(forms.Form):
     suggestions = forms.TypedMultipleChoiceField(coerce=int, required=True)
 
-    def __init__(self, *args, choices: list[tuple[int, str]], **kwargs) -> None:
+    def __init__(self, *args, choices: list[tuple[str, str]], **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.fields["suggestions"].choices = choices  # type: ignore[attr-defined]
 

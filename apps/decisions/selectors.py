@@ -35,7 +35,9 @@ def decision_inputs() -> DecisionInputs:
         frame=metrics_selectors.rating_frame(),
         predictions=metrics_selectors.prediction_frame(),
         catalog=metrics_selectors.idea_catalog(),
-        scales=scales_from(metrics_selectors.rubric_scales(), metrics_selectors.rubric_categories()),
+        scales=scales_from(
+            metrics_selectors.rubric_scales(), metrics_selectors.rubric_categories()
+        ),
     )
 
 

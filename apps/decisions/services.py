@@ -93,9 +93,9 @@ def decisions_request_recompute(*, actor: User) -> DecisionSnapshot:
 
 
 def _progress(snapshot_id: int, progress: int) -> None:
-    DecisionSnapshot.objects.filter(
-        id=snapshot_id, status=DecisionSnapshot.Status.RUNNING
-    ).update(progress=progress)
+    DecisionSnapshot.objects.filter(id=snapshot_id, status=DecisionSnapshot.Status.RUNNING).update(
+        progress=progress
+    )
 
 
 def decisions_recompute(*, snapshot_id: int) -> DecisionSnapshot:
@@ -170,7 +170,9 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
         return []
     states = {
         r["idea_id"]: IdeaState(
-            r["domain"], r["estimate"], (r["high"] - r["low"]) / 2 / 1.6448536269514722,
+            r["domain"],
+            r["estimate"],
+            (r["high"] - r["low"]) / 2 / 1.6448536269514722,
             r["n_reviewers"],
         )
         for r in overall
@@ -183,9 +185,7 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
     if len(preds):
         conf = pd.to_numeric(preds["confidence"], errors="coerce")
         agg = preds.assign(c=conf).groupby(["reviewer_id", "idea_id"])["c"].mean()
-        confidence = {
-            (int(r), int(i)): float(c) for (r, i), c in agg.items() if pd.notna(c)
-        }
+        confidence = {(int(r), int(i)): float(c) for (r, i), c in agg.items() if pd.notna(c)}
     cands = selectors.routing_candidates()
     return route(
         ideas=states,

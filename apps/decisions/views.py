@@ -67,7 +67,9 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
         "domains": [(d, names.get(d, d)) for d in domains],
         "dimension": dimension,
         "dimensions": [(ALL, "All dimensions (overall)")] + [(d, labels.get(d, d)) for d in dims],
-        "dimension_name": "all dimensions" if dimension == ALL else labels.get(dimension, dimension),
+        "dimension_name": "all dimensions"
+        if dimension == ALL
+        else labels.get(dimension, dimension),
         "overall": dimension == ALL,
         "sort": sort,
         "query": query,
@@ -196,7 +198,9 @@ def routing_accept(request: AuthenticatedHttpRequest) -> HttpResponse:
         messages.error(request, exc.message)
         return redirect(back)
     skipped = len(form.cleaned_data["suggestions"]) - n
-    note = f" ({skipped} skipped: no longer open, or the reviewer's queue is full)" if skipped else ""
+    note = (
+        f" ({skipped} skipped: no longer open, or the reviewer's queue is full)" if skipped else ""
+    )
     messages.success(request, f"{n} suggestion{'s' if n != 1 else ''} assigned{note}.")
     return redirect(back)
 

@@ -2,7 +2,6 @@ from django.urls import path
 from django.views.generic import RedirectView
 
 from apps.accounts.permissions import role_required
-
 from apps.disagreement import views
 
 # Decide moved to the decisions app; its old addresses (bookmarks, docs) redirect there, for the

@@ -43,4 +43,6 @@ def test_the_queue_shows_when_a_rating_was_made_and_only_the_reviewers_own_chang
     # Her own edit through the form is a change, and shows as one.
     rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 2})
     html = client.get("/screening/").content.decode()
-    assert "4 Mar 2026" in html and "changed Today" in html.replace("changed today", "changed Today")
+    assert "4 Mar 2026" in html and "changed Today" in html.replace(
+        "changed today", "changed Today"
+    )

@@ -118,9 +118,7 @@ def _rows(
             cat_mask = sub["score"].isin(cats).to_numpy() if cats else np.zeros(len(sub), bool)
         n_cat = sub[cat_mask].groupby("idea_id").size().to_dict()
         if dim == ALL:
-            pred_n = (
-                psub.groupby("idea_id")["reviewer_id"].nunique().to_dict() if len(psub) else {}
-            )
+            pred_n = psub.groupby("idea_id")["reviewer_id"].nunique().to_dict() if len(psub) else {}
         else:
             pred_n = psub.groupby("idea_id").size().to_dict() if len(psub) else {}
         scores = _lists(sub, dim)

@@ -331,11 +331,12 @@ def fit_all(
     """Fit every dimension of ``scales`` present in ``obs`` or ``predictions``, then rank."""
     ideas = np.unique(np.asarray(ideas, dtype=np.int64))
     dims = obs["dimension"].astype(str)
-    pdims = predictions["dimension"].astype(str) if predictions is not None else None
     fits = []
     for dim, scale in scales.items():
         mask = (dims == dim).to_numpy()
-        pred = predictions[(pdims == dim).to_numpy()] if pdims is not None else None
+        pred = None
+        if predictions is not None and len(predictions):
+            pred = predictions[(predictions["dimension"].astype(str) == dim).to_numpy()]
         if not mask.any() and (pred is None or not len(pred)):
             continue
         fits.append(

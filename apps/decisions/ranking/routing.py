@@ -93,9 +93,7 @@ def _reason(kind: str, st: IdeaState, policy: Policy, confidence: float | None) 
             "trusted."
         )
     if kind == RANDOM:
-        return (
-            "Picked at random, so the ranking also hears about ideas it has not singled out."
-        )
+        return "Picked at random, so the ranking also hears about ideas it has not singled out."
     judge = (
         f", and your judge is unsure what you would say ({confidence:.0f} % confident)"
         if confidence is not None and confidence < 60
@@ -175,7 +173,10 @@ def route(
                 continue
             st = ideas[i]
             value, _, _ = read_value(
-                st, cut=cuts[st.domain], one_read_var=one_read_var, confidence=confidence.get((r, i))
+                st,
+                cut=cuts[st.domain],
+                one_read_var=one_read_var,
+                confidence=confidence.get((r, i)),
             )
             scored.append((value, r, i))
     scored.sort(key=lambda t: (-t[0], t[1], t[2]))

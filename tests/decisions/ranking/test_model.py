@@ -55,7 +55,9 @@ def test_a_single_reader_leaves_a_wide_interval_and_no_reader_the_widest():
     # Six ideas of clearly different quality, each read by four reviewers who nearly agree.
     rows = []
     for i, q in enumerate([1, 2, 3, 3, 4, 5]):
-        rows += [(r, i, "d", min(5, max(1, q + (r == 4) * (-1) ** i)), "scored") for r in range(1, 5)]
+        rows += [
+            (r, i, "d", min(5, max(1, q + (r == 4) * (-1) ** i)), "scored") for r in range(1, 5)
+        ]
     rows.append((1, 6, "d", 4, "scored"))
     _, ranked = fit_all(frame(rows), scales=SCALE, ideas=np.arange(8))
     width = ranked["d"].high - ranked["d"].low
