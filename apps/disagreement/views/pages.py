@@ -1,30 +1,22 @@
-"""Disagreement dashboards for managers and admins (reviewers never see other reviewers' scores)."""
+"""The dashboard pages (managers and admins; reviewers never see other reviewers' scores)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlencode
 
-from django.contrib import messages
-from django.http import Http404, HttpResponse, HttpResponseBase
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import HttpResponse
+from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET
 
-from apps.accounts.permissions import role_required
-from apps.catalog.models import Domain, Idea
-from apps.core.csv_export import csv_response
-from apps.core.errors import ApplicationError
+from apps.catalog.models import Idea
 from apps.core.requests import AuthenticatedHttpRequest
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
 from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
-from apps.disagreement.forms import DashboardFilterForm, RecomputeForm
-from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_key
-from apps.disagreement.services import metrics_request_recompute
+from apps.disagreement.models import MetricSlice
+from apps.disagreement.views.dashboard import dashboard_for, managers_only
 
-managers_only = role_required("manager", "admin")
 # Rows of the contested table shown before "show all" (the CSV always has every row).
 CONTESTED_SHOWN = 50
 # Ideas split on a category level shown before "show all".
@@ -34,95 +26,10 @@ SPLIT_SHOWN = 15
 PAIR_MIN_ITEMS = 10
 
 
-@dataclass
-class Dashboard:
-    """What every dashboard page shows above its chart: filters, snapshot and freshness."""
-
-    form: DashboardFilterForm
-    domain: str | None
-    dimension: str | None
-    background: str | None
-    level: str
-    include_categories: bool
-    since: Any
-    until: Any
-    scope: str
-    snapshot: MetricSnapshot | None
-    in_progress: MetricSnapshot | None
-    failure: MetricSnapshot | None
-    freshness: selectors.Freshness | None
-    labels: dict[str, str]
-    domain_names: dict[str, str]
-    query: str
-
-    @property
-    def result(self) -> dict[str, Any]:
-        return (self.snapshot.result or {}) if self.snapshot else {}
-
-    @property
-    def focus_domain(self) -> str:
-        return self.domain or P.ALL
-
-    @property
-    def focus_domain_name(self) -> str:
-        return P.label_domain(self.focus_domain, self.domain_names)
-
-    @property
-    def dimension_name(self) -> str:
-        return self.labels.get(self.dimension, self.dimension) if self.dimension else ""
-
-    @property
-    def groups(self) -> list[str]:
-        return P.groups_in(self.result)
-
-    @property
-    def category_levels(self) -> dict[str, list[int]]:
-        return self.result.get("categories", {}).get("levels", {})
-
-    def context(self, **extra: Any) -> dict[str, Any]:
-        # Filters a page does not apply are not offered (the template hides them).
-        return {"dash": self, "hidden_filters": (), **extra}
-
-
-def _dashboard(request: AuthenticatedHttpRequest) -> Dashboard:
-    labels = selectors.dimension_labels()
-    form = DashboardFilterForm(
-        request.GET, dimension_labels=labels, backgrounds=selectors.background_groups()
-    )
-    level = form.value("level") or Level.ORDINAL
-    include_categories = form.value("categories") == "include"
-    since, until = form.value("since"), form.value("until")
-    scope = scope_key(level=level, since=since, until=until, include_categories=include_categories)
-    snapshot = selectors.snapshot_latest(scope=scope)
-    in_progress = selectors.snapshot_in_progress(scope=scope)
-    failure = selectors.snapshot_last_failure(
-        scope=scope, after=snapshot.created_at if snapshot else None
-    )
-    params = {k: v for k, v in request.GET.items() if k in form.fields and v}
-    return Dashboard(
-        form=form,
-        domain=form.value("domain"),
-        dimension=form.value("dimension"),
-        background=form.value("background"),
-        level=level,
-        include_categories=include_categories,
-        since=since,
-        until=until,
-        scope=scope,
-        snapshot=snapshot,
-        in_progress=in_progress,
-        failure=failure,
-        freshness=selectors.snapshot_freshness(snapshot) if snapshot else None,
-        labels=labels,
-        domain_names=dict(Domain.objects.values_list("key", "name")),
-        query=urlencode(params),
-    )
-
-
 @managers_only
 @require_GET
 def overview(request: AuthenticatedHttpRequest) -> HttpResponse:
-    dash = _dashboard(request)
+    dash = dashboard_for(request)
     bg = dash.background or P.ALL
     grid = chart = None
     if dash.snapshot:
@@ -163,7 +70,7 @@ def overview(request: AuthenticatedHttpRequest) -> HttpResponse:
 @managers_only
 @require_GET
 def strictness(request: AuthenticatedHttpRequest) -> HttpResponse:
-    dash = _dashboard(request)
+    dash = dashboard_for(request)
     normalise = request.GET.get("view") == "scaled"
     chart = spread = None
     if dash.snapshot:
@@ -207,7 +114,7 @@ def strictness(request: AuthenticatedHttpRequest) -> HttpResponse:
 @managers_only
 @require_GET
 def agreement(request: AuthenticatedHttpRequest) -> HttpResponse:
-    dash = _dashboard(request)
+    dash = dashboard_for(request)
     metric = "jaccard" if request.GET.get("metric") == "jaccard" else "alpha"
     dims = P.dimensions_in(dash.result, dash.labels) if dash.snapshot else []
     dimension = dash.dimension or (dims[0] if dims else None)
@@ -254,7 +161,7 @@ def agreement(request: AuthenticatedHttpRequest) -> HttpResponse:
 @managers_only
 @require_GET
 def panel(request: AuthenticatedHttpRequest) -> HttpResponse:
-    dash = _dashboard(request)
+    dash = dashboard_for(request)
     chart = rows = None
     if dash.snapshot:
         chart = P.panel_chart(
@@ -271,7 +178,7 @@ def panel(request: AuthenticatedHttpRequest) -> HttpResponse:
 @managers_only
 @require_GET
 def contested(request: AuthenticatedHttpRequest) -> HttpResponse:
-    dash = _dashboard(request)
+    dash = dashboard_for(request)
     sort = "raw_spread" if request.GET.get("sort") == "raw" else "z_spread"
     rows = None
     split: list[dict[str, Any]] = []
@@ -330,7 +237,7 @@ def contested(request: AuthenticatedHttpRequest) -> HttpResponse:
 @managers_only
 @require_GET
 def split(request: AuthenticatedHttpRequest) -> HttpResponse:
-    dash = _dashboard(request)
+    dash = dashboard_for(request)
     rows = chart = None
     if dash.snapshot:
         rows = P.split_rows(
@@ -370,93 +277,3 @@ def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse
             "back_label": "Decide" if request.GET.get("from") == "decide" else "Contested ideas",
         },
     )
-
-
-# The Decide CSV lives in the decisions app (export/decide.csv redirects there).
-EXPORTS = ("grid", "strictness", "pairwise", "panel", "contested", "split")
-
-
-@managers_only
-@require_GET
-def export_csv(request: AuthenticatedHttpRequest, kind: str) -> HttpResponseBase:
-    """The numbers behind each chart, with the page's filters applied."""
-    if kind not in EXPORTS:
-        raise Http404("Unknown export.")
-    dash = _dashboard(request)
-    if dash.snapshot is None:
-        raise Http404("No metrics have been computed for this scope yet.")
-    result, filters = dash.result, {"domain": dash.domain, "dimension": dash.dimension}
-    if kind == "grid":
-        # The Overview's grid: one background (everyone unless filtered), every group in split.
-        header, rows = P.grid_csv(result, background=dash.background or P.ALL, **filters)
-    elif kind == "strictness":
-        header, rows = P.strictness_csv(
-            P.filter_rows(
-                selectors.snapshot_slices(
-                    dash.snapshot, kind=MetricSlice.Kind.STRICTNESS, **filters
-                ),
-                background=dash.background,
-            )
-        )
-    elif kind == "pairwise":
-        header, rows = P.pairwise_csv(
-            selectors.snapshot_slices(dash.snapshot, kind=MetricSlice.Kind.PAIRWISE, **filters)
-        )
-    elif kind == "panel":
-        header, rows = P.panel_csv(result, **filters)
-    elif kind == "contested":
-        header, rows = P.contested_csv(
-            P.filter_rows(result.get("contested", []), **filters),
-            by_raw=request.GET.get("sort") == "raw",
-        )
-    elif kind == "split":
-        split = P.split_rows(
-            result, labels=dash.labels, domain=dash.focus_domain, groups=dash.groups
-        )
-        if dash.dimension:
-            split = [r for r in split if r["key"] == dash.dimension]
-        header, rows = P.split_csv(split, domain=dash.focus_domain)
-    else:  # pragma: no cover - EXPORTS is exhaustive
-        raise Http404("Unknown export.")
-    return csv_response(f"pluralist-{kind}-{dash.snapshot.id}.csv", header, rows)
-
-
-@managers_only
-@require_POST
-def recompute(request: AuthenticatedHttpRequest) -> HttpResponse:
-    form = RecomputeForm(request.POST)
-    form.is_valid()
-    data = form.cleaned_data
-    back = reverse("disagreement:overview") + (
-        f"?{request.POST.get('next_query')}" if request.POST.get("next_query") else ""
-    )
-    try:
-        snapshot = metrics_request_recompute(
-            actor=request.user,
-            level=data.get("level") or Level.ORDINAL,
-            since=data.get("since"),
-            until=data.get("until"),
-            include_categories=data.get("categories") == "include",
-        )
-    except ApplicationError as exc:
-        if request.htmx:
-            return render(
-                request, "disagreement/_progress.html", {"error": exc.message}, status=503
-            )
-        messages.error(request, exc.message)
-        return redirect(back)
-    if request.htmx:
-        return render(request, "disagreement/_progress.html", {"snapshot": snapshot})
-    messages.success(request, "Recompute queued; this page shows the result when it is done.")
-    return redirect(back)
-
-
-@managers_only
-@require_GET
-def snapshot_progress(request: AuthenticatedHttpRequest, snapshot_id: int) -> HttpResponse:
-    snapshot = get_object_or_404(MetricSnapshot.objects.defer("result"), id=snapshot_id)
-    response = render(request, "disagreement/_progress.html", {"snapshot": snapshot})
-    if request.htmx and snapshot.status == MetricSnapshot.Status.DONE:
-        # The polling stops here; reload the page so the new numbers replace the old ones.
-        response["HX-Refresh"] = "true"
-    return response
