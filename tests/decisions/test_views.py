@@ -154,3 +154,14 @@ def test_managers_read_the_routing_but_only_admins_accept(client, manager, admin
     assert f"{len(ids)} suggestions assigned" in response.content.decode()
     empty = client.post(reverse("decisions:routing_accept"), {}, follow=True).content.decode()
     assert "Choose at least one suggestion" in empty
+
+
+def test_the_api_serves_the_csvs_rows_and_names_a_bad_filter(client, manager, predicted):
+    client.force_login(manager)
+    body = client.get("/api/decisions/ranking/?domain=nlp&sort=estimate").json()
+    assert body["domain"] == "nlp" and body["dimension"] == "__all__"
+    rows = exported(client, "?domain=nlp&sort=estimate")
+    assert [r["idea"] for r in body["rows"]] == [r["idea"] for r in rows]
+    assert str(body["rows"][0]["estimate"]) == rows[0]["estimate"]
+    bad = client.get("/api/decisions/ranking/?domain=nope")
+    assert bad.status_code == 400 and "domain" in str(bad.json())
