@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsManagerOrAdmin
+from apps.core.errors import ApplicationError, FieldError, NotFound
 from apps.core.requests import AuthenticatedRequest
 from apps.decisions import presenters as P
 from apps.decisions import selectors
@@ -39,14 +40,14 @@ class DecisionRankingApi(APIView):
         q = f.validated_data
         snapshot = selectors.snapshot_latest()
         if snapshot is None:
-            return Response(
-                {"detail": "The ranking has not been computed yet."},
-                status=status.HTTP_404_NOT_FOUND,
-            )
+            raise NotFound("The ranking has not been computed yet.")
         domains = selectors.snapshot_domains(snapshot)
         domain = q.get("domain") or (domains[0] if domains else "")
         if domain not in domains:
-            raise serializers.ValidationError({"domain": [f"not a ranked domain: {domain!r}"]})
+            raise ApplicationError(
+                "No such ranking.",
+                errors=[FieldError(field="domain", message="is not a ranked domain", value=domain)],
+            )
         dims = [ALL, *(snapshot.result or {}).get("dimensions", [])]
         if q["dimension"] not in dims:
             raise serializers.ValidationError({"dimension": [f"must be one of {', '.join(dims)}"]})
