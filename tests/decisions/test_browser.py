@@ -10,7 +10,7 @@ import pytest
 
 from tests.decisions.conftest import compute_decisions
 from tests.disagreement.conftest import plant_ratings
-from tests.factories import DomainFactory
+from tests.factories import PASSWORD, DomainFactory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -64,3 +64,29 @@ def test_the_csv_holds_the_rows_and_numbers_the_page_shows(page, login, manager,
         assert seen["share"] == f"{row['people_pct']} % · {row['judge_pct']} %"
         assert seen["flags"] == sorted(row["flags"].split())
     assert {r["domain"] for r in rows} == {"nlp"}
+
+
+def test_an_admin_assigns_suggested_reads_and_the_reviewer_sees_why(page, login, admin, db):
+    from apps.accounts.models import ReviewerProfile, User
+
+    nlp = DomainFactory(key="nlp", name="NLP")
+    plant_ratings(domains=[nlp], n_ideas=20, n_reviewers=4)
+    newcomer = User.objects.create_user(
+        username="newcomer", password=PASSWORD, role=User.Role.REVIEWER
+    )
+    ReviewerProfile.objects.create(user=newcomer).domains.add(nlp)
+    compute_decisions()
+    login(admin)
+    page.goto("/screening/assignments/")
+    page.wait_for_selector("#routing-table")  # loaded by htmx into the assignments page
+    assert page.locator("#routing-table tbody tr").count() == 5
+    page.screenshot(path="/tmp/decisions-routing.png", full_page=True)
+    page.click("#routing-accept button[type=submit]")
+    page.wait_for_load_state("networkidle")
+    assert "5 suggestions assigned" in page.content()
+    page.context.clear_cookies()
+    login(newcomer)
+    page.goto("/screening/")
+    reasons = page.locator(".scr-reason").all_inner_texts()
+    assert len(reasons) == 5 and all(r.startswith("Why you:") for r in reasons)
+    page.screenshot(path="/tmp/decisions-queue.png", full_page=True)
