@@ -64,8 +64,15 @@ def decisions_mark_stale() -> None:
     """Ratings or predictions changed (after their commit): queue one debounced recompute.
 
     A dead broker is logged and recorded on the snapshot, not raised: the change that called
-    this is already saved.
+    this is already saved. A change during a burst costs one SELECT (the queued row exists).
     """
+    waiting = DecisionSnapshot.objects.filter(
+        scope=selectors.SCOPE,
+        status=DecisionSnapshot.Status.QUEUED,
+        created_at__gte=timezone.now() - QUEUED_TIMEOUT,
+    ).exists()
+    if waiting:
+        return
     snapshots.snapshot_expire_lost(
         DecisionSnapshot, scope=selectors.SCOPE, lost_after=QUEUED_TIMEOUT
     )

@@ -67,8 +67,10 @@ def build_board(
     ``frame``: the rating frame (reviewer_id, reviewer, idea_id, dimension, score, status);
     ``predictions``: reviewer_id, reviewer, idea_id, dimension, score, confidence.
     """
-    frame = frame[frame["status"].astype(str) != "declined"]
+    # A reviewer with any rating of the idea (a decline included: they recused themselves) is
+    # never predicted; declines themselves say nothing about the idea.
     preds = unread_predictions(frame, predictions)
+    frame = frame[frame["status"].astype(str) != "declined"]
     rows: list[dict[str, Any]] = []
     summary: dict[str, Any] = {"top_share": top_share, "dimensions": [], "fits": {}}
     for domain, cat in catalog.groupby("domain", sort=True):
