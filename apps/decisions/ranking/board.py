@@ -177,15 +177,29 @@ def _lists(sub: pd.DataFrame, dim: str) -> dict[int, list[list[Any]]]:
             out.setdefault(int(idea_id), []).append([str(rv), int(sc), int(gt)])
         return out
     s = sub.sort_values(["idea_id", "reviewer"], kind="stable")
-    for idea_id, rv, score, status in zip(
-        s["idea_id"].tolist(),
-        s["reviewer"].astype(str).tolist(),
-        s["score"].tolist(),
-        s["status"].astype(str).tolist(),
-        strict=True,
-    ):
-        raw = None if score is None or not np.isfinite(score) else int(score)
-        out.setdefault(int(idea_id), []).append([rv, raw, status])
+    score = s["score"].to_numpy(dtype=float)
+    finite = np.isfinite(score)
+    raw = np.where(finite, np.nan_to_num(score).astype(np.int64), 0).astype(object)
+    raw[~finite] = None
+    # map(list, zip(...)) builds the many small lists in C: several times faster than a loop.
+    cells = list(
+        map(
+            list,
+            zip(
+                s["reviewer"].astype(str).tolist(),
+                raw.tolist(),
+                s["status"].astype(str).tolist(),
+                strict=True,
+            ),
+        )
+    )
+    ideas = s["idea_id"].to_numpy(np.int64)
+    if not len(ideas):
+        return out
+    starts = np.flatnonzero(np.r_[True, ideas[1:] != ideas[:-1]])
+    bounds = np.r_[starts, len(ideas)].tolist()
+    for j, idea_id in enumerate(ideas[starts].tolist()):
+        out[idea_id] = cells[bounds[j] : bounds[j + 1]]
     return out
 
 
