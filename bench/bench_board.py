@@ -1,4 +1,5 @@
-"""Benchmark: the Decide page's board (analysis/board.py) next to compute_metrics, same frames.
+"""Benchmark: the Decide board (apps/decisions/ranking: the model's fit, P(top) and rows) next to
+compute_metrics, same frames.
 
     .venv/bin/python bench/bench_board.py [--sizes 100000,1000000]
 
@@ -24,9 +25,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from apps.decisions.ranking.board import build_board, scales_from  # noqa: E402
 from apps.disagreement.analysis import compute_metrics  # noqa: E402
-from apps.disagreement.analysis.board import idea_board  # noqa: E402
-from apps.disagreement.analysis.categories import analysis_scores  # noqa: E402
 from apps.disagreement.analysis.synthetic import synthetic_frame, synthetic_scales  # noqa: E402
 
 DIMS = [f"d{j}" for j in range(6)]
@@ -59,11 +59,13 @@ def main() -> None:
         t = time.perf_counter()
         compute_metrics(frame, scales=synthetic_scales())
         t_metrics = time.perf_counter() - t
-        given, score = analysis_scores(frame)
         catalog = frame[["idea_id", "idea", "title", "domain"]].drop_duplicates("idea_id")
         t = time.perf_counter()
-        rows = idea_board(
-            frame, given=given, score=score, predictions=preds, catalog=catalog, dims=DIMS
+        rows, _ = build_board(
+            frame,
+            predictions=preds,
+            catalog=catalog,
+            scales=scales_from(synthetic_scales(), {}),
         )
         t_board = time.perf_counter() - t
         t = time.perf_counter()
@@ -71,7 +73,7 @@ def main() -> None:
         t_json = time.perf_counter() - t
         print(
             f"{n:>9,} ratings: compute_metrics {t_metrics:6.2f} s (reference) | "
-            f"idea_board {t_board:6.2f} s, {len(rows):,} rows, {size / 1e6:.1f} MB JSON "
+            f"build_board {t_board:6.2f} s, {len(rows):,} rows, {size / 1e6:.1f} MB JSON "
             f"(dumps {t_json:.2f} s)"
         )
 

@@ -31,6 +31,8 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, reverse
 
+from apps.decisions.models import DecisionSnapshot
+from apps.decisions.services import decisions_recompute
 from apps.disagreement.models import MetricSnapshot, scope_key
 from apps.disagreement.services import metrics_recompute
 from apps.findings.models import FindingSnapshot
@@ -143,15 +145,41 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     ("disagreement:panel", {}, "get", None, MANAGERS_READ),
     ("disagreement:contested", {}, "get", None, MANAGERS_READ),
     ("disagreement:split", {}, "get", None, MANAGERS_READ),
-    ("disagreement:decide", {}, "get", None, MANAGERS_READ),
+    # Decide moved to the decisions app: its old addresses redirect there, for the same roles.
+    ("disagreement:decide", {}, "get", None, (302, 403, 403, 403, 302, 302)),
+    ("disagreement:export_decide", {}, "get", None, (302, 403, 403, 403, 302, 302)),
     ("disagreement:idea", {"idea_id": "idea"}, "get", None, MANAGERS_READ),
     *[
         ("disagreement:export", {"kind": f"={kind}"}, "get", None, MANAGERS_READ)
-        for kind in ("grid", "strictness", "pairwise", "panel", "contested", "split", "decide")
+        for kind in ("grid", "strictness", "pairwise", "panel", "contested", "split")
     ],
     ("disagreement:recompute", {}, "get", None, (302, 403, 403, 403, 405, 405)),
     ("disagreement:recompute", {}, "post", {}, (302, 403, 403, 403, 302, 302)),
     ("disagreement:snapshot_progress", {"snapshot_id": "snapshot"}, "get", None, MANAGERS_READ),
+    # decisions: managers and admins read Decide and the suggested reads; admins accept them
+    ("decisions:decide", {}, "get", None, MANAGERS_READ),
+    ("decisions:export", {}, "get", None, MANAGERS_READ),
+    ("decisions:recompute", {}, "get", None, (302, 403, 403, 403, 405, 405)),
+    ("decisions:recompute", {}, "post", {}, (302, 403, 403, 403, 302, 302)),
+    (
+        "decisions:snapshot_progress",
+        {"snapshot_id": "decision_snapshot"},
+        "get",
+        None,
+        MANAGERS_READ,
+    ),
+    ("decisions:routing", {}, "get", None, MANAGERS_READ),
+    ("decisions:routing_accept", {}, "get", None, (302, 403, 403, 403, 403, 405)),
+    # No suggestion chosen: the admin is sent back with the error; nothing is assigned.
+    ("decisions:routing_accept", {}, "post", {}, ADMIN_POST),
+    ("decisions:routing_domain", {}, "get", None, (302, 403, 403, 403, 403, 405)),
+    (
+        "decisions:routing_domain",
+        {},
+        "post",
+        {"domain": "{domain_key}", "automatic": "off"},
+        ADMIN_POST,
+    ),
     # judges: managers and admins read; admins start studies and cancel runs
     ("judges:alignment", {}, "get", None, MANAGERS_READ),
     *[
@@ -250,6 +278,8 @@ def world(reviewer, other_reviewer, outsider, manager, admin, idea) -> dict[str,
     assert snapshot.status == MetricSnapshot.Status.DONE, snapshot.error
     findings = FindingSnapshot.objects.create(scope=findings_scope(threshold=0.5), threshold=0.5)
     assert findings_recompute(snapshot_id=findings.id).status == FindingSnapshot.Status.DONE
+    decided = decisions_recompute(snapshot_id=DecisionSnapshot.objects.create().id)
+    assert decided.status == DecisionSnapshot.Status.DONE, decided.error
     return {
         "domain": idea.patent.domain.pk,
         "idea": idea.pk,
@@ -259,6 +289,8 @@ def world(reviewer, other_reviewer, outsider, manager, admin, idea) -> dict[str,
         "pending_assignment": pending.pk,
         "run": run.pk,
         "snapshot": snapshot.pk,
+        "decision_snapshot": decided.pk,
+        "domain_key": idea.patent.domain.key,
     }
 
 

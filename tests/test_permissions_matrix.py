@@ -23,6 +23,9 @@ RATING_BODY = {"scores": {"specificity": 2}}
 # path (formatted with the world's ids), method, body, codes for: anon rita otto oscar mona ada.
 # Anonymous API calls get 401 (no credentials), signed-in roles 403 (not allowed): docs/api.md.
 MATRIX: list[tuple[str, str, Any, tuple[int, ...]]] = [
+    # Decide's ranking: managers and admins read (404 until the ranking is computed)
+    ("/api/decisions/ranking/", "get", None, (401, 403, 403, 403, 404, 404)),
+    ("/api/decisions/ranking/", "post", {}, (401, 403, 403, 403, 405, 405)),
     ("/api/domains/", "get", None, (401, 200, 200, 200, 200, 200)),
     ("/api/domains/", "post", {"key": "cs", "name": "CS"}, (401, 403, 403, 403, 403, 201)),
     ("/api/domains/{domain}/", "get", None, (401, 200, 200, 200, 200, 200)),

@@ -11,11 +11,6 @@ CATEGORY_CHOICES = [
     ("", "Left out, reported apart"),
     ("include", "Counted as the lowest grade"),
 ]
-SORT_CHOICES = [
-    ("calibrated", "Calibrated mean"),
-    ("agreement", "Agreement"),
-    ("predicted", "Predicted score"),
-]
 
 
 class DashboardFilterForm(forms.Form):
@@ -61,14 +56,6 @@ class DashboardFilterForm(forms.Form):
         """The cleaned value, or the default when the field was invalid or absent."""
         self.is_valid()
         return self.cleaned_data.get(name) or None
-
-
-class BoardForm(forms.Form):
-    """The decision board's own controls (GET): search, order, page."""
-
-    q = forms.CharField(required=False, max_length=200, label="Search")
-    sort = forms.ChoiceField(required=False, choices=SORT_CHOICES)
-    page = forms.IntegerField(required=False, min_value=1)
 
 
 class RecomputeForm(forms.Form):

@@ -18,8 +18,6 @@ from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.models import Idea
 from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.disagreement.models import MetricSlice, MetricSnapshot
-from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
-from apps.judges.selectors import latest_done_runs
 from apps.screening.models import Dimension, Rating
 
 # Characters of the description shown for an idea that has no title.
@@ -76,10 +74,12 @@ def ratings_queryset(
         qs = qs.filter(dimension__key=dimension)
     if background:
         qs = qs.filter(reviewer__reviewer_profile__background=background)
+    # Dates select ratings by when they were made (created_at, which an import sets from its
+    # file), not by when the row last changed: an import touches every row's updated_at.
     if since is not None:
-        qs = qs.filter(updated_at__gte=_as_datetime(since))
+        qs = qs.filter(created_at__gte=_as_datetime(since))
     if until is not None:
-        qs = qs.filter(updated_at__lt=_as_datetime(until, end=True))
+        qs = qs.filter(created_at__lt=_as_datetime(until, end=True))
     return qs
 
 
@@ -274,40 +274,6 @@ def idea_catalog() -> pd.DataFrame:
         [(i, e, idea_label(t, d, e), dom) for i, e, t, d, dom in rows],
         columns=["idea_id", "idea", "title", "domain"],
     )
-
-
-def prediction_frame() -> pd.DataFrame:
-    """The judges' predictions for reviewers on ideas they have not rated, one per target.
-
-    From the JudgeFinal rows of the latest done PREDICTION run of every scope (as
-    apps.judges.selectors.unrated_predictions); where several finals exist for the same
-    (reviewer, idea, dimension), a personalized one beats the others, then the larger k, then
-    the newer run.
-    """
-    run_ids = latest_done_runs(purpose=JudgeRun.Purpose.PREDICTION)
-    rows = list(
-        JudgeFinal.objects.filter(run_id__in=run_ids, score__isnull=False)
-        .values_list(
-            "reviewer_id",
-            "reviewer__username",
-            "idea_id",
-            "dimension__key",
-            "score",
-            "confidence",
-            "kind",
-            "k",
-            "run_id",
-        )
-        .order_by()
-    )
-    columns = ["reviewer_id", "reviewer", "idea_id", "dimension", "score", "confidence"]
-    frame = pd.DataFrame(rows, columns=[*columns, "kind", "k", "run_id"])
-    if frame.empty:
-        return frame[columns]
-    frame["personal"] = frame["kind"] == JudgeConfig.Kind.PERSONALIZED
-    frame = frame.sort_values(["personal", "k", "run_id"], ascending=False, kind="stable")
-    frame = frame.drop_duplicates(["reviewer_id", "idea_id", "dimension"])
-    return frame[columns].reset_index(drop=True)
 
 
 def dimension_labels() -> dict[str, str]:

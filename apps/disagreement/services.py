@@ -38,7 +38,9 @@ QUEUED_TIMEOUT = dt.timedelta(minutes=15)
 # Finished snapshots kept per scope (older ones are deleted after each recompute).
 KEEP_SNAPSHOTS = 20
 # Sections split out of `result` into MetricSlice rows, and the keys they are split by.
-SLICED_SECTIONS = (MetricSlice.Kind.STRICTNESS, MetricSlice.Kind.PAIRWISE, MetricSlice.Kind.BOARD)
+# (The decision board moved to apps/decisions, with its own snapshot: Kind.BOARD is no longer
+# written.)
+SLICED_SECTIONS = (MetricSlice.Kind.STRICTNESS, MetricSlice.Kind.PAIRWISE)
 
 AUTO_SCOPE = scope_key(level=Level.ORDINAL)
 
@@ -197,15 +199,7 @@ def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
 
 def _compute(snapshot: MetricSnapshot, elapsed_ms: Callable[[], int]) -> None:
     from apps.disagreement.analysis import compute_metrics
-    from apps.disagreement.analysis.board import idea_board
-    from apps.disagreement.analysis.categories import analysis_scores
-    from apps.disagreement.selectors import (
-        idea_catalog,
-        prediction_frame,
-        rating_frame,
-        rubric_categories,
-        rubric_scales,
-    )
+    from apps.disagreement.selectors import rating_frame, rubric_categories, rubric_scales
 
     snapshot_id = snapshot.id
     frame = rating_frame(since=snapshot.since, until=snapshot.until)
@@ -217,19 +211,6 @@ def _compute(snapshot: MetricSnapshot, elapsed_ms: Callable[[], int]) -> None:
         frame,
         scales=scales,
         level=snapshot.level,
-        categories=categories,
-        include_categories=include,
-    )
-    _set_progress(snapshot_id, 70)
-    given, analysed = analysis_scores(frame, categories=categories, include_categories=include)
-    present = set(frame["dimension"].astype(str))
-    result["board"] = idea_board(
-        frame,
-        given=given,
-        score=analysed,
-        predictions=prediction_frame(),
-        catalog=idea_catalog(),
-        dims=[d for d in scales if d in present],
         categories=categories,
         include_categories=include,
     )

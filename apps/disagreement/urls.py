@@ -1,6 +1,12 @@
 from django.urls import path
+from django.views.generic import RedirectView
 
+from apps.accounts.permissions import role_required
 from apps.disagreement import views
+
+# Decide moved to the decisions app; its old addresses (bookmarks, docs) redirect there, for the
+# same roles as the page itself.
+_managers = role_required("manager", "admin")
 
 app_name = "disagreement"
 urlpatterns = [
@@ -10,8 +16,17 @@ urlpatterns = [
     path("panel/", views.panel, name="panel"),
     path("contested/", views.contested, name="contested"),
     path("split/", views.split, name="split"),
-    path("decide/", views.decide, name="decide"),
+    path(
+        "decide/",
+        _managers(RedirectView.as_view(pattern_name="decisions:decide", query_string=True)),
+        name="decide",
+    ),
     path("ideas/<int:idea_id>/", views.idea_detail, name="idea"),
+    path(
+        "export/decide.csv",
+        _managers(RedirectView.as_view(pattern_name="decisions:export", query_string=True)),
+        name="export_decide",
+    ),
     path("export/<slug:kind>.csv", views.export_csv, name="export"),
     path("recompute/", views.recompute, name="recompute"),
     path(

@@ -120,6 +120,10 @@ class Assignment(TimestampedModel):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     decline_reason = models.TextField(blank=True)
+    # Why the idea was put in this reviewer's queue, when a routing suggestion did it (the
+    # decisions app writes it; the queue shows it to the reviewer). Blank for hand and balanced
+    # assignments.
+    reason = models.TextField(blank=True, default="", db_default="")
 
     class Meta:
         constraints = [

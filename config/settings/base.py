@@ -32,6 +32,7 @@ INSTALLED_APPS = [
     "apps.disagreement",
     "apps.judges",
     "apps.findings",
+    "apps.decisions",
     "apps.demo",
 ]
 

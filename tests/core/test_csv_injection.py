@@ -62,9 +62,7 @@ def test_it_neutralises_rationales_and_titles_in_the_ratings_export(client, mana
     assert "2" in cells
 
 
-@pytest.mark.parametrize(
-    "kind", ["grid", "strictness", "pairwise", "panel", "contested", "split", "decide"]
-)
+@pytest.mark.parametrize("kind", ["grid", "strictness", "pairwise", "panel", "contested", "split"])
 def test_it_neutralises_every_disagreement_export(client, manager, kind):
     # The domain key shows in every export; ideas and reviewers are named after it.
     hostile = DomainFactory(key="-cmd", name="=1+1")
@@ -79,3 +77,17 @@ def test_it_neutralises_every_disagreement_export(client, manager, kind):
     assert _live_formulas(rows) == []
     if len(rows) > 1:
         assert any(c.startswith("'-cmd") for row in rows[1:] for c in row), rows[:3]
+
+
+def test_it_neutralises_the_decide_export(client, manager):
+    from tests.decisions.conftest import compute_decisions
+
+    hostile = DomainFactory(key="-cmd", name="=1+1")
+    plant_ratings(domains=[hostile], n_ideas=12, n_reviewers=4)
+    compute_decisions()
+    client.force_login(manager)
+    response = client.get(reverse("decisions:export") + "?domain=-cmd")
+    assert response.status_code == 200
+    rows = _rows(response)
+    assert _live_formulas(rows) == []
+    assert any(c.startswith("'-cmd") for row in rows[1:] for c in row), rows[:3]

@@ -1,5 +1,3 @@
-import re
-
 import pytest
 from django.urls import reverse
 
@@ -137,7 +135,7 @@ def csv_text(response) -> str:
 
 def test_csvs_say_all_instead_of_the_internal_key(client, manager, snapshot):
     client.force_login(manager)
-    for kind in ("grid", "strictness", "pairwise", "panel", "contested", "split", "decide"):
+    for kind in ("grid", "strictness", "pairwise", "panel", "contested", "split"):
         text = csv_text(client.get(reverse("disagreement:export", args=[kind])))
         assert "__all__" not in text, kind
 
@@ -223,8 +221,9 @@ def test_free_background_labels_flow_through_to_the_by_background_page(client, m
     assert ",legal," in text
 
 
-def test_the_idea_page_names_category_answers_and_agrees_with_the_board(client, manager, snapshot):
-    from apps.disagreement.models import MetricSlice
+def test_the_idea_page_names_category_answers(client, manager, snapshot):
+    # (It also compared its z-scores with the old decision board's; the board moved to the
+    # decisions app's model, which has no per-reviewer z: tests/decisions cover it.)
     from apps.screening.models import Rating
 
     zero = (
@@ -235,23 +234,3 @@ def test_the_idea_page_names_category_answers_and_agrees_with_the_board(client, 
     client.force_login(manager)
     html = client.get(reverse("disagreement:idea", args=[zero.idea_id])).content.decode()
     assert ">category</span>" in html
-    # A graded need-validity score: the page's z is the board's z (category levels left out).
-    graded = Rating.objects.filter(dimension__key="need_validity", status="scored", score__gt=0)
-    rating = graded.select_related("idea__patent__domain", "reviewer").first()
-    (piece,) = MetricSlice.objects.filter(
-        snapshot=snapshot,
-        kind="board",
-        domain=rating.idea.patent.domain.key,
-        dimension="need_validity",
-    )
-    row = next(r for r in piece.rows if r["idea_id"] == rating.idea_id)
-    z = next(z for who, _, z in row["scores"] if who == rating.reviewer.username)
-    detail = client.get(reverse("disagreement:idea", args=[rating.idea_id])).content.decode()
-    row_html = detail[
-        detail.find(
-            f'"muted small">{rating.reviewer.username}</span>', detail.find("Need validity")
-        ) :
-    ][:600]
-    shown = re.search(r'dz-z \w+">(-?[\d.]+)<', row_html)
-    # The board keeps three decimals, the page shows two of the unrounded value.
-    assert shown and abs(float(shown.group(1)) - z) <= 0.006

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from django.utils import timezone
 
-from apps.disagreement.models import MetricSnapshot
+from apps.decisions.models import DecisionSnapshot
 from apps.judges import services
 from apps.judges.engine.calibration import Calibration
 from apps.judges.models import (
@@ -192,7 +192,7 @@ def test_an_llm_run_is_split_into_chunks_that_other_workers_are_asked_to_help_wi
 def test_a_finished_prediction_run_makes_the_decision_board_stale(
     domain, two_reviewers_history, django_capture_on_commit_callbacks
 ):
-    """The managers' decision board shows predicted scores: it is recomputed after predictions."""
+    """The decision model weighs predicted scores: it is recomputed after predictions."""
     rita, _, _ = two_reviewers_history
     configs = small_configs()
     run, _ = services.judge_run_request(
@@ -203,10 +203,10 @@ def test_a_finished_prediction_run_makes_the_decision_board_stale(
         reviewer=rita,
         enqueue=False,
     )
-    MetricSnapshot.objects.all().delete()
+    DecisionSnapshot.objects.all().delete()
     try:
         with django_capture_on_commit_callbacks(execute=True):
             services.judge_run_execute(run_id=run.id)
-        assert MetricSnapshot.objects.filter(status=MetricSnapshot.Status.QUEUED).count() == 1
+        assert DecisionSnapshot.objects.filter(status=DecisionSnapshot.Status.QUEUED).count() == 1
     finally:
         purge_queue()

@@ -76,7 +76,8 @@ def test_the_queue_costs_the_same_few_queries_however_long_it_is(
         elif n % 3 == 2:
             rating_decline(reviewer=reviewer, idea=assignment.idea)
     client = client_of(reviewer)
-    # session, user, assignments with idea, patent and domain joined; then three for which
-    # declines can still be taken back (decline times, later changes, later assignments).
-    with django_assert_num_queries(6):
+    # session, user, assignments with idea, patent and domain joined; when each rating was made
+    # and last changed by the reviewer; then three for which declines can still be taken back
+    # (decline times, later changes, later assignments).
+    with django_assert_num_queries(7):
         assert client.get(QUEUE).status_code == 200

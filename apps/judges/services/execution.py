@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.core.errors import ApplicationError
-from apps.disagreement.services import metrics_mark_stale
+from apps.decisions.services import decisions_mark_stale
 from apps.judges import selectors
 from apps.judges.backends import get_backend
 from apps.judges.engine import shortlist
@@ -821,8 +821,8 @@ def _store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
 
 def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
     """Move a running run to a final status (once: conditional), and tell the alignment; a
-    finished prediction run also makes the managers' decision board (part of the metrics
-    snapshot, apps/disagreement) stale, since it shows the predicted scores."""
+    finished prediction run also makes the decision board (apps/decisions) stale, since the
+    ranking weighs the predicted scores."""
     n = JudgeRun.objects.filter(id=run.id, status=JudgeRun.Status.RUNNING).update(
         status=status, finished_at=timezone.now(), error=error[:5000], updated_at=timezone.now()
     )
@@ -830,7 +830,7 @@ def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
         history_status(run, JudgeRun.Status.RUNNING, status, note=error[:500])
         transaction.on_commit(lambda: alignment.alignment_runs_finished(run_ids=[run.id]))
         if run.purpose == JudgeRun.Purpose.PREDICTION and status == JudgeRun.Status.DONE:
-            transaction.on_commit(metrics_mark_stale)
+            transaction.on_commit(decisions_mark_stale)
     return bool(n)
 
 

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from django.db.models import Max, QuerySet
+from django.db.models import Max, Min, Q, QuerySet
 
 from apps.accounts.models import User
 from apps.catalog.models import Idea
@@ -60,9 +60,33 @@ def idea_queue_for(*, reviewer: User) -> ReviewerQueue:
             queue.completed.append(assignment)
         else:
             queue.declined.append(assignment)
+    _attach_dates(reviewer, queue.completed + queue.declined)
     queue.completed.sort(key=lambda a: a.updated_at, reverse=True)
     queue.declined.sort(key=lambda a: a.updated_at, reverse=True)
     return queue
+
+
+def _attach_dates(reviewer: User, assignments: list[Assignment]) -> None:
+    """Set ``rated_at`` (when the reviewer first rated the idea: the ratings' created_at, which
+    an import sets from its file) and ``changed_at`` (the reviewer's last real change through the
+    form or the API, None when there was none: an import or a re-import is not their change) on
+    each assignment, in one query."""
+    if not assignments:
+        return
+    rows = (
+        Rating.objects.filter(reviewer=reviewer, idea_id__in=[a.idea_id for a in assignments])
+        .values("idea_id")
+        .annotate(
+            made=Min("created_at"),
+            changed=Max("history__changed_at", filter=~Q(history__source=Rating.Source.IMPORT)),
+        )
+        .order_by()
+    )
+    dates = {r["idea_id"]: (r["made"], r["changed"]) for r in rows}
+    for a in assignments:
+        made, changed = dates.get(a.idea_id, (None, None))
+        a.rated_at = made  # type: ignore[attr-defined]
+        a.changed_at = changed  # type: ignore[attr-defined]
 
 
 def next_pending_idea_for(*, reviewer: User, after: Idea | None = None) -> Idea | None:

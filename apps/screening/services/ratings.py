@@ -32,12 +32,14 @@ def ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
     if not ids:
         return
     # Imported here: both apps read ratings, so importing them at module level would be circular.
+    from apps.decisions.services import decisions_mark_stale
     from apps.disagreement.services import metrics_mark_stale
     from apps.findings.services import findings_mark_stale
     from apps.judges.services import judge_ratings_changed
 
     transaction.on_commit(metrics_mark_stale)
     transaction.on_commit(findings_mark_stale)
+    transaction.on_commit(decisions_mark_stale)
     transaction.on_commit(lambda: judge_ratings_changed(reviewer_ids=ids))
 
 

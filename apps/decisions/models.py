@@ -1,0 +1,138 @@
+"""Stored results of the decision model and the routing it suggests.
+
+A DecisionSnapshot is one fit of the model (apps/decisions/ranking) over every rating and the
+judges' latest predictions; its board rows sit in DecisionSlice rows per (domain, dimension) so
+the Decide page loads one domain's ranking only. RoutingSuggestion rows are the reads the same
+fit proposes; an admin accepts them (they become assignments carrying their reason) or a
+domain's automatic routing does.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class DecisionSnapshot(models.Model):
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    # One scope today ("all"): the model reads every rating. Kept as a field so the debounce's
+    # one-queued-row constraint reads like the metrics snapshot's.
+    scope = models.CharField(max_length=100, default="all")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    progress = models.PositiveSmallIntegerField(default=0)
+    # Summary: the shortlist share, the dimensions, each fit's mu / sigma / tau, the counts.
+    result = models.JSONField(null=True, blank=True)
+    n_ratings = models.PositiveIntegerField(null=True, blank=True)
+    n_predictions = models.PositiveIntegerField(null=True, blank=True)
+    latest_rating_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    started_at = models.DateTimeField(null=True, blank=True)
+    computed_at = models.DateTimeField(null=True, blank=True)
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["scope"], condition=Q(status="queued"), name="one_queued_decision_snapshot"
+            ),
+            models.CheckConstraint(
+                condition=Q(progress__gte=0) & Q(progress__lte=100),
+                name="decision_snapshot_progress_0_100",
+            ),
+        ]
+        indexes = [models.Index(fields=["scope", "status", "-computed_at"])]
+
+    def __str__(self) -> str:
+        return f"decision snapshot {self.pk} {self.status}"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class DecisionSlice(models.Model):
+    """The board rows of one (domain, dimension) ranking; dimension "__all__" is overall."""
+
+    snapshot = models.ForeignKey(DecisionSnapshot, on_delete=models.CASCADE, related_name="slices")
+    domain = models.CharField(max_length=64)
+    dimension = models.CharField(max_length=64)
+    rows = models.JSONField(default=list)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["snapshot", "domain", "dimension"], name="one_decision_slice_per_key"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.domain}/{self.dimension} of decision snapshot {self.snapshot_id}"
+
+
+class RoutingSuggestion(models.Model):
+    """A read the model proposes: this reviewer, this idea, and why."""
+
+    class Kind(models.TextChoices):
+        MIN_READS = "min_reads", "Below the minimum of human reads"
+        BOUNDARY = "boundary", "Near the shortlist's cut"
+        RANDOM = "random", "Random pick"
+
+    class Status(models.TextChoices):
+        OPEN = "open", "Open"
+        ACCEPTED = "accepted", "Accepted"
+        SUPERSEDED = "superseded", "Superseded"
+
+    snapshot = models.ForeignKey(
+        DecisionSnapshot, null=True, on_delete=models.SET_NULL, related_name="suggestions"
+    )
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="routing_suggestions"
+    )
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="+")
+    kind = models.CharField(max_length=16, choices=Kind.choices)
+    value = models.FloatField(default=0)
+    reason = models.TextField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.OPEN)
+    created_at = models.DateTimeField(auto_now_add=True)
+    decided_at = models.DateTimeField(null=True, blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["-value", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["reviewer", "idea"],
+                condition=Q(status="open"),
+                name="one_open_suggestion_per_pair",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"suggest {self.idea_id} to {self.reviewer_id} ({self.kind}, {self.status})"
+
+
+class DomainRouting(models.Model):
+    """Per domain: whether the model's suggestions become assignments without an admin."""
+
+    domain = models.OneToOneField("catalog.Domain", on_delete=models.CASCADE, related_name="+")
+    automatic = models.BooleanField(default=False)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    def __str__(self) -> str:
+        return f"routing of domain {self.domain_id}: {'automatic' if self.automatic else 'manual'}"

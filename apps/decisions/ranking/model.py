@@ -1,0 +1,345 @@
+"""The decision model: each idea's standing with each reviewer's severity and spread taken out.
+
+An empirical-Bayes additive (many-facet) model, fitted per dimension. Why not statsmodels: its
+mixed models (MixedLM) fit crossed random effects only through variance components, slowly, with
+no reviewer-specific scale (spread) term and no weighted pseudo-observations for the judges'
+predictions; the model below is forty lines of numpy, fits a million ratings in seconds, and
+every quantity on the Decide page can be traced to a formula here (docs/decisions.md).
+
+Per dimension, with a score rescaled to x = (score - floor) / (top - floor) in [0, 1]:
+
+    x[r, i] = mu + b[r] + s[r] * a[i] + noise,   noise ~ N(0, sigma^2 / w)
+
+- ``a[i]`` is the idea's quality, with prior N(0, tau^2) (estimated from the data: empirical
+  Bayes). Its posterior is normal, so its estimate comes with an interval; an idea read once has
+  a wide one, an idea nobody read sits at the prior (the population mean, widest interval).
+- ``b[r]`` is the reviewer's severity (negative: strict), ``s[r]`` their spread (scale use: below
+  1 compresses to the middle). Both are shrunk towards 0 and 1, so a reviewer with little
+  history is taken at face value rather than over-corrected: severity by sigma^2 / var(b)
+  pseudo-reads (empirical Bayes: the more reviewers truly differ, the less shrinkage; at most
+  SEVERITY_PRIOR_READS), spread by SPREAD_PRIOR_READS.
+- ``w`` is 1 for a human read. A judge's prediction for a reviewer who has not read the idea
+  enters as that reviewer's read with ``w = PREDICTION_WEIGHT * confidence / 100``: at most half
+  a read, less when the judge is unsure. Predictions never move b or s (only people do).
+- A gate that closed a stage (status "gated": the reviewer found the idea failed an earlier
+  stage, so the later dimensions were not asked) enters as a censored low value: the scale's
+  floor (x = 0) with full weight. The reviewer did judge the idea; a dimension they gated out is
+  evidence the idea is weak there, not a missing value.
+- Category levels (PBIG's "not a B2B product", 0 on need validity and market size) are not
+  grades: they are left out of the fit and counted beside it (``n_category``).
+- Declined and unanswered ratings are missing: they say nothing about the idea.
+
+The overall ranking averages the dimensions on a common footing: each dimension's a[i] divided
+by its tau (so "+1" means one standard deviation of ideas above the mean on that dimension), the
+variances likewise; an idea's interval over D dimensions is the mean's, assuming independent
+errors across dimensions.
+
+Intervals are central 90 % posterior intervals. P(top X %) is the posterior probability that
+the idea is among the ceil(X % of n) best of its domain on that ranking, by Monte Carlo draws.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+ALL = "__all__"
+# z of a central 90 % normal interval.
+Z90 = 1.6448536269514722
+# A prediction at 100 % confidence counts as this many human reads.
+PREDICTION_WEIGHT = 0.5
+# Pseudo-reads pulling each reviewer's severity towards 0 (at most) and spread towards 1.
+SEVERITY_PRIOR_READS = 3.0
+SPREAD_PRIOR_READS = 5.0
+# A reviewer's spread stays within these bounds (a reviewer who gives one grade everywhere
+# would otherwise have spread 0 and make every idea they read look infinitely precise).
+SPREAD_BOUNDS = (0.25, 3.0)
+ITERATIONS = 30
+# Ratings statuses.
+SCORED, GATED = "scored", "gated"
+
+# The observation frame: one row per human rating (any status) or prediction.
+OBSERVATION_COLUMNS = ["reviewer_id", "idea_id", "dimension", "score", "status"]
+PREDICTION_COLUMNS = ["reviewer_id", "idea_id", "dimension", "score", "confidence"]
+
+
+@dataclass(frozen=True)
+class Scale:
+    """A dimension's grades: ``floor`` is the lowest grade that is not a category level."""
+
+    low: int
+    high: int
+    categories: tuple[int, ...] = ()
+
+    @property
+    def floor(self) -> int:
+        grades = [g for g in range(self.low, self.high + 1) if g not in self.categories]
+        return grades[0] if grades else self.low
+
+    @property
+    def width(self) -> float:
+        return float(max(self.high - self.floor, 1))
+
+
+@dataclass
+class DimensionFit:
+    """The fitted model of one dimension (arrays aligned with ``ideas`` / ``reviewers``)."""
+
+    dimension: str
+    ideas: np.ndarray
+    quality: np.ndarray  # a[i], posterior mean (scale units / width)
+    variance: np.ndarray  # posterior variance of a[i]
+    human_precision: np.ndarray  # sum of s^2 w / sigma^2 over human reads
+    judge_precision: np.ndarray  # the same over predictions
+    reviewers: np.ndarray
+    severity: np.ndarray
+    spread: np.ndarray
+    mu: float
+    sigma2: float
+    tau2: float
+    scale: Scale
+
+    def score_scale(self, a: np.ndarray) -> np.ndarray:
+        """A quality as the score a typical reviewer (no severity, unit spread) would give."""
+        return self.scale.floor + (self.mu + a) * self.scale.width
+
+
+def _index(values: np.ndarray, universe: np.ndarray) -> np.ndarray:
+    return np.searchsorted(universe, values)
+
+
+def fit_dimension(
+    obs: pd.DataFrame,
+    *,
+    dimension: str,
+    scale: Scale,
+    ideas: np.ndarray,
+    predictions: pd.DataFrame | None = None,
+) -> DimensionFit:
+    """Fit one dimension.
+
+    ``obs`` has OBSERVATION_COLUMNS (this dimension's rows); ``ideas`` are every idea to estimate
+    (sorted unique ids, including unread ones); ``predictions`` has PREDICTION_COLUMNS for pairs
+    nobody of those reviewers has read (the caller drops read pairs).
+    """
+    ideas = np.asarray(ideas, dtype=np.int64)
+    status = obs["status"].astype(str).to_numpy()
+    score = obs["score"].to_numpy(dtype=float)
+    cats = np.isin(score, list(scale.categories)) if scale.categories else np.zeros(len(obs), bool)
+    gated = status == GATED
+    usable = ((status == SCORED) & np.isfinite(score) & ~cats) | gated
+    h = obs[usable]
+    hx = np.where(gated[usable], 0.0, (score[usable] - scale.floor) / scale.width)
+    hw = np.ones(len(h))
+    if predictions is not None and len(predictions):
+        p = predictions[np.isfinite(predictions["score"].to_numpy(dtype=float))]
+        ps = p["score"].to_numpy(dtype=float)
+        keep = ~np.isin(ps, list(scale.categories)) if scale.categories else np.ones(len(p), bool)
+        p, ps = p[keep], ps[keep]
+        conf = pd.to_numeric(p["confidence"], errors="coerce").fillna(50).to_numpy(dtype=float)
+        px = (ps - scale.floor) / scale.width
+        pw = PREDICTION_WEIGHT * np.clip(conf, 0, 100) / 100.0
+        pr, pi = p["reviewer_id"].to_numpy(np.int64), p["idea_id"].to_numpy(np.int64)
+    else:
+        px = pw = np.zeros(0)
+        pr = pi = np.zeros(0, dtype=np.int64)
+    hr, hi = h["reviewer_id"].to_numpy(np.int64), h["idea_id"].to_numpy(np.int64)
+    reviewers = np.unique(np.r_[hr, pr])
+    ideas_all = np.unique(np.r_[ideas, hi, pi])
+    n_i, n_r = len(ideas_all), len(reviewers)
+    # Observations: humans first, then predictions.
+    r_ix = _index(np.r_[hr, pr], reviewers)
+    i_ix = _index(np.r_[hi, pi], ideas_all)
+    x = np.r_[hx, px]
+    w = np.r_[hw, pw]
+    human = np.r_[np.ones(len(hx), bool), np.zeros(len(px), bool)]
+
+    mu = float(np.average(hx)) if len(hx) else 0.5
+    a = np.zeros(n_i)
+    b = np.zeros(n_r)
+    s = np.ones(n_r)
+    sigma2 = float(np.var(hx)) if len(hx) > 1 else 0.05
+    sigma2 = max(sigma2, 1e-3)
+    tau2 = sigma2
+    var_a = np.full(n_i, tau2)
+    hw_r = human.astype(float)
+    tau_b2 = sigma2
+    for _ in range(ITERATIONS if len(x) else 0):
+        # Ideas given the reviewers: a precision-weighted mean, shrunk to the prior.
+        sr = s[r_ix]
+        prec = np.bincount(i_ix, weights=w * sr**2, minlength=n_i) / sigma2
+        num = np.bincount(i_ix, weights=w * sr * (x - mu - b[r_ix]), minlength=n_i) / sigma2
+        var_a = 1.0 / (prec + 1.0 / tau2)
+        a = num * var_a
+        # Reviewers given the ideas (people only): severity, then spread, each with a prior.
+        ai = a[i_ix]
+        res = (x - mu - s[r_ix] * ai) * hw_r
+        n_h = np.bincount(r_ix, weights=hw_r, minlength=n_r)
+        # Empirical Bayes: the pseudo-reads are sigma^2 / (the severities' variance), so
+        # severities that clearly differ are barely shrunk; SEVERITY_PRIOR_READS is the most.
+        k_b = min(SEVERITY_PRIOR_READS, sigma2 / max(tau_b2, 1e-6))
+        b = np.bincount(r_ix, weights=res, minlength=n_r) / (n_h + k_b)
+        tau_b2 = float(np.mean(b**2 + sigma2 / (n_h + k_b))) if n_r else 1.0
+        # Spread: a ridge regression of (x - mu - b) on a, centred on 1.
+        y = (x - mu - b[r_ix]) * hw_r
+        ai2 = (ai**2 + var_a[i_ix]) * hw_r
+        k = SPREAD_PRIOR_READS * tau2
+        s = (np.bincount(r_ix, weights=y * ai, minlength=n_r) + k) / (
+            np.bincount(r_ix, weights=ai2, minlength=n_r) + k
+        )
+        s = np.clip(s, *SPREAD_BOUNDS)
+        # Global terms from people only.
+        fitted = mu + b[r_ix] + s[r_ix] * a[i_ix]
+        if human.any():
+            resid = (x - fitted)[human]
+            mu = float(mu + resid.mean())
+            # Expected squared residual includes the uncertainty of a (EM).
+            e2 = resid**2 + (s[r_ix] ** 2 * var_a[i_ix])[human]
+            sigma2 = max(float(e2.mean()), 1e-3)
+        read = np.bincount(i_ix[human], minlength=n_i) > 0
+        if read.any():
+            tau2 = max(float(np.mean(a[read] ** 2 + var_a[read])), 1e-3)
+    sr = s[r_ix]
+    hp = np.bincount(i_ix[human], weights=(w * sr**2)[human], minlength=n_i) / sigma2
+    jp = np.bincount(i_ix[~human], weights=(w * sr**2)[~human], minlength=n_i) / sigma2
+    var_a = 1.0 / (hp + jp + 1.0 / tau2)
+    keep_ix = _index(ideas, ideas_all)
+    return DimensionFit(
+        dimension=dimension,
+        ideas=ideas,
+        quality=a[keep_ix],
+        variance=var_a[keep_ix],
+        human_precision=hp[keep_ix],
+        judge_precision=jp[keep_ix],
+        reviewers=reviewers,
+        severity=b,
+        spread=s,
+        mu=mu,
+        sigma2=sigma2,
+        tau2=tau2,
+        scale=scale,
+    )
+
+
+@dataclass
+class Ranking:
+    """One ranking (a dimension, or ALL) over a set of ideas: estimate, sd and people's share."""
+
+    dimension: str
+    ideas: np.ndarray
+    estimate: np.ndarray
+    sd: np.ndarray
+    judge_share: np.ndarray  # share of the data's precision that comes from predictions
+
+    @property
+    def low(self) -> np.ndarray:
+        return self.estimate - Z90 * self.sd
+
+    @property
+    def high(self) -> np.ndarray:
+        return self.estimate + Z90 * self.sd
+
+
+def rankings(fits: Sequence[DimensionFit]) -> dict[str, Ranking]:
+    """Per-dimension rankings on the score scale, and the overall one in standard units."""
+    out: dict[str, Ranking] = {}
+    if not fits:
+        return out
+    ideas = fits[0].ideas
+    std_est, std_var, hp, jp = [], [], np.zeros(len(ideas)), np.zeros(len(ideas))
+    for f in fits:
+        total = f.human_precision + f.judge_precision
+        share = np.divide(f.judge_precision, total, out=np.zeros(len(ideas)), where=total > 0)
+        out[f.dimension] = Ranking(
+            dimension=f.dimension,
+            ideas=ideas,
+            estimate=f.score_scale(f.quality),
+            sd=np.sqrt(f.variance) * f.scale.width,
+            judge_share=share,
+        )
+        tau = math.sqrt(f.tau2)
+        std_est.append(f.quality / tau)
+        std_var.append(f.variance / f.tau2)
+        # On the common footing each dimension's precision is scaled by its tau^2.
+        hp += f.human_precision * f.tau2
+        jp += f.judge_precision * f.tau2
+    d = len(fits)
+    total = hp + jp
+    out[ALL] = Ranking(
+        dimension=ALL,
+        ideas=ideas,
+        estimate=np.mean(std_est, axis=0),
+        sd=np.sqrt(np.sum(std_var, axis=0)) / d,
+        judge_share=np.divide(jp, total, out=np.zeros(len(ideas)), where=total > 0),
+    )
+    return out
+
+
+def top_probability(
+    estimate: np.ndarray, sd: np.ndarray, *, share: float, draws: int = 2000, seed: int = 0
+) -> np.ndarray:
+    """P(an idea is among the ceil(share * n) best), from draws of the normal posteriors.
+
+    The draws are capped so n x draws stays under ~20 million numbers; ideas tied on a draw are
+    ordered by index (ties have probability zero with continuous draws).
+    """
+    n_all = len(estimate)
+    if n_all == 0:
+        return np.zeros(0)
+    k = max(1, math.ceil(share * n_all))
+    out = np.zeros(n_all)
+    # Only ideas that can reach the top are drawn: T is the k-th largest of the ideas'
+    # pessimistic values (4 sd below), so at least k ideas lie above T on every draw but
+    # a vanishing share; an idea whose optimistic value (4 sd above) is below T never enters.
+    if n_all > k:
+        floor = np.partition(estimate - 4 * sd, n_all - k)[n_all - k]
+        keep = np.flatnonzero(estimate + 4 * sd >= floor)
+    else:
+        keep = np.arange(n_all)
+    estimate, sd = estimate[keep], sd[keep]
+    n = len(keep)
+    if n <= k:
+        out[keep] = 1.0
+        return out
+    draws = max(200, min(draws, 20_000_000 // n))
+    rng = np.random.default_rng(seed)
+    hits = np.zeros(n)
+    chunk = max(1, min(draws, 2_000_000 // n))
+    done = 0
+    while done < draws:
+        m = min(chunk, draws - done)
+        sample = estimate[None, :] + sd[None, :] * rng.standard_normal((m, n))
+        # The k-th largest of each draw: an idea is in the top if it is at least that.
+        cut = np.partition(sample, n - k, axis=1)[:, n - k]
+        hits += (sample >= cut[:, None]).sum(axis=0)
+        done += m
+    out[keep] = hits / draws
+    return out
+
+
+def fit_all(
+    obs: pd.DataFrame,
+    *,
+    scales: Mapping[str, Scale],
+    ideas: np.ndarray,
+    predictions: pd.DataFrame | None = None,
+) -> tuple[list[DimensionFit], dict[str, Ranking]]:
+    """Fit every dimension of ``scales`` present in ``obs`` or ``predictions``, then rank."""
+    ideas = np.unique(np.asarray(ideas, dtype=np.int64))
+    dims = obs["dimension"].astype(str)
+    fits = []
+    for dim, scale in scales.items():
+        mask = (dims == dim).to_numpy()
+        pred = None
+        if predictions is not None and len(predictions):
+            pred = predictions[(predictions["dimension"].astype(str) == dim).to_numpy()]
+        if not mask.any() and (pred is None or not len(pred)):
+            continue
+        fits.append(
+            fit_dimension(obs[mask], dimension=dim, scale=scale, ideas=ideas, predictions=pred)
+        )
+    return fits, rankings(fits)

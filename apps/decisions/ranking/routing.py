@@ -1,0 +1,186 @@
+"""Routing the next reads: which unread ideas each reviewer should read next, and why.
+
+The aim is the shortlist (the top ``share`` of each domain on the overall ranking), so a read
+is worth what it can change there. For an idea with posterior mean m and sd sd, and the cut c
+of its domain (midway between the last idea in and the first idea out):
+
+    closeness = exp(-((m - c) / sd)^2 / 2)    # 1 on the cut, ~0 for ideas safely in or out
+    narrowing = sd - sqrt(1 / (1 / sd^2 + 1 / one_read_var))   # what one more read removes
+    judge     = 1.5 - confidence / 100          # this reviewer's judge unsure -> worth more
+    value     = closeness * narrowing * judge
+
+``judge`` is 1 where this reviewer has no prediction for the idea. The rules around the value:
+
+1. Minimum human reads: ideas with fewer than ``min_reads`` reads come first (fewest first),
+   whatever their value; a ranking resting on no person is not defensible.
+2. Random share: ``round(random_share * slots)`` of each reviewer's picks are drawn uniformly
+   from their eligible ideas, so the model is also fed ideas it has not singled out (otherwise
+   an idea it wrongly believes safe is never read again).
+3. Caps: a reviewer gets at most ``cap - open`` picks (open: their pending assignments) and at
+   most ``per_batch``; an idea gets at most ``per_idea`` new reads per batch.
+Candidates are pairs (reviewer, idea) the caller deems eligible: the reviewer's domain, never
+read nor assigned to them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+import numpy as np
+
+MIN_READS, FROM_MODEL, RANDOM = "min_reads", "boundary", "random"
+
+
+@dataclass(frozen=True)
+class Policy:
+    min_reads: int = 2
+    cap: int = 20  # open (pending) assignments a reviewer may hold, routed ones included
+    per_batch: int = 5  # picks per reviewer per routing round
+    per_idea: int = 1  # new reads of one idea per round
+    random_share: float = 0.2
+    share: float = 0.10  # the shortlist: top share of each domain
+
+
+@dataclass(frozen=True)
+class IdeaState:
+    domain: str
+    estimate: float
+    sd: float
+    n_reads: int
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    reviewer_id: int
+    idea_id: int
+    kind: str  # MIN_READS, FROM_MODEL or RANDOM
+    value: float
+    reason: str
+
+
+def domain_cuts(ideas: Mapping[int, IdeaState], share: float) -> dict[str, float]:
+    """The estimate halfway between the last idea in the shortlist and the first one out."""
+    by_domain: dict[str, list[float]] = {}
+    for st in ideas.values():
+        by_domain.setdefault(st.domain, []).append(st.estimate)
+    cuts = {}
+    for dom, est in by_domain.items():
+        e = sorted(est, reverse=True)
+        k = max(1, math.ceil(share * len(e)))
+        cuts[dom] = e[k - 1] if k >= len(e) else (e[k - 1] + e[k]) / 2
+    return cuts
+
+
+def read_value(
+    st: IdeaState, *, cut: float, one_read_var: float, confidence: float | None
+) -> tuple[float, float, float]:
+    """(value, closeness, narrowing) of one more read of the idea (see the module docstring)."""
+    sd = max(st.sd, 1e-9)
+    # The probability that the idea sits on the other side of the cut than its estimate says.
+    closeness = 0.5 * math.erfc(abs(st.estimate - cut) / sd / math.sqrt(2))
+    narrowing = sd - math.sqrt(1.0 / (1.0 / sd**2 + 1.0 / max(one_read_var, 1e-9)))
+    judge = 1.0 if confidence is None else 1.5 - max(0.0, min(100.0, confidence)) / 100.0
+    return closeness * narrowing * judge, closeness, narrowing
+
+
+def _reason(kind: str, st: IdeaState, policy: Policy, confidence: float | None) -> str:
+    if kind == MIN_READS:
+        reads = f"{st.n_reads} human read{'s' if st.n_reads != 1 else ''}"
+        return (
+            f"This idea has {reads}; every idea needs {policy.min_reads} before its rank is "
+            "trusted."
+        )
+    if kind == RANDOM:
+        return "Picked at random, so the ranking also hears about ideas it has not singled out."
+    judge = (
+        f", and your judge is unsure what you would say ({confidence:.0f} % confident)"
+        if confidence is not None and confidence < 60
+        else ""
+    )
+    return (
+        "Your read decides whether this idea makes the shortlist: it sits near the cut with a "
+        f"wide interval{judge}."
+    )
+
+
+def route(
+    *,
+    ideas: Mapping[int, IdeaState],
+    candidates: Iterable[tuple[int, int]],
+    open_load: Mapping[int, int],
+    confidence: Mapping[tuple[int, int], float] | None = None,
+    one_read_var: float,
+    policy: Policy = Policy(),
+    seed: int = 0,
+) -> list[Suggestion]:
+    """One routing round: suggestions for every reviewer with room, by the module's rules."""
+    confidence = confidence or {}
+    rng = np.random.default_rng(seed)
+    cuts = domain_cuts(ideas, policy.share)
+    by_reviewer: dict[int, list[int]] = {}
+    for r, i in candidates:
+        if i in ideas:
+            by_reviewer.setdefault(r, []).append(i)
+    slots = {
+        r: max(0, min(policy.per_batch, policy.cap - open_load.get(r, 0))) for r in by_reviewer
+    }
+    picked_idea: dict[int, int] = {}
+    taken: set[tuple[int, int]] = set()
+    out: list[Suggestion] = []
+
+    def take(r: int, i: int, kind: str, value: float) -> None:
+        st = ideas[i]
+        c = confidence.get((r, i))
+        out.append(Suggestion(r, i, kind, value, _reason(kind, st, policy, c)))
+        taken.add((r, i))
+        picked_idea[i] = picked_idea.get(i, 0) + 1
+        slots[r] -= 1
+
+    def free(r: int, i: int) -> bool:
+        return slots[r] > 0 and (r, i) not in taken and picked_idea.get(i, 0) < policy.per_idea
+
+    # 1. Random picks first: their share of each reviewer's slots is fixed by the policy.
+    n_random = {r: int(round(policy.random_share * slots[r])) for r in by_reviewer}
+    for r in sorted(by_reviewer):
+        pool = [i for i in by_reviewer[r] if free(r, i)]
+        for i in rng.permutation(pool)[: n_random[r]].tolist():
+            take(r, int(i), RANDOM, 0.0)
+    # 2. Ideas below the minimum number of human reads, fewest reads first; each goes to the
+    #    eligible reviewer with the most room left (ties: the lowest id).
+    short = sorted(
+        {i for pool in by_reviewer.values() for i in pool if ideas[i].n_reads < policy.min_reads},
+        key=lambda i: (ideas[i].n_reads, i),
+    )
+    readers: dict[int, list[int]] = {}
+    for r, pool in by_reviewer.items():
+        for i in pool:
+            readers.setdefault(i, []).append(r)
+    for i in short:
+        need = policy.min_reads - ideas[i].n_reads
+        for r in sorted(readers.get(i, []), key=lambda r: (-slots[r], r)):
+            if need <= 0:
+                break
+            if free(r, i):
+                take(r, i, MIN_READS, 0.0)
+                need -= 1
+    # 3. The model's picks: every remaining pair by value, highest first.
+    scored = []
+    for r, pool in by_reviewer.items():
+        for i in pool:
+            if (r, i) in taken:
+                continue
+            st = ideas[i]
+            value, _, _ = read_value(
+                st,
+                cut=cuts[st.domain],
+                one_read_var=one_read_var,
+                confidence=confidence.get((r, i)),
+            )
+            scored.append((value, r, i))
+    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
+    for value, r, i in scored:
+        if free(r, i):
+            take(r, i, FROM_MODEL, value)
+    return out

@@ -1,0 +1,185 @@
+"""Reads for the decisions app: the model's inputs, stored snapshots, routing candidates."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+import pandas as pd
+from django.db.models import Count, QuerySet
+
+from apps.accounts.models import User
+from apps.catalog.models import Domain, Idea
+from apps.core.models import SNAPSHOT_NEWEST_FIRST
+from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
+from apps.decisions.ranking.board import scales_from
+from apps.decisions.ranking.model import Scale
+from apps.disagreement import selectors as metrics_selectors
+from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
+from apps.judges.selectors import latest_done_runs
+from apps.screening.models import Assignment, Rating
+
+SCOPE = "all"
+
+
+@dataclass
+class DecisionInputs:
+    frame: pd.DataFrame  # the rating frame (apps.disagreement.selectors.rating_frame)
+    predictions: pd.DataFrame  # reviewer_id, reviewer, idea_id, dimension, score, confidence
+    catalog: pd.DataFrame  # idea_id, idea, title, domain
+    scales: dict[str, Scale]
+
+
+def decision_inputs() -> DecisionInputs:
+    """Every rating (any date: a decision weighs all the evidence), the judges' latest
+    predictions (score and confidence only), the catalogue and the rubric's scales."""
+    return DecisionInputs(
+        frame=metrics_selectors.rating_frame(),
+        predictions=prediction_frame(),
+        catalog=metrics_selectors.idea_catalog(),
+        scales=scales_from(
+            metrics_selectors.rubric_scales(), metrics_selectors.rubric_categories()
+        ),
+    )
+
+
+def snapshot_latest() -> DecisionSnapshot | None:
+    return (
+        DecisionSnapshot.objects.filter(scope=SCOPE, status=DecisionSnapshot.Status.DONE)
+        .order_by(*SNAPSHOT_NEWEST_FIRST)
+        .first()
+    )
+
+
+def snapshot_in_progress() -> DecisionSnapshot | None:
+    return (
+        DecisionSnapshot.objects.filter(
+            scope=SCOPE,
+            status__in=[DecisionSnapshot.Status.QUEUED, DecisionSnapshot.Status.RUNNING],
+        )
+        .order_by("-created_at", "-id")
+        .first()
+    )
+
+
+def snapshot_last_failure(*, after: dt.datetime | None) -> DecisionSnapshot | None:
+    rows = DecisionSnapshot.objects.filter(scope=SCOPE, status=DecisionSnapshot.Status.FAILED)
+    if after is not None:
+        rows = rows.filter(created_at__gt=after)
+    return rows.order_by("-created_at", "-id").first()
+
+
+def snapshot_domains(snapshot: DecisionSnapshot) -> list[str]:
+    return sorted(set(snapshot.slices.values_list("domain", flat=True)))
+
+
+def snapshot_rows(snapshot: DecisionSnapshot, *, domain: str, dimension: str) -> list[dict]:
+    piece = DecisionSlice.objects.filter(
+        snapshot=snapshot, domain=domain, dimension=dimension
+    ).first()
+    return list(piece.rows) if piece else []
+
+
+def ratings_changed_since(snapshot: DecisionSnapshot) -> int:
+    """Ratings made or changed after the snapshot read them (0 when it is fresh)."""
+    if snapshot.started_at is None:
+        return 0
+    return Rating.objects.filter(updated_at__gt=snapshot.started_at).count()
+
+
+@dataclass
+class RoutingCandidates:
+    pairs: list[tuple[int, int]]  # (reviewer id, idea id) a reviewer may be routed to
+    open_load: dict[int, int]  # reviewer id -> pending assignments
+
+
+def routing_candidates() -> RoutingCandidates:
+    """Pairs of an active reviewer and an idea of one of their domains that they have neither
+    rated nor been assigned (declined included: they recused themselves)."""
+    reviewers = User.objects.filter(role=User.Role.REVIEWER, is_active=True)
+    domains_of: dict[int, set[str]] = {}
+    for uid, key in reviewers.filter(reviewer_profile__domains__isnull=False).values_list(
+        "id", "reviewer_profile__domains__key"
+    ):
+        domains_of.setdefault(uid, set()).add(key)
+    ideas_of: dict[str, list[int]] = {}
+    for iid, key in Idea.objects.values_list("id", "patent__domain__key"):
+        ideas_of.setdefault(key, []).append(iid)
+    taken = set(Assignment.objects.values_list("reviewer_id", "idea_id"))
+    taken |= set(Rating.objects.values_list("reviewer_id", "idea_id").distinct())
+    pairs = [
+        (uid, iid)
+        for uid, keys in sorted(domains_of.items())
+        for key in sorted(keys)
+        for iid in ideas_of.get(key, [])
+        if (uid, iid) not in taken
+    ]
+    load = dict(
+        Assignment.objects.filter(status=Assignment.Status.PENDING)
+        .values_list("reviewer_id")
+        .annotate(n=Count("id"))
+        .values_list("reviewer_id", "n")
+    )
+    return RoutingCandidates(pairs=pairs, open_load=load)
+
+
+def open_suggestions(*, domain: str | None = None) -> QuerySet[RoutingSuggestion]:
+    rows = RoutingSuggestion.objects.filter(status=RoutingSuggestion.Status.OPEN).select_related(
+        "reviewer", "idea__patent__domain"
+    )
+    if domain:
+        rows = rows.filter(idea__patent__domain__key=domain)
+    return rows.order_by("idea__patent__domain__key", "reviewer__username", "-value", "id")
+
+
+def automatic_domains() -> set[int]:
+    return set(DomainRouting.objects.filter(automatic=True).values_list("domain_id", flat=True))
+
+
+def routing_settings() -> list[dict]:
+    """Every domain with its routing mode and its open suggestions, for the assignments page."""
+    auto = automatic_domains()
+    counts = dict(
+        RoutingSuggestion.objects.filter(status=RoutingSuggestion.Status.OPEN)
+        .values_list("idea__patent__domain_id")
+        .annotate(n=Count("id"))
+        .values_list("idea__patent__domain_id", "n")
+    )
+    return [
+        {"domain": d, "automatic": d.pk in auto, "open": counts.get(d.pk, 0)}
+        for d in Domain.objects.order_by("name")
+    ]
+
+
+def prediction_frame() -> pd.DataFrame:
+    """The judges' predictions for reviewers on ideas they have not rated, one per target.
+
+    From the JudgeFinal rows of the latest done PREDICTION run of every scope (as
+    apps.judges.selectors.unrated_predictions); where several finals exist for the same
+    (reviewer, idea, dimension), a personalized one beats the others, then the larger k, then
+    the newer run.
+    """
+    run_ids = latest_done_runs(purpose=JudgeRun.Purpose.PREDICTION)
+    rows = list(
+        JudgeFinal.objects.filter(run_id__in=run_ids, score__isnull=False)
+        .values_list(
+            "reviewer_id",
+            "reviewer__username",
+            "idea_id",
+            "dimension__key",
+            "score",
+            "confidence",
+            "kind",
+            "k",
+            "run_id",
+        )
+        .order_by()
+    )
+    columns = ["reviewer_id", "reviewer", "idea_id", "dimension", "score", "confidence"]
+    frame = pd.DataFrame(rows, columns=[*columns, "kind", "k", "run_id"])
+    if frame.empty:
+        return frame[columns]
+    frame["personal"] = frame["kind"] == JudgeConfig.Kind.PERSONALIZED
+    frame = frame.sort_values(["personal", "k", "run_id"], ascending=False, kind="stable")
+    frame = frame.drop_duplicates(["reviewer_id", "idea_id", "dimension"])
+    return frame[columns].reset_index(drop=True)

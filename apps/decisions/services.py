@@ -1,0 +1,291 @@
+"""Writes for the decisions app: recompute the model's snapshot, suggest and accept reads.
+
+The snapshot follows the debounce of apps/core/snapshots.py: every rating change and every
+finished prediction run calls ``decisions_mark_stale()`` after its commit; one queued row per
+scope collects the burst and a worker computes it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.catalog.models import Domain
+from apps.core import snapshots
+from apps.core.errors import ApplicationError, FieldError, PermissionDenied
+from apps.decisions import selectors
+from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
+from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_board, unread_predictions
+from apps.decisions.ranking.model import ALL
+from apps.decisions.ranking.routing import IdeaState, Policy, route
+from apps.screening.models import Assignment
+
+logger = logging.getLogger(__name__)
+
+DEBOUNCE_SECONDS: int = getattr(settings, "DECISIONS_DEBOUNCE_SECONDS", 10)
+QUEUED_TIMEOUT = dt.timedelta(minutes=15)
+LOST_ERROR = "No worker picked this recompute up."
+KEEP_SNAPSHOTS = 10
+# The shortlist: the top share of each domain (P(top X %) on the page, the routing's target).
+TOP_SHARE: float = getattr(settings, "DECISIONS_TOP_SHARE", DEFAULT_TOP_SHARE)
+# The routing policy (apps/decisions/ranking/routing.py); settings may override any field.
+POLICY = Policy(**{**getattr(settings, "DECISIONS_ROUTING", {}), "share": TOP_SHARE})
+
+
+def _enqueue(snapshot_id: int, *, countdown: int) -> None:
+    """Send the task; an unreachable broker fails the snapshot loudly (no synchronous path)."""
+    from apps.decisions.tasks import decisions_recompute_task
+
+    try:
+        decisions_recompute_task.apply_async(args=[snapshot_id], countdown=countdown)
+    except Exception as exc:  # kombu raises several types for an unreachable broker
+        logger.exception("could not enqueue decisions recompute %s", snapshot_id)
+        DecisionSnapshot.objects.filter(
+            id=snapshot_id, status=DecisionSnapshot.Status.QUEUED
+        ).update(
+            status=DecisionSnapshot.Status.FAILED,
+            error=f"The task queue is unreachable ({exc.__class__.__name__}).",
+        )
+        raise ApplicationError(
+            "The task queue is unreachable; the ranking was not recomputed. Try again later."
+        ) from exc
+
+
+def decisions_mark_stale() -> None:
+    """Ratings or predictions changed (after their commit): queue one debounced recompute.
+
+    A dead broker is logged and recorded on the snapshot, not raised: the change that called
+    this is already saved. A change during a burst costs one SELECT (the queued row exists).
+    """
+    if snapshots.has_fresh_queued(DecisionSnapshot, selectors.SCOPE, timeout=QUEUED_TIMEOUT):
+        return
+    snapshots.expire_lost(
+        DecisionSnapshot, selectors.SCOPE, timeout=QUEUED_TIMEOUT, error=LOST_ERROR
+    )
+    snapshot, created = snapshots.queue(DecisionSnapshot, selectors.SCOPE)
+    if not created:
+        return
+    try:
+        _enqueue(snapshot.id, countdown=DEBOUNCE_SECONDS)
+    except ApplicationError:
+        pass
+
+
+def decisions_request_recompute(*, actor: User) -> DecisionSnapshot:
+    """A manager's "Recompute now": join or create the queued row and send it at once."""
+    if not actor.can_read_all_ratings:
+        raise PermissionDenied("Only managers and admins recompute the ranking.")
+    snapshots.expire_lost(
+        DecisionSnapshot, selectors.SCOPE, timeout=QUEUED_TIMEOUT, error=LOST_ERROR
+    )
+    snapshot, _ = snapshots.queue(DecisionSnapshot, selectors.SCOPE, requested_by=actor)
+    transaction.on_commit(lambda: _enqueue(snapshot.id, countdown=0))
+    return snapshot
+
+
+def _progress(snapshot_id: int, progress: int) -> None:
+    DecisionSnapshot.objects.filter(id=snapshot_id, status=DecisionSnapshot.Status.RUNNING).update(
+        progress=progress
+    )
+
+
+def decisions_recompute(*, snapshot_id: int) -> DecisionSnapshot:
+    """Fit the model, store the board and the routing suggestions; idempotent (claimed row)."""
+    return snapshots.compute_claimed(
+        DecisionSnapshot,
+        snapshot_id,
+        _compute,
+        keep=KEEP_SNAPSHOTS,
+        log=logger,
+        what="decision snapshot",
+        claim_fields={"progress": 5},
+    )
+
+
+def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
+    snapshot_id = snapshot.id
+    inputs = selectors.decision_inputs()
+    _progress(snapshot_id, 30)
+    rows, summary = build_board(
+        inputs.frame,
+        predictions=inputs.predictions,
+        catalog=inputs.catalog,
+        scales=inputs.scales,
+        top_share=TOP_SHARE,
+    )
+    _progress(snapshot_id, 70)
+    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
+    for row in rows:
+        groups.setdefault((row["domain"], row["dimension"]), []).append(row)
+    preds = unread_predictions(inputs.frame, inputs.predictions)
+    suggestions = _suggest(rows, preds)
+    summary["routing"] = {
+        "policy": POLICY.__dict__,
+        "suggested": len(suggestions),
+    }
+    latest = inputs.frame["rated_at"].max() if len(inputs.frame) else None
+    with transaction.atomic():
+        DecisionSlice.objects.bulk_create(
+            [
+                DecisionSlice(snapshot_id=snapshot_id, domain=d, dimension=k, rows=r)
+                for (d, k), r in groups.items()
+            ],
+            batch_size=100,
+        )
+        _store_suggestions(snapshot_id, suggestions)
+        snapshots.mark_done(
+            DecisionSnapshot,
+            snapshot_id,
+            elapsed_ms,
+            progress=100,
+            result=summary,
+            n_ratings=len(inputs.frame),
+            n_predictions=len(preds),
+            latest_rating_at=None
+            if latest is None or pd.isna(latest)
+            else latest.round("us").to_pydatetime(),
+        )
+    _route_automatically()
+
+
+def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
+    """The routing round for the snapshot's overall rankings (see ranking/routing.py)."""
+    overall = [r for r in rows if r["dimension"] == ALL]
+    if not overall:
+        return []
+    states = {
+        r["idea_id"]: IdeaState(
+            r["domain"],
+            r["estimate"],
+            (r["high"] - r["low"]) / 2 / 1.6448536269514722,
+            r["n_reviewers"],
+        )
+        for r in overall
+    }
+    once = [s.sd**2 for s in states.values() if s.n_reads == 1]
+    one_read_var = (
+        float(np.median(once)) if once else float(np.median([s.sd**2 for s in states.values()]) / 2)
+    )
+    confidence: dict[tuple[int, int], float] = {}
+    if len(preds):
+        conf = pd.to_numeric(preds["confidence"], errors="coerce")
+        agg = preds.assign(c=conf).groupby(["reviewer_id", "idea_id"])["c"].mean()
+        confidence = {(int(r), int(i)): float(c) for (r, i), c in agg.items() if pd.notna(c)}
+    cands = selectors.routing_candidates()
+    return route(
+        ideas=states,
+        candidates=cands.pairs,
+        open_load=cands.open_load,
+        confidence=confidence,
+        one_read_var=one_read_var,
+        policy=POLICY,
+    )
+
+
+def _store_suggestions(snapshot_id: int, suggestions: list) -> None:
+    """The new round replaces the open suggestions of the previous one."""
+    RoutingSuggestion.objects.filter(status=RoutingSuggestion.Status.OPEN).update(
+        status=RoutingSuggestion.Status.SUPERSEDED, decided_at=timezone.now()
+    )
+    RoutingSuggestion.objects.bulk_create(
+        [
+            RoutingSuggestion(
+                snapshot_id=snapshot_id,
+                reviewer_id=s.reviewer_id,
+                idea_id=s.idea_id,
+                kind=s.kind,
+                value=round(s.value, 6),
+                reason=s.reason,
+            )
+            for s in suggestions
+        ],
+        batch_size=1000,
+        ignore_conflicts=True,
+    )
+
+
+def _route_automatically() -> None:
+    auto = selectors.automatic_domains()
+    if not auto:
+        return
+    ids = list(
+        RoutingSuggestion.objects.filter(
+            status=RoutingSuggestion.Status.OPEN, idea__patent__domain_id__in=auto
+        ).values_list("id", flat=True)
+    )
+    if ids:
+        suggestions_accept(actor=None, suggestion_ids=ids)
+
+
+@transaction.atomic
+def suggestions_accept(*, actor: User | None, suggestion_ids: Iterable[int]) -> int:
+    """Turn open suggestions into assignments carrying their reason; returns how many.
+
+    actor None is the system (a domain's automatic routing). Suggestions that are no longer
+    open, or whose reviewer has since reached the cap of pending assignments, are skipped;
+    an existing assignment of the same pair is left as it is. Safe to run twice.
+    """
+    if actor is not None and not actor.is_admin:
+        raise PermissionDenied("Only admins accept routing suggestions.")
+    ids = [int(i) for i in suggestion_ids]
+    if not ids:
+        raise ApplicationError(
+            "Nothing was accepted.",
+            errors=[FieldError(field="suggestions", message="choose at least one suggestion")],
+        )
+    rows = list(
+        RoutingSuggestion.objects.select_for_update()
+        .filter(id__in=ids, status=RoutingSuggestion.Status.OPEN)
+        .select_related("idea__patent")
+        .order_by("-value", "id")
+    )
+    load = selectors.routing_candidates().open_load
+    taken = set(
+        Assignment.objects.filter(
+            reviewer_id__in={r.reviewer_id for r in rows}, idea_id__in={r.idea_id for r in rows}
+        ).values_list("reviewer_id", "idea_id")
+    )
+    new: list[Assignment] = []
+    accepted: list[int] = []
+    for s in rows:
+        if (s.reviewer_id, s.idea_id) in taken or load.get(s.reviewer_id, 0) >= POLICY.cap:
+            continue
+        new.append(
+            Assignment(reviewer_id=s.reviewer_id, idea=s.idea, assigned_by=actor, reason=s.reason)
+        )
+        load[s.reviewer_id] = load.get(s.reviewer_id, 0) + 1
+        taken.add((s.reviewer_id, s.idea_id))
+        accepted.append(s.id)
+    Assignment.objects.bulk_create(new, ignore_conflicts=True)
+    RoutingSuggestion.objects.filter(id__in=accepted).update(
+        status=RoutingSuggestion.Status.ACCEPTED, decided_at=timezone.now(), decided_by=actor
+    )
+    return len(accepted)
+
+
+@transaction.atomic
+def domain_routing_set(*, actor: User, domain: Domain, automatic: bool) -> DomainRouting:
+    """Turn a domain's automatic routing on or off (admins); on accepts its open suggestions."""
+    if not actor.is_admin:
+        raise PermissionDenied("Only admins change routing.")
+    setting, _ = DomainRouting.objects.update_or_create(
+        domain=domain, defaults={"automatic": automatic, "updated_by": actor}
+    )
+    if automatic:
+        ids = list(
+            RoutingSuggestion.objects.filter(
+                status=RoutingSuggestion.Status.OPEN, idea__patent__domain=domain
+            ).values_list("id", flat=True)
+        )
+        if ids:
+            suggestions_accept(actor=None, suggestion_ids=ids)
+    return setting

@@ -1,0 +1,223 @@
+"""Decide (the ranking a manager acts on), its CSV, and the routing of the next reads."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.http import Http404, HttpResponse, HttpResponseBase
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from apps.accounts.permissions import role_required
+from apps.catalog.models import Domain
+from apps.core.csv_export import csv_response
+from apps.core.errors import ApplicationError
+from apps.core.requests import AuthenticatedHttpRequest
+from apps.decisions import presenters as P
+from apps.decisions import selectors
+from apps.decisions.flags import extra_flags
+from apps.decisions.forms import AcceptForm, DecideForm, DomainRoutingForm
+from apps.decisions.models import DecisionSnapshot
+from apps.decisions.ranking.model import ALL
+from apps.decisions.services import (
+    POLICY,
+    decisions_request_recompute,
+    domain_routing_set,
+    suggestions_accept,
+)
+from apps.disagreement import selectors as metrics_selectors
+
+managers_only = role_required("manager", "admin")
+admins_only = role_required("admin")
+
+
+def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
+    """The snapshot's ranking for the chosen domain and dimension, searched and ordered.
+
+    The domain control lists the domains the snapshot ranked (there is no "all domains": each
+    domain is its own shortlist), and shows the one the table shows.
+    """
+    form = DecideForm(request.GET)
+    snapshot = selectors.snapshot_latest()
+    labels = metrics_selectors.dimension_labels()
+    names = dict(Domain.objects.values_list("key", "name"))
+    domains = selectors.snapshot_domains(snapshot) if snapshot else []
+    domain = form.value("domain")
+    domain = domain if domain in domains else (domains[0] if domains else None)
+    dims = (snapshot.result or {}).get("dimensions", []) if snapshot else []
+    dimension = form.value("dimension", ALL)
+    dimension = dimension if dimension in dims else ALL
+    sort, query = form.order, form.value("q", "")
+    rows: list[dict[str, Any]] = []
+    total = 0
+    if snapshot and domain:
+        stored = selectors.snapshot_rows(snapshot, domain=domain, dimension=dimension)
+        total = len(stored)
+        rows = P.sort_rows(stored, sort=sort, query=query)
+        rows = P.with_flags(rows, extra_flags([r["idea_id"] for r in rows]))
+    result = (snapshot.result or {}) if snapshot else {}
+    return {
+        "form": form,
+        "snapshot": snapshot,
+        "domain": domain,
+        "domain_name": names.get(domain or "", domain or ""),
+        "domains": [(d, names.get(d, d)) for d in domains],
+        "dimension": dimension,
+        "dimensions": [(ALL, "All dimensions (overall)")] + [(d, labels.get(d, d)) for d in dims],
+        "dimension_name": "all dimensions"
+        if dimension == ALL
+        else labels.get(dimension, dimension),
+        "overall": dimension == ALL,
+        "sort": sort,
+        "query": query,
+        "rows": rows,
+        "total": total,
+        "top_share": result.get("top_share", 0.1),
+        "top_pct": f"{100 * result.get('top_share', 0.1):g}",
+        # The filters the other tabs share: the domain, and the dimension when one is chosen.
+        "tabs_query": urlencode(
+            {k: v for k, v in (("domain", domain), ("dimension", dimension)) if v and v != ALL}
+        ),
+        "query_string": urlencode(
+            {"domain": domain or "", "dimension": dimension, "sort": sort, "q": query}
+        ),
+    }
+
+
+@managers_only
+@require_GET
+def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
+    board = _board(request)
+    rows = board["rows"]
+    n_pages = max(1, -(-len(rows) // P.PAGE_SIZE))
+    page = min(board["form"].value("page", 1), n_pages)
+    start = (page - 1) * P.PAGE_SIZE
+    snapshot = board["snapshot"]
+    categories = []
+    if not board["overall"]:
+        categories = metrics_selectors.rubric_categories().get(board["dimension"], [])
+    return render(
+        request,
+        "decisions/decide.html",
+        {
+            **board,
+            "shown": P.display(rows[start : start + P.PAGE_SIZE], categories=categories),
+            "page": page,
+            "n_pages": n_pages,
+            "sorts": [
+                ("low", "Lower bound (default)"),
+                ("estimate", "Estimate"),
+                ("p_top", f"P(top {board['top_pct']} %)"),
+            ],
+            "sort_label": P.SORTS[board["sort"]],
+            "in_progress": selectors.snapshot_in_progress(),
+            "failure": selectors.snapshot_last_failure(
+                after=snapshot.created_at if snapshot else None
+            ),
+            "changed_since": selectors.ratings_changed_since(snapshot) if snapshot else 0,
+            "tab": "decide",
+        },
+    )
+
+
+@managers_only
+@require_GET
+def export_csv(request: AuthenticatedHttpRequest) -> HttpResponseBase:
+    """The page's rows (every page of them) with the page's columns and order."""
+    board = _board(request)
+    if board["snapshot"] is None:
+        raise Http404("The ranking has not been computed yet.")
+    header, rows = P.csv_rows(board["rows"], sort=board["sort"])
+    dim = "all" if board["overall"] else board["dimension"]
+    return csv_response(
+        f"pluralist-decide-{board['domain']}-{dim}-{board['snapshot'].id}.csv", header, rows
+    )
+
+
+@managers_only
+@require_POST
+def recompute(request: AuthenticatedHttpRequest) -> HttpResponse:
+    back = reverse("decisions:decide")
+    try:
+        snapshot = decisions_request_recompute(actor=request.user)
+    except ApplicationError as exc:
+        if request.htmx:
+            return render(request, "decisions/_progress.html", {"error": exc.message}, status=503)
+        messages.error(request, exc.message)
+        return redirect(back)
+    if request.htmx:
+        return render(request, "decisions/_progress.html", {"snapshot": snapshot})
+    messages.success(request, "Recompute queued; this page shows the result when it is done.")
+    return redirect(back)
+
+
+@managers_only
+@require_GET
+def snapshot_progress(request: AuthenticatedHttpRequest, snapshot_id: int) -> HttpResponse:
+    snapshot = get_object_or_404(DecisionSnapshot.objects.defer("result"), id=snapshot_id)
+    response = render(request, "decisions/_progress.html", {"snapshot": snapshot})
+    if request.htmx and snapshot.status == DecisionSnapshot.Status.DONE:
+        response["HX-Refresh"] = "true"
+    return response
+
+
+@managers_only
+@require_GET
+def routing(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """The open suggestions by domain; admins accept them (the assignments page loads this)."""
+    # Through the form: a hostile value (a NUL byte, 10 kB) falls back to every domain.
+    domain = DecideForm(request.GET).value("domain")
+    suggestions = list(selectors.open_suggestions(domain=domain)[:500])
+    context = {
+        "suggestions": suggestions,
+        "settings": selectors.routing_settings(),
+        "policy": POLICY,
+        "domain": domain,
+        "can_edit": request.user.is_admin,
+        "snapshot": selectors.snapshot_latest(),
+    }
+    template = "decisions/_routing.html" if request.htmx else "decisions/routing.html"
+    return render(request, template, context)
+
+
+@admins_only
+@require_POST
+def routing_accept(request: AuthenticatedHttpRequest) -> HttpResponse:
+    ids = request.POST.getlist("suggestions")
+    form = AcceptForm(request.POST, choices=[(i, i) for i in ids if i.isdigit()])
+    back = reverse("decisions:routing")
+    if not form.is_valid():
+        messages.error(request, "Choose at least one suggestion to accept.")
+        return redirect(back)
+    try:
+        n = suggestions_accept(actor=request.user, suggestion_ids=form.cleaned_data["suggestions"])
+    except ApplicationError as exc:
+        messages.error(request, exc.message)
+        return redirect(back)
+    skipped = len(form.cleaned_data["suggestions"]) - n
+    note = (
+        f" ({skipped} skipped: no longer open, or the reviewer's queue is full)" if skipped else ""
+    )
+    messages.success(request, f"{n} suggestion{'s' if n != 1 else ''} assigned{note}.")
+    return redirect(back)
+
+
+@admins_only
+@require_POST
+def routing_domain(request: AuthenticatedHttpRequest) -> HttpResponse:
+    form = DomainRoutingForm(request.POST)
+    back = reverse("decisions:routing")
+    if not form.is_valid():
+        messages.error(request, "Name a domain and on or off.")
+        return redirect(back)
+    domain = Domain.objects.filter(key=form.cleaned_data["domain"]).first()
+    if domain is None:
+        messages.error(request, f"Unknown domain {form.cleaned_data['domain']!r}.")
+        return redirect(back)
+    domain_routing_set(actor=request.user, domain=domain, automatic=form.cleaned_data["automatic"])
+    state = "on" if form.cleaned_data["automatic"] else "off"
+    messages.success(request, f"Automatic routing for {domain.name} is {state}.")
+    return redirect(back)

@@ -1,0 +1,91 @@
+"""Routing the next reads: caps, minimum reads, the random share and the model's picks."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from apps.decisions.ranking.routing import (
+    FROM_MODEL,
+    MIN_READS,
+    RANDOM,
+    IdeaState,
+    Policy,
+    route,
+)
+
+
+def ideas(n: int = 20, reads: int = 2) -> dict[int, IdeaState]:
+    """Twenty ideas of one domain spread from -2 to +2, all read twice, sd 0.3."""
+    return {i: IdeaState("x", -2 + 4 * i / (n - 1), 0.3, reads) for i in range(n)}
+
+
+def all_pairs(reviewers, idea_ids):
+    return [(r, i) for r in reviewers for i in idea_ids]
+
+
+def test_a_reviewer_at_the_cap_gets_nothing_and_the_others_no_more_than_their_room():
+    out = route(
+        ideas=ideas(),
+        candidates=all_pairs([1, 2, 3], range(20)),
+        open_load={1: 10, 2: 8},
+        one_read_var=0.1,
+        policy=Policy(cap=10, per_batch=5, random_share=0, per_idea=3, min_reads=0),
+    )
+    per = Counter(s.reviewer_id for s in out)
+    assert per[1] == 0 and per[2] == 2 and per[3] == 5
+
+
+def test_ideas_below_the_minimum_of_human_reads_come_first_whatever_the_model_thinks():
+    state = ideas()
+    # Idea 0 is the weakest and safely out of the shortlist, but nobody has read it.
+    state[0] = IdeaState("x", -2.0, 0.3, 0)
+    out = route(
+        ideas=state,
+        candidates=all_pairs([1, 2], range(20)),
+        open_load={},
+        one_read_var=0.1,
+        policy=Policy(per_batch=1, random_share=0, min_reads=1),
+    )
+    assert [(s.idea_id, s.kind) for s in out if s.kind == MIN_READS] == [(0, MIN_READS)]
+    assert "0 human reads" in next(s.reason for s in out if s.kind == MIN_READS)
+
+
+def test_the_random_share_of_each_reviewers_picks_is_kept():
+    out = route(
+        ideas=ideas(40),
+        candidates=all_pairs([1, 2, 3, 4], range(40)),
+        open_load={},
+        one_read_var=0.1,
+        policy=Policy(per_batch=5, random_share=0.4, per_idea=1, min_reads=0),
+        seed=3,
+    )
+    kinds = Counter((s.reviewer_id, s.kind) for s in out)
+    for r in (1, 2, 3, 4):
+        assert kinds[(r, RANDOM)] == 2 and kinds[(r, FROM_MODEL)] == 3
+    assert all("random" in s.reason for s in out if s.kind == RANDOM)
+
+
+def test_the_model_picks_ideas_near_the_cut_and_says_so():
+    out = route(
+        ideas=ideas(),
+        candidates=all_pairs([1], range(20)),
+        open_load={},
+        one_read_var=0.1,
+        policy=Policy(per_batch=2, random_share=0, min_reads=0, share=0.1),
+    )
+    # The cut of twenty ideas at 10 % lies between the 2nd and 3rd best (ideas 18 and 17).
+    assert {s.idea_id for s in out} == {17, 18}
+    assert all("decides whether this idea makes the shortlist" in s.reason for s in out)
+
+
+def test_a_reviewer_whose_judge_is_unsure_is_preferred_for_the_same_idea():
+    out = route(
+        ideas=ideas(),
+        candidates=all_pairs([1, 2], [18]),
+        open_load={},
+        confidence={(1, 18): 95.0, (2, 18): 20.0},
+        one_read_var=0.1,
+        policy=Policy(per_batch=1, random_share=0, min_reads=0, per_idea=1),
+    )
+    assert [(s.reviewer_id, s.idea_id) for s in out] == [(2, 18)]
+    assert "your judge is unsure" in out[0].reason

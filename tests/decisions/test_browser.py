@@ -1,0 +1,92 @@
+"""Decide in a real browser: the CSV a manager downloads is the table they see."""
+
+from __future__ import annotations
+
+import csv
+import io
+from decimal import ROUND_HALF_UP, Decimal
+
+import pytest
+
+from tests.decisions.conftest import compute_decisions
+from tests.disagreement.conftest import plant_ratings
+from tests.factories import PASSWORD, DomainFactory
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def two(x: str) -> str:
+    """A CSV number as the page writes it (Django's floatformat:2 rounds half up)."""
+    return str(Decimal(x).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+
+
+@pytest.fixture
+def decided(db):
+    nlp = DomainFactory(key="nlp", name="NLP")
+    chem = DomainFactory(key="materials", name="Materials Chemistry")
+    plant_ratings(domains=[nlp, chem], n_ideas=30, n_reviewers=5)
+    return compute_decisions()
+
+
+@pytest.mark.parametrize("query", ["?domain=nlp", "?domain=nlp&dimension=need_validity&sort=p_top"])
+def test_the_csv_holds_the_rows_and_numbers_the_page_shows(page, login, manager, decided, query):
+    login(manager)
+    page.goto("/disagreement/decide/" + query)  # the old address still leads here
+    assert page.url.split("?")[0].endswith("/decisions/decide/")
+    table = page.locator("#board-table tbody tr")
+    shown = []
+    for i in range(table.count()):
+        row = table.nth(i)
+        shown.append(
+            {
+                "rank": row.locator("td").nth(0).inner_text().strip(),
+                "idea": row.get_attribute("data-idea"),
+                "estimate": row.locator(".dz-estimate").inner_text().strip(),
+                "interval": row.locator(".dz-interval").inner_text().strip(),
+                "p_top": row.locator(".dz-ptop").inner_text().strip(),
+                "share": row.locator(".dz-share").inner_text().strip(),
+                "flags": sorted(
+                    f.get_attribute("data-flag") for f in row.locator(".dz-flag").all()
+                ),
+            }
+        )
+    page.screenshot(path=f"/tmp/decisions-decide-{len(query)}.png", full_page=True)
+    with page.expect_download() as info:
+        page.click("#decide-export")
+    text = open(info.value.path(), encoding="utf-8").read()
+    rows = list(csv.DictReader(io.StringIO(text)))
+    assert len(rows) == len(shown) == 30
+    for seen, row in zip(shown, rows, strict=True):
+        assert seen["rank"] == row["rank"] and seen["idea"] == row["idea"]
+        assert seen["estimate"] == two(row["estimate"])
+        assert seen["interval"] == f"{two(row['low'])} – {two(row['high'])}"
+        assert seen["p_top"] == two(row["p_top"])
+        assert seen["share"] == f"{row['people_pct']} % · {row['judge_pct']} %"
+        assert seen["flags"] == sorted(row["flags"].split())
+    assert {r["domain"] for r in rows} == {"nlp"}
+
+
+def test_an_admin_assigns_suggested_reads_and_the_reviewer_sees_why(page, login, admin, db):
+    from apps.accounts.models import ReviewerProfile, User
+
+    nlp = DomainFactory(key="nlp", name="NLP")
+    plant_ratings(domains=[nlp], n_ideas=20, n_reviewers=4)
+    newcomer = User.objects.create_user(
+        username="newcomer", password=PASSWORD, role=User.Role.REVIEWER
+    )
+    ReviewerProfile.objects.create(user=newcomer).domains.add(nlp)
+    compute_decisions()
+    login(admin)
+    page.goto("/screening/assignments/")
+    page.wait_for_selector("#routing-table")  # loaded by htmx into the assignments page
+    assert page.locator("#routing-table tbody tr").count() == 5
+    page.screenshot(path="/tmp/decisions-routing.png", full_page=True)
+    page.click("#routing-accept button[type=submit]")
+    page.wait_for_load_state("networkidle")
+    assert "5 suggestions assigned" in page.content()
+    page.context.clear_cookies()
+    login(newcomer)
+    page.goto("/screening/")
+    reasons = page.locator(".scr-reason").all_inner_texts()
+    assert len(reasons) == 5 and all(r.startswith("Why you:") for r in reasons)
+    page.screenshot(path="/tmp/decisions-queue.png", full_page=True)

@@ -1,0 +1,114 @@
+"""The decision snapshot and routing services against the database."""
+
+from __future__ import annotations
+
+import pytest
+
+from apps.accounts.models import User
+from apps.catalog.models import Idea
+from apps.core.errors import PermissionDenied
+from apps.decisions.models import DecisionSlice, DecisionSnapshot, RoutingSuggestion
+from apps.decisions.services import POLICY, domain_routing_set, suggestions_accept
+from apps.screening.models import Assignment
+from tests.decisions.conftest import compute_decisions
+
+pytestmark = pytest.mark.django_db
+
+
+def test_the_snapshot_stores_one_ranking_per_domain_and_dimension_with_every_idea(decided):
+    assert decided.status == DecisionSnapshot.Status.DONE, decided.error
+    keys = set(DecisionSlice.objects.filter(snapshot=decided).values_list("domain", "dimension"))
+    assert ("nlp", "__all__") in keys and ("materials", "innovativeness") in keys
+    (overall,) = DecisionSlice.objects.filter(snapshot=decided, domain="nlp", dimension="__all__")
+    assert len(overall.rows) == Idea.objects.filter(patent__domain__key="nlp").count()
+    row = overall.rows[0]
+    assert row["low"] <= row["estimate"] <= row["high"]
+    assert row["n_reviewers"] == 6 and row["n_predicted"] == 0 and row["judge_share"] == 0
+
+
+def test_ideas_a_majority_gated_out_rank_in_the_bottom_half(decided):
+    (overall,) = DecisionSlice.objects.filter(snapshot=decided, domain="nlp", dimension="__all__")
+    rows = sorted(overall.rows, key=lambda r: -r["estimate"])
+    gated = [n for n, r in enumerate(rows) if 2 * r["n_gated"] > r["n_reviewers"]]
+    assert gated, "the planted data gate some ideas out for most reviewers"
+    assert min(gated) >= len(rows) // 2
+
+
+def test_a_second_run_of_the_same_snapshot_changes_nothing(decided):
+    before = DecisionSlice.objects.filter(snapshot=decided).count()
+    from apps.decisions.services import decisions_recompute
+
+    again = decisions_recompute(snapshot_id=decided.id)
+    assert again.status == DecisionSnapshot.Status.DONE
+    assert DecisionSlice.objects.filter(snapshot=decided).count() == before
+
+
+def test_every_idea_is_read_by_all_six_so_routing_has_nothing_to_suggest(decided):
+    assert not RoutingSuggestion.objects.exists()
+
+
+@pytest.fixture
+def newcomer(domain):
+    """A new reviewer of NLP who has read nothing: every NLP idea is a candidate for them."""
+    user = User.objects.create_user(username="newcomer", password="x", role=User.Role.REVIEWER)
+    from apps.accounts.models import ReviewerProfile
+
+    ReviewerProfile.objects.create(user=user).domains.add(domain)
+    return user
+
+
+def test_suggestions_respect_the_cap_and_the_random_share_and_say_why(planted, newcomer):
+    compute_decisions()
+    mine = list(RoutingSuggestion.objects.filter(reviewer=newcomer))
+    assert len(mine) == min(POLICY.per_batch, POLICY.cap)
+    n_random = sum(s.kind == RoutingSuggestion.Kind.RANDOM for s in mine)
+    assert n_random == round(POLICY.random_share * len(mine))
+    assert all(s.reason for s in mine)
+
+
+def test_an_admin_accepts_suggestions_and_the_reviewer_sees_why_in_their_queue(
+    planted, newcomer, admin, client
+):
+    compute_decisions()
+    ids = list(RoutingSuggestion.objects.filter(reviewer=newcomer).values_list("id", flat=True))
+    assert suggestions_accept(actor=admin, suggestion_ids=ids) == len(ids)
+    assert suggestions_accept(actor=admin, suggestion_ids=ids) == 0  # no longer open
+    routed = Assignment.objects.filter(reviewer=newcomer)
+    assert routed.count() == len(ids) and all(a.reason for a in routed)
+    client.force_login(newcomer)
+    page = client.get("/screening/").content.decode()
+    assert "Why you:" in page and routed.first().reason.split(":")[0] in page
+
+
+def test_accepting_stops_at_the_reviewers_cap(planted, newcomer, admin, domain):
+    for idea in Idea.objects.filter(patent__domain=domain)[: POLICY.cap - 1]:
+        Assignment.objects.create(reviewer=newcomer, idea=idea)
+    compute_decisions()
+    ids = list(RoutingSuggestion.objects.filter(reviewer=newcomer).values_list("id", flat=True))
+    assert len(ids) == 1  # the routing round already leaves room for one
+    assert suggestions_accept(actor=admin, suggestion_ids=ids) == 1
+    Assignment.objects.filter(reviewer=newcomer).update(status=Assignment.Status.PENDING)
+    compute_decisions()
+    assert not RoutingSuggestion.objects.filter(
+        reviewer=newcomer, status=RoutingSuggestion.Status.OPEN
+    ).exists()
+
+
+def test_only_admins_accept_or_switch_routing(planted, newcomer, manager, domain):
+    compute_decisions()
+    ids = list(RoutingSuggestion.objects.values_list("id", flat=True))
+    with pytest.raises(PermissionDenied):
+        suggestions_accept(actor=manager, suggestion_ids=ids)
+    with pytest.raises(PermissionDenied):
+        domain_routing_set(actor=manager, domain=domain, automatic=True)
+
+
+def test_automatic_routing_assigns_a_domains_suggestions_without_an_admin(
+    planted, newcomer, admin, domain
+):
+    domain_routing_set(actor=admin, domain=domain, automatic=True)
+    compute_decisions()
+    assert Assignment.objects.filter(reviewer=newcomer).exclude(reason="").count() == min(
+        POLICY.per_batch, POLICY.cap
+    )
+    assert not RoutingSuggestion.objects.filter(status=RoutingSuggestion.Status.OPEN).exists()

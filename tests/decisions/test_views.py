@@ -1,0 +1,167 @@
+"""The Decide page, its CSV and the routing page: thin tests of what each role gets."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+from django.utils import timezone
+
+from apps.accounts.models import User
+from apps.catalog.models import Idea
+from apps.decisions.models import RoutingSuggestion
+from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
+from apps.screening.models import Dimension
+from tests.decisions.conftest import compute_decisions
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def predicted(planted, domain):
+    """A new NLP idea nobody has read, predicted for nlp-rev0 by a finished prediction run."""
+    rev0 = User.objects.get(username="nlp-rev0")
+    rated = Idea.objects.filter(patent__domain=domain).order_by("id").first()
+    unread = Idea.objects.create(
+        external_id="nlp-UNREAD", patent=rated.patent, title="Zebra translation for contracts"
+    )
+    run = JudgeRun.objects.create(
+        purpose=JudgeRun.Purpose.PREDICTION,
+        domain=domain,
+        reviewer=rev0,
+        dimensions=["innovativeness"],
+        scope_key="prediction|nlp-rev0|nlp|innovativeness",
+        status=JudgeRun.Status.DONE,
+        finished_at=timezone.now(),
+    )
+    for idea, score in ((unread, 5), (rated, 1)):
+        JudgeFinal.objects.create(
+            run=run,
+            kind=JudgeConfig.Kind.PERSONALIZED,
+            k=9,
+            reviewer=rev0,
+            idea=idea,
+            dimension=Dimension.objects.get(rubric__is_default=True, key="innovativeness"),
+            score=score,
+            confidence=88,
+            kept=3,
+        )
+    return compute_decisions()
+
+
+def exported(client, query: str) -> list[dict[str, str]]:
+    response = client.get(reverse("decisions:export") + query)
+    text = b"".join(response.streaming_content).decode()
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def test_an_unread_predicted_idea_is_marked_and_rests_on_the_judges(client, manager, predicted):
+    client.force_login(manager)
+    rows = {r["idea"]: r for r in exported(client, "?domain=nlp&dimension=innovativeness")}
+    unread = rows["nlp-UNREAD"]
+    assert unread["n_reviewers"] == "0" and unread["n_predicted"] == "1"
+    assert unread["judge_pct"] == "100" and unread["people_pct"] == "0"
+    assert unread["predictions"] == "nlp-rev0=5 @88%"
+    assert "no_reader" in unread["flags"] and "mostly_judges" in unread["flags"]
+    # nlp-rev0 read the other idea: its stale prediction is not used.
+    rated = next(r for r in rows.values() if r["idea"] != "nlp-UNREAD" and r["n_reviewers"] == "6")
+    assert rated["n_predicted"] == "0" or "nlp-rev0" not in rated["predictions"]
+
+
+def test_the_csv_has_the_issues_columns_one_row_per_idea_in_the_pages_order(
+    client, manager, predicted
+):
+    client.force_login(manager)
+    rows = exported(client, "?domain=nlp")
+    assert list(rows[0])[:5] == ["rank", "idea", "title", "domain", "dimension"]
+    for column in ("estimate", "low", "high", "n_reviewers", "n_gated", "n_predicted"):
+        assert column in rows[0]
+    assert len(rows) == Idea.objects.filter(patent__domain__key="nlp").count()
+    assert {r["domain"] for r in rows} == {"nlp"} and {r["dimension"] for r in rows} == {"all"}
+    lows = [float(r["low"]) for r in rows]
+    assert lows == sorted(lows, reverse=True)
+    assert [int(r["rank"]) for r in rows] == list(range(1, len(rows) + 1))
+    assert rows[0]["ordered_by"].startswith("lower bound")
+    by_p = exported(client, "?domain=nlp&sort=p_top")
+    ps = [float(r["p_top"]) for r in by_p]
+    assert ps == sorted(ps, reverse=True)
+
+
+def test_the_page_names_the_domain_it_shows_and_its_default_order(client, manager, predicted):
+    client.force_login(manager)
+    html = client.get(reverse("decisions:decide")).content.decode()
+    # No "all domains": the first domain is chosen, and the control shows it.
+    assert '<option value="materials" selected>' in html
+    assert "Materials Chemistry · all dimensions" in html
+    assert "lower bound of the 90 % interval, highest first" in html
+    assert "All domains" not in html
+
+
+def test_managers_search_the_ideas_by_title(client, manager, predicted):
+    client.force_login(manager)
+    html = client.get(reverse("decisions:decide") + "?domain=nlp&q=zebra").content.decode()
+    assert "Zebra translation for contracts" in html
+    assert "1 of 25 ideas match" in html and "Idea 3 for NLP" not in html
+
+
+def test_bad_controls_fall_back_to_the_defaults(client, manager, predicted):
+    client.force_login(manager)
+    response = client.get(
+        reverse("decisions:decide") + "?sort=bogus&page=abc&domain=nope&dimension=zzz"
+    )
+    assert response.status_code == 200
+    assert "lower bound of the 90 % interval" in response.content.decode()
+
+
+def test_the_old_addresses_redirect_with_their_query(client, manager, predicted):
+    client.force_login(manager)
+    page = client.get("/disagreement/decide/?domain=nlp&sort=estimate")
+    assert page.status_code == 302
+    assert page["Location"] == reverse("decisions:decide") + "?domain=nlp&sort=estimate"
+    csv_ = client.get("/disagreement/export/decide.csv?domain=nlp")
+    assert csv_["Location"] == reverse("decisions:export") + "?domain=nlp"
+
+
+def test_the_page_before_any_computation_says_so_and_offers_to_compute(client, manager, db):
+    client.force_login(manager)
+    html = client.get(reverse("decisions:decide")).content.decode()
+    assert "No ranking computed yet" in html and "Compute now" in html
+    assert client.get(reverse("decisions:export")).status_code == 404
+
+
+def test_reviewers_get_neither_the_page_nor_the_csv_nor_the_routing(client, reviewer, predicted):
+    client.force_login(reviewer)
+    for name in ("decisions:decide", "decisions:export", "decisions:routing"):
+        assert client.get(reverse(name)).status_code == 403
+
+
+def test_managers_read_the_routing_but_only_admins_accept(client, manager, admin, planted, domain):
+    from apps.accounts.models import ReviewerProfile
+
+    user = User.objects.create_user(username="newcomer", password="x", role=User.Role.REVIEWER)
+    ReviewerProfile.objects.create(user=user).domains.add(domain)
+    compute_decisions()
+    ids = [str(i) for i in RoutingSuggestion.objects.values_list("id", flat=True)]
+    client.force_login(manager)
+    html = client.get(reverse("decisions:routing")).content.decode()
+    assert "newcomer" in html and "Assign the selected reads" not in html
+    assert client.post(reverse("decisions:routing_accept"), {"suggestions": ids}).status_code == 403
+    client.force_login(admin)
+    assert "Assign the selected reads" in client.get(reverse("decisions:routing")).content.decode()
+    response = client.post(reverse("decisions:routing_accept"), {"suggestions": ids}, follow=True)
+    assert f"{len(ids)} suggestions assigned" in response.content.decode()
+    empty = client.post(reverse("decisions:routing_accept"), {}, follow=True).content.decode()
+    assert "Choose at least one suggestion" in empty
+
+
+def test_the_api_serves_the_csvs_rows_and_names_a_bad_filter(client, manager, predicted):
+    client.force_login(manager)
+    body = client.get("/api/decisions/ranking/?domain=nlp&sort=estimate").json()
+    assert body["domain"] == "nlp" and body["dimension"] == "__all__"
+    rows = exported(client, "?domain=nlp&sort=estimate")
+    assert [r["idea"] for r in body["rows"]] == [r["idea"] for r in rows]
+    assert str(body["rows"][0]["estimate"]) == rows[0]["estimate"]
+    bad = client.get("/api/decisions/ranking/?domain=nope")
+    assert bad.status_code == 400 and "domain" in str(bad.json())
