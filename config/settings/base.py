@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "apps.screening",
     "apps.disagreement",
     "apps.judges",
+    "apps.panels",
     "apps.demo",
 ]
 

@@ -40,6 +40,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from email.utils import parsedate_to_datetime
 from typing import Any
 
@@ -257,6 +258,19 @@ def map_openai_error(exc: Exception, *, retries: int = 0) -> Exception:
     if isinstance(exc, openai.OpenAIError):
         return PermanentBackendError(str(exc))
     return exc
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """A free-form chat reply with what it cost (``OpenAIBackend.chat``)."""
+
+    text: str
+    finish_reason: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_ms: int
+    prompt_fingerprint: str
+    model: str
 
 
 class _Usage:
@@ -494,6 +508,58 @@ class OpenAIBackend:
             model=model,
             retries=usage.retries,
             response_mode=usage.mode,
+        )
+
+    # -- free-form chat (panels) ----------------------------------------------------------
+    def chat(
+        self,
+        messages: list[dict[str, str]],
+        *,
+        max_tokens: int | None = None,
+        json_object: bool = True,
+        temperature: float = 0.0,
+        seed: int = 0,
+    ) -> ChatReply:
+        """One chat completion outside the judge protocol (persona extraction, debate turns).
+
+        Same client, retries, error mapping and concurrency gate as ``judge``; the caller
+        parses the text. ``json_object`` asks for a JSON reply and falls back to plain text
+        once if the endpoint refuses that format."""
+        usage = _Usage()
+        params: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": temperature,
+        }
+        if self.send_seed:
+            params["seed"] = seed
+        limit = self.max_tokens if max_tokens is None else max_tokens
+        if limit:
+            params["max_tokens"] = limit
+        if json_object:
+            params["response_format"] = {"type": "json_object"}
+        try:
+            try:
+                response = self._create(params, usage, max_retries=self.max_retries)
+            except openai.APIStatusError as exc:
+                if not (json_object and is_format_refusal(exc, "json_object")):
+                    raise
+                params.pop("response_format")
+                response = self._create(params, usage, max_retries=self.max_retries)
+        except openai.OpenAIError as exc:
+            raise map_openai_error(exc, retries=usage.retries) from exc
+        if response.usage is not None:
+            usage.prompt += response.usage.prompt_tokens or 0
+            usage.completion += response.usage.completion_tokens or 0
+        choice = response.choices[0] if response.choices else None
+        return ChatReply(
+            text=(choice.message.content or "") if choice else "",
+            finish_reason=(choice.finish_reason or "") if choice else "",
+            prompt_tokens=usage.prompt,
+            completion_tokens=usage.completion,
+            latency_ms=round(usage.latency * 1000),
+            prompt_fingerprint=prompt_fingerprint(messages),
+            model=self.model,
         )
 
     # -- embeddings -----------------------------------------------------------------------
