@@ -11,6 +11,7 @@ urlpatterns = [
     path("screening/", include("apps.screening.urls")),
     path("disagreement/", include("apps.disagreement.urls")),
     path("judges/", include("apps.judges.urls")),
+    path("panels/", include("apps.panels.urls")),
     path("api/", include("apps.catalog.api.urls")),
     path("api/", include("apps.catalog.api.import_urls")),
     path("api/", include("apps.screening.api.urls")),

@@ -23,6 +23,7 @@ from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
 from apps.disagreement.forms import BoardForm, DashboardFilterForm, RecomputeForm
 from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_key
 from apps.disagreement.services import metrics_request_recompute
+from apps.panels.selectors import panel_scores_for_ideas
 
 managers_only = role_required("manager", "admin")
 # Rows of the contested table shown before "show all" (the CSV always has every row).
@@ -448,6 +449,8 @@ def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse
             "title": selectors.idea_label(idea.title, idea.description, idea.external_id),
             "include_categories": include_categories,
             "dimensions": dimensions,
+            # LLM panel scores, shown apart from the people's (apps.panels).
+            "panel_scores": panel_scores_for_ideas(idea_ids=[idea.id]).get(idea.id, []),
             "tab": "contested",
             "back": reverse(
                 "disagreement:decide"
