@@ -519,12 +519,14 @@ class OpenAIBackend:
         json_object: bool = True,
         temperature: float = 0.0,
         seed: int = 0,
+        score_on: RubricDimension | None = None,
     ) -> ChatReply:
         """One chat completion outside the judge protocol (persona extraction, debate turns).
 
         Same client, retries, error mapping and concurrency gate as ``judge``; the caller
-        parses the text. ``json_object`` asks for a JSON reply and falls back to plain text
-        once if the endpoint refuses that format."""
+        parses the text. ``json_object`` asks for a JSON reply, constrained to a judgment on
+        ``score_on`` when given (the schema llama-cpp-python turns into a grammar; others ignore
+        it); an endpoint that refuses the format is asked once more without it."""
         usage = _Usage()
         params: dict[str, Any] = {
             "model": self.model,
@@ -537,7 +539,11 @@ class OpenAIBackend:
         if limit:
             params["max_tokens"] = limit
         if json_object:
-            params["response_format"] = {"type": "json_object"}
+            params["response_format"] = response_format_for(
+                "json_object_schema" if score_on is not None else "json_object",
+                score_on
+                or RubricDimension(key="", name="", description="", scale_min=0, scale_max=1),
+            )
         try:
             try:
                 response = self._create(params, usage, max_retries=self.max_retries)

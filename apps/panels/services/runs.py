@@ -298,7 +298,7 @@ class _Chunk:
         result = engine.TurnResult(score=None, reason="")
         convo = list(messages)
         for _ in range(1 + REASKS):
-            reply = self.backend.chat(convo, max_tokens=TURN_MAX_TOKENS)
+            reply = self.backend.chat(convo, max_tokens=TURN_MAX_TOKENS, score_on=rubric_dim)
             attempts += 1
             fingerprint = fingerprint or reply.prompt_fingerprint
             prompt += reply.prompt_tokens
