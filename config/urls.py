@@ -17,6 +17,7 @@ urlpatterns = [
     path("api/", include("apps.screening.api.urls")),
     path("api/", include("apps.disagreement.api.urls")),
     path("api/", include("apps.judges.api.urls")),
+    path("api/", include("apps.panels.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]
