@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import logging
+
 from celery import Task, shared_task
 
 from apps.catalog.models import Domain
+from apps.core.errors import ApplicationError
 from apps.judges.engine.judgment import TransientBackendError
 from apps.panels.models import Persona
 from apps.panels.services import (
@@ -15,6 +18,8 @@ from apps.panels.services import (
     personas_from_reviewers,
     personas_invent,
 )
+
+logger = logging.getLogger(__name__)
 
 
 @shared_task(name="panels.panel_run_execute", bind=True, max_retries=20, default_retry_delay=30)
@@ -48,3 +53,6 @@ def personas_build_task(self: Task, domain_id: int, source: str, count: int) -> 
         return len(personas_invent(domain=domain, count=count))
     except TransientBackendError as exc:
         raise self.retry(exc=exc) from exc
+    except ApplicationError as exc:  # nothing to build from (no rubric, no reviewer): say why
+        logger.warning("personas for domain %s not built: %s", domain_id, exc.message)
+        return 0

@@ -21,6 +21,8 @@ from apps.panels.services import (
     panel_run_execute,
     persona_document_add,
     persona_document_extract,
+    personas_from_reviewers,
+    personas_invent,
 )
 from apps.panels.services.runs import panel_run_plan, panel_run_start
 from tests.panels.conftest import DIMENSION, make_personas, scripted
@@ -261,3 +263,61 @@ def test_panel_study_command_prints_the_figures_per_dimension(domain, llm, rated
         Persona.objects.filter(domain=domain, source="reviewers", reviewer__isnull=False).count()
         == 3
     )
+
+
+def test_invented_personas_come_from_the_rubric_and_a_mute_model_gets_named_generic_ones(
+    domain, llm
+):
+    fake = llm()
+    fake.push_reply(
+        json.dumps(
+            {
+                "stakeholders": [
+                    {
+                        "name": "Venture investor",
+                        "description": "Wants scale.",
+                        "dimensions": ["market_size", "colour"],
+                    },
+                    {
+                        "name": "Venture investors",
+                        "description": "Same again.",
+                        "dimensions": ["innovativeness"],
+                    },
+                ]
+            }
+        )
+    )
+    personas = personas_invent(domain=domain, count=3)
+    assert [p.name for p in personas] == [
+        "Venture investor",
+        "Generic reviewer 2",
+        "Generic reviewer 3",
+    ]
+    assert personas[0].dimensions == [
+        "innovativeness",
+        "market_size",
+    ]  # merged, unknown key dropped
+    assert all(p.source == "invented" for p in personas)
+
+
+def test_a_reviewer_persona_states_how_strict_the_reviewer_is(domain, llm, rated):
+    fake = llm()
+    fake.push_reply(json.dumps({"persona": "You reward bold ideas."}))
+    reviewers, _ = rated
+    (persona,) = personas_from_reviewers(domain=domain, limit=1)
+    assert persona.reviewer in reviewers
+    assert persona.description.startswith("You reward bold ideas.")
+    assert "On innovativeness: mean" in persona.description
+    assert "the others on the same ideas" in persona.description
+
+
+def test_a_document_read_without_an_endpoint_is_marked_failed_with_the_reason(
+    domain, llm, admin, settings, django_capture_on_commit_callbacks
+):
+    llm()
+    with django_capture_on_commit_callbacks(execute=False):
+        document = persona_document_add(domain=domain, title="Notes", text=DOC, by=admin)
+    settings.LLM_BASE_URL = ""
+    assert persona_document_extract(document_id=document.id).status == "failed"
+    document.refresh_from_db()
+    assert "bin/demo --llm" in document.error

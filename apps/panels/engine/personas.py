@@ -129,7 +129,9 @@ def parse_stakeholders(
 
 
 def _name_words(name: str) -> set[str]:
-    return {w for w in _WORD.findall(name.lower()) if w not in _STOP_WORDS}
+    # A crude singular ("buyers" ~ "buyer") so plural and singular names merge.
+    words = {w[:-1] if len(w) > 3 and w.endswith("s") else w for w in _WORD.findall(name.lower())}
+    return words - _STOP_WORDS
 
 
 def similar(a: str, b: str) -> bool:

@@ -101,9 +101,14 @@ def persona_document_extract(*, document_id: int) -> PersonaDocument:
     document = PersonaDocument.objects.select_related("domain").get(id=document_id)
     if document.status == PersonaDocument.Status.DONE:
         return document
-    rubric = _rubric(document.domain)
+    try:
+        rubric = _rubric(document.domain)
+        backend = panel_backend()
+    except ApplicationError as exc:
+        document.status, document.error = PersonaDocument.Status.FAILED, exc.message
+        document.save(update_fields=["status", "error", "updated_at"])
+        return document
     keys = [r.key for r in rubric]
-    backend = panel_backend()
     try:
         reply = backend.chat(
             engine.extraction_messages(title=document.title, text=document.text, rubric=rubric),

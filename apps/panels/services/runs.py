@@ -401,7 +401,11 @@ def panel_run_execute(*, run_id: int) -> str:
     run = PanelRun.objects.select_related("domain").get(id=run_id)
     if run.status != PanelRun.Status.RUNNING:
         return str(run.status)
-    backend = panel_backend()
+    try:
+        backend = panel_backend()
+    except ApplicationError as exc:  # the endpoint was unset after the run was queued
+        panel_run_fail(run_id=run.id, error=exc.message)
+        return PanelRun.Status.FAILED
     dims = dimensions_for_domain(run.domain, run.dimension_keys)
     members = _members(run)
     token = uuid.uuid4().hex
