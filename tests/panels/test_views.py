@@ -8,6 +8,7 @@ from django.urls import reverse
 
 from apps.panels.models import PanelRun
 from apps.panels.services import panel_run_execute
+from apps.panels.services.runs import panel_run_plan, panel_run_start
 from tests.panels.conftest import DIMENSION, make_personas, scripted
 
 pytestmark = pytest.mark.django_db
@@ -81,3 +82,16 @@ def test_a_bad_run_form_names_the_field(domain, admin, llm, rated):
         "dimension: no such dimension in &#x27;nlp&#x27; (got &#x27;colour&#x27;)"
         in response.content.decode()
     )
+
+
+def test_the_panels_page_compares_the_persona_sources_side_by_side(domain, manager, llm, rated):
+    llm(scripted(lambda persona, rnd: 1 if persona.startswith("Inv") and not rnd else 3))
+    make_personas(domain, ["Inv one", "Inv two"])
+    make_personas(domain, ["Doc one", "Doc two"], source="documents")
+    for source in ("invented", "documents"):
+        plan = panel_run_plan(domain=domain, source=source, dimension_key=DIMENSION, idea_count=2)
+        panel_run_execute(run_id=panel_run_start(plan=plan, by=None, send=False).id)
+    html = _client(manager).get(reverse("panels:home"), {"domain": "nlp"}).content.decode()
+    table = html.split("Which personas agree best with the reviewers")[1].split("</table>")[0]
+    assert "From documents" in table and "Invented from the rubric (control)" in table
+    assert "From a reviewer" not in table  # no run of that source: no row
