@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from apps.core.errors import ApplicationError
 from apps.panels import selectors
@@ -321,3 +321,15 @@ def test_a_document_read_without_an_endpoint_is_marked_failed_with_the_reason(
     assert persona_document_extract(document_id=document.id).status == "failed"
     document.refresh_from_db()
     assert "bin/demo --llm" in document.error
+
+
+def test_panel_study_command_names_what_is_missing(domain, llm, rated):
+    llm()
+    with pytest.raises(CommandError, match="at least 2 active personas from documents"):
+        call_command(
+            "panel_study", "--domain", "nlp", "--personas", "documents", "--format", "json"
+        )
+    with pytest.raises(CommandError, match="--domain: no domain with key 'nope'"):
+        call_command(
+            "panel_study", "--domain", "nope", "--personas", "invented", "--format", "json"
+        )
