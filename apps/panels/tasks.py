@@ -14,6 +14,7 @@ from apps.panels.services import (
     RunDeferred,
     panel_run_execute,
     panel_run_fail,
+    panel_runs_reclaim,
     persona_document_extract,
     personas_from_reviewers,
     personas_invent,
@@ -56,3 +57,9 @@ def personas_build_task(self: Task, domain_id: int, source: str, count: int) -> 
     except ApplicationError as exc:  # nothing to build from (no rubric, no reviewer): say why
         logger.warning("personas for domain %s not built: %s", domain_id, exc.message)
         return 0
+
+
+@shared_task(name="panels.panel_runs_reclaim")
+def panel_runs_reclaim_task() -> dict:
+    """Resend runs a dead worker or a lost message left behind (see the service)."""
+    return panel_runs_reclaim()

@@ -12,6 +12,7 @@ import pytest
 
 from apps.panels.models import Persona
 from tests.factories import ReviewerFactory
+from tests.judges import broker as broker_module
 from tests.fake_llm import FakeLLM
 from tests.judges.helpers import make_ideas, rate
 
@@ -55,6 +56,14 @@ def llm(settings) -> Iterator[Callable[..., FakeLLM]]:
     yield start
     for server in servers:
         server.stop()
+
+
+@pytest.fixture
+def broker():
+    """The test Redis broker, emptied before and after: `broker.sent()` lists what was sent."""
+    broker_module.purge()
+    yield broker_module
+    broker_module.purge()
 
 
 @pytest.fixture

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
 from django.core.management import CommandError, call_command
+from django.utils import timezone
 
 from apps.core.errors import ApplicationError
 from apps.panels import selectors
@@ -19,6 +21,7 @@ from apps.panels.models import (
 )
 from apps.panels.services import (
     panel_run_execute,
+    panel_runs_reclaim,
     persona_document_add,
     persona_document_extract,
     personas_from_reviewers,
@@ -333,3 +336,20 @@ def test_panel_study_command_names_what_is_missing(domain, llm, rated):
         call_command(
             "panel_study", "--domain", "nope", "--personas", "invented", "--format", "json"
         )
+
+
+def test_the_reclaim_resends_runs_a_dead_worker_or_a_lost_message_left(
+    domain, llm, rated, broker, django_capture_on_commit_callbacks
+):
+    make_personas(domain, ["Alice", "Bob"])
+    llm()
+    plan = panel_run_plan(domain=domain, source="invented", dimension_key=DIMENSION, idea_count=1)
+    dead, lost, fresh = (panel_run_start(plan=plan, by=None, send=False) for _ in range(3))
+    long_ago = timezone.now() - timedelta(hours=1)
+    PanelRun.objects.filter(id=dead.id).update(status="running", heartbeat_at=long_ago)
+    PanelRun.objects.filter(id=lost.id).update(updated_at=long_ago)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert panel_runs_reclaim() == {"stale": 1, "lost": 1}
+    sent = sorted(m.args[0] for m in broker.sent("panels.panel_run_execute"))
+    assert sent == sorted([dead.id, lost.id])
+    assert panel_runs_reclaim() == {"stale": 0, "lost": 0}  # their clocks were reset

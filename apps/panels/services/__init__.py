@@ -14,6 +14,7 @@ from apps.panels.services.runs import (
     panel_run_execute,
     panel_run_fail,
     panel_run_start,
+    panel_runs_reclaim,
 )
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "panel_run_execute",
     "panel_run_fail",
     "panel_run_start",
+    "panel_runs_reclaim",
     "persona_document_add",
     "persona_document_extract",
     "personas_from_reviewers",

@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from django.conf import settings
@@ -467,6 +468,41 @@ def _finish(run: PanelRun, status: str, *, error: str = "") -> bool:
     figures = _figures(run)
     PanelRun.objects.filter(id=run.id).update(figures=figures, **usage)
     return True
+
+
+def panel_runs_reclaim() -> dict[str, int]:
+    """The periodic reclaim (Celery beat), as for judge runs: running runs whose heartbeat is
+    older than JUDGE_LEASE_SECONDS (their worker died) and queued runs no worker took within
+    JUDGE_REQUEUE_AFTER_SECONDS (their message was lost) are sent again. Each resent run's clock
+    is reset so it is not resent on every pass; a duplicate delivery is harmless (the chunk
+    lease and the stored turns). Returns the counts."""
+    now = timezone.now()
+    requeue_before = now - timedelta(seconds=float(settings.JUDGE_REQUEUE_AFTER_SECONDS))
+    with transaction.atomic():
+        stale = list(
+            PanelRun.objects.select_for_update(skip_locked=True)
+            .filter(status=PanelRun.Status.RUNNING)
+            .filter(
+                Q(heartbeat_at__lt=lease_expired_before())
+                | Q(heartbeat_at__isnull=True, updated_at__lt=lease_expired_before())
+            )
+            .values_list("id", flat=True)
+        )
+        lost = list(
+            PanelRun.objects.select_for_update(skip_locked=True)
+            .filter(status=PanelRun.Status.QUEUED, updated_at__lt=requeue_before)
+            .values_list("id", flat=True)
+        )
+        PanelRun.objects.filter(id__in=stale).update(heartbeat_at=now)
+        PanelRun.objects.filter(id__in=lost).update(updated_at=now)
+        resend = stale + lost
+        transaction.on_commit(lambda: _send_all(resend))
+    return {"stale": len(stale), "lost": len(lost)}
+
+
+def _send_all(run_ids: list[int]) -> None:
+    for run_id in run_ids:
+        dispatch.send_run(run_id)
 
 
 def panel_run_fail(*, run_id: int, error: str) -> bool:
