@@ -12,8 +12,8 @@ import pytest
 
 from apps.panels.models import Persona
 from tests.factories import ReviewerFactory
-from tests.judges import broker as broker_module
 from tests.fake_llm import FakeLLM
+from tests.judges import broker as broker_module
 from tests.judges.helpers import make_ideas, rate
 
 DIMENSION = "innovativeness"
