@@ -13,6 +13,7 @@ urlpatterns = [
     path("judges/", include("apps.judges.urls")),
     path("findings/", include("apps.findings.urls")),
     path("decisions/", include("apps.decisions.urls")),
+    path("panels/", include("apps.panels.urls")),
     path("api/", include("apps.catalog.api.urls")),
     path("api/", include("apps.catalog.api.import_urls")),
     path("api/", include("apps.screening.api.urls")),
@@ -20,6 +21,7 @@ urlpatterns = [
     path("api/", include("apps.judges.api.urls")),
     path("api/", include("apps.findings.api.urls")),
     path("api/", include("apps.decisions.api.urls")),
+    path("api/", include("apps.panels.api.urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
 ]

@@ -39,6 +39,7 @@ from apps.findings.models import FindingSnapshot
 from apps.findings.models import scope_key as findings_scope
 from apps.findings.services import findings_recompute
 from apps.judges.models import JudgeRun
+from apps.panels.models import PanelRun
 from apps.screening.models import Assignment, Rating
 from apps.screening.services.ratings import rating_submit
 from tests.factories import AssignmentFactory, IdeaFactory
@@ -209,6 +210,17 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     ],
     ("findings:recompute", {}, "get", None, (302, 403, 403, 403, 405, 405)),
     ("findings:recompute", {}, "post", {}, (302, 403, 403, 403, 302, 302)),
+    # panels: managers and admins read; admins upload documents, draft personas, start runs.
+    # An empty form sends the admin back to the panels page with the error (302).
+    ("panels:home", {}, "get", None, MANAGERS_READ),
+    ("panels:document_upload", {}, "get", None, (302, 403, 403, 403, 403, 405)),
+    ("panels:document_upload", {}, "post", {}, ADMIN_POST),
+    ("panels:personas_build", {}, "get", None, (302, 403, 403, 403, 403, 405)),
+    ("panels:personas_build", {}, "post", {}, ADMIN_POST),
+    ("panels:run_start", {}, "get", None, (302, 403, 403, 403, 403, 405)),
+    ("panels:run_start", {}, "post", {}, ADMIN_POST),
+    ("panels:run_detail", {"run_id": "panel_run"}, "get", None, MANAGERS_READ),
+    ("panels:run_status", {"run_id": "panel_run"}, "get", None, MANAGERS_READ),
 ]
 
 
@@ -273,6 +285,9 @@ def world(reviewer, other_reviewer, outsider, manager, admin, idea) -> dict[str,
         scope_key="pages-permissions",
         status=JudgeRun.Status.QUEUED,
     )
+    panel_run = PanelRun.objects.create(
+        domain=idea.patent.domain, persona_source="invented", budget_tokens=1000, model="m"
+    )
     snapshot = MetricSnapshot.objects.create(scope=scope_key(level="ordinal"), level="ordinal")
     snapshot = metrics_recompute(snapshot_id=snapshot.id)
     assert snapshot.status == MetricSnapshot.Status.DONE, snapshot.error
@@ -291,6 +306,7 @@ def world(reviewer, other_reviewer, outsider, manager, admin, idea) -> dict[str,
         "snapshot": snapshot.pk,
         "decision_snapshot": decided.pk,
         "domain_key": idea.patent.domain.key,
+        "panel_run": panel_run.pk,
     }
 
 

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from rest_framework.test import APIClient
 
+from apps.panels.models import PanelRun
 from apps.screening.models import Assignment, Rating, Rubric
 from apps.screening.services.ratings import rating_submit
 from tests.factories import IdeaFactory
@@ -93,6 +94,10 @@ MATRIX: list[tuple[str, str, Any, tuple[int, ...]]] = [
     ("/api/auth/token/", "delete", None, (401, 204, 204, 204, 204, 204)),
     ("/api/no-such-endpoint/", "get", None, (404, 404, 404, 404, 404, 404)),
     ("/api/schema/", "get", None, (200, 200, 200, 200, 200, 200)),
+    # panels: managers and admins read a run; an unknown run is 404 for them
+    ("/api/panels/runs/{panel_run}/", "get", None, (401, 403, 403, 403, 200, 200)),
+    ("/api/panels/runs/999999/", "get", None, (401, 403, 403, 403, 404, 404)),
+    ("/api/panels/runs/{panel_run}/", "post", {}, (401, 403, 403, 403, 405, 405)),
     ("/api/docs/", "get", None, (200, 200, 200, 200, 200, 200)),
     # The HTML page: anonymous users are sent to the login form.
     ("/screening/assignments/", "get", None, (302, 403, 403, 403, 403, 200)),
@@ -137,6 +142,9 @@ def world(request, reviewer, other_reviewer, outsider, manager, admin, idea) -> 
         "rita": reviewer.pk,
         "rita_rating": Rating.objects.get(reviewer=reviewer, dimension__key="specificity").pk,
         "pending_assignment": pending.pk,
+        "panel_run": PanelRun.objects.create(
+            domain=idea.patent.domain, persona_source="invented", budget_tokens=1000, model="m"
+        ).pk,
     }
 
 

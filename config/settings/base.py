@@ -33,6 +33,7 @@ INSTALLED_APPS = [
     "apps.judges",
     "apps.findings",
     "apps.decisions",
+    "apps.panels",
     "apps.demo",
 ]
 
@@ -229,7 +230,12 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env.int("JUDGE_RECLAIM_SECONDS", default=30)),
         # Short work: the default queue, never behind a long judge run.
         "options": {"queue": "celery", "expires": 60},
-    }
+    },
+    "panels-reclaim": {
+        "task": "panels.panel_runs_reclaim",
+        "schedule": float(env.int("JUDGE_RECLAIM_SECONDS", default=30)),
+        "options": {"queue": "celery", "expires": 60},
+    },
 }
 
 # Seconds automatic judge runs wait after a rating change, so a burst lands in one run

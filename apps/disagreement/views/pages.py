@@ -17,6 +17,7 @@ from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
 from apps.disagreement.models import MetricSlice
 from apps.disagreement.views.dashboard import dashboard_for, managers_only
 from apps.findings.views import idea_findings_context
+from apps.panels.selectors import panel_scores_for_ideas
 
 # Rows of the contested table shown before "show all" (the CSV always has every row).
 CONTESTED_SHOWN = 50
@@ -269,6 +270,8 @@ def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse
             "title": selectors.idea_label(idea.title, idea.description, idea.external_id),
             "include_categories": include_categories,
             "dimensions": dimensions,
+            # LLM panel scores, shown apart from the people's (apps.panels).
+            "panel_scores": panel_scores_for_ideas(idea_ids=[idea.id]).get(idea.id, []),
             "tab": "contested",
             "back": reverse(
                 "decisions:decide"
