@@ -227,8 +227,17 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env.int("JUDGE_RECLAIM_SECONDS", default=30)),
         # Short work: the default queue, never behind a long judge run.
         "options": {"queue": "celery", "expires": 60},
-    }
+    },
+    # Queued metric snapshots whose message was lost with Redis: sent again (apps/core/resend.py).
+    "disagreement-resend": {
+        "task": "disagreement.metrics_resend_lost",
+        "schedule": float(env.int("SNAPSHOT_RESEND_SECONDS", default=30)),
+        "options": {"queue": "celery", "expires": 60},
+    },
 }
+# A queued snapshot (metrics, alignment) still waiting this many seconds after its message was due
+# lost the message (a Redis restart): the beat jobs send it again, within 2x this after the loss.
+SNAPSHOT_RESEND_SECONDS = env.int("SNAPSHOT_RESEND_SECONDS", default=30)
 
 # Seconds automatic judge runs wait after a rating change, so a burst lands in one run
 # (bin/demo sets 0 for its initial import, where there is no burst to wait for).
