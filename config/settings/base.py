@@ -122,6 +122,13 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+# Password reset requests (apps/accounts/services.py): per window, at most PER_IP from one client
+# address (then 429) and PER_ADDRESS mails to one e-mail address (then answered alike, not sent).
+PASSWORD_RESET_WINDOW_SECONDS = env.int("PASSWORD_RESET_WINDOW_SECONDS", default=3600)
+PASSWORD_RESET_PER_IP = env.int("PASSWORD_RESET_PER_IP", default=20)
+PASSWORD_RESET_PER_ADDRESS = env.int("PASSWORD_RESET_PER_ADDRESS", default=3)
+# Cache key prefix of the counters (tests give each test its own).
+PASSWORD_RESET_THROTTLE_PREFIX = "pwreset"
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
