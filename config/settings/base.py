@@ -164,6 +164,12 @@ WEB_ACTIVE_REQUESTS = int(env("WEB_ACTIVE_REQUESTS", default="") or 4)
 # Imports of 1,000,000 ratings arrive as one upload.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=50 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Bounds on what users upload (413/400 with a message beyond them, never a 500): an import file
+# (CSV, JSON Lines, rubric) and an archive, in bytes; the longest long-text field (an abstract,
+# claims, an idea's description) in characters, through the API, the forms and imports.
+IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
+ARCHIVE_MAX_BYTES = env.int("ARCHIVE_MAX_BYTES", default=200 * 1024 * 1024)
+TEXT_MAX_CHARS = env.int("TEXT_MAX_CHARS", default=100_000)
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate challenge makes a request without valid credentials (none,
