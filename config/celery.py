@@ -1,9 +1,44 @@
 import os
 
 from celery import Celery
+from celery.worker.consumer import Consumer
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 
+
+class BrokerRestartSafeConsumer(Consumer):
+    """The worker's consumer, surviving a broker restart while it holds delayed tasks.
+
+    Celery 5.7.0 (with kombu 5.7.0) handles a lost connection by calling `connection.collect()`,
+    which drops the transport's client but keeps the default channel, and then
+    `connection.close()`, which closes that channel again: the channel restores its unacked
+    messages (every countdown/eta task the worker holds), builds a Redis pool from the dropped
+    client, and raises `AttributeError: 'NoneType' object has no attribute 'hostname'`. That is
+    not a connection error, so the worker stops (issue 21). Forgetting the channel once it has
+    been collected avoids the second close. Nothing is lost by it: the broker is down at that
+    moment, so the restore could not reach it; the messages stay in Redis's unacked set (restored
+    after the visibility timeout when Redis kept its data) and the snapshots and runs they were
+    for are sent again by the beat jobs (`disagreement-resend`, `judges-reclaim`).
+    Remove when a Celery release no longer closes a collected channel (test:
+    tests/core/test_broker_restart.py).
+    """
+
+    def on_connection_error_after_connected(self, exc):
+        connection = self.connection
+        if connection is not None:
+            collect = connection.collect
+
+            def collect_and_forget_channel(*args, **kwargs):
+                try:
+                    return collect(*args, **kwargs)
+                finally:
+                    connection._default_channel = None
+
+            connection.collect = collect_and_forget_channel
+        super().on_connection_error_after_connected(exc)
+
+
 app = Celery("pluralist")
 app.config_from_object("django.conf:settings", namespace="CELERY")
+app.conf.worker_consumer = "config.celery:BrokerRestartSafeConsumer"
 app.autodiscover_tasks()

@@ -42,6 +42,14 @@ def _default_rubric(request):
     )
 
 
+@pytest.fixture(autouse=True)
+def _fresh_throttles(settings):
+    """Throttle counters live in the shared Redis cache: each test counts under its own prefix."""
+    import uuid
+
+    settings.PASSWORD_RESET_THROTTLE_PREFIX = f"pwreset-{uuid.uuid4().hex}"
+
+
 @pytest.fixture
 def domain(db):
     return DomainFactory(key="nlp", name="NLP")

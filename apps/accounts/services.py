@@ -1,4 +1,4 @@
-"""Writes for accounts: invitations to choose a password.
+"""Writes for accounts: invitations to choose a password, and throttled password resets.
 
 An invitation is a Django password-reset link (token from `default_token_generator`, page
 `PasswordResetConfirmView`); it works for imported accounts that have no usable password yet and
@@ -7,8 +7,11 @@ stops working once a password is set or after PASSWORD_RESET_TIMEOUT.
 
 from __future__ import annotations
 
+import hashlib
+
 from django.conf import settings
 from django.contrib.auth.tokens import default_token_generator
+from django.core.cache import cache
 from django.core.mail import send_mail
 from django.template.loader import render_to_string
 from django.urls import reverse
@@ -75,3 +78,59 @@ def invitation_send(*, user: User, actor: User, base_url: str) -> str:
     send_mail(subject, body, settings.DEFAULT_FROM_EMAIL, [user.email])
     Invitation.objects.create(user=user, sent_by=actor, channel=Invitation.Channel.EMAIL)
     return url
+
+
+class ResetThrottled(ApplicationError):
+    """Too many reset requests from one client address (answered 429)."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+def _count(key: str, *, window: int) -> int:
+    """Requests counted under `key` in the current window (this one included)."""
+    cache.add(key, 0, timeout=window)
+    try:
+        return int(cache.incr(key))
+    except ValueError:  # expired between add and incr: a new window
+        cache.set(key, 1, timeout=window)
+        return 1
+
+
+def password_reset_request(*, email: str, client_ip: str, domain: str, use_https: bool) -> None:
+    """Someone asked for a reset link: throttle, then send the mail from a task after commit.
+
+    The answer must not tell whether the address has an account: the request does the same work
+    for every address (two cache counters, one queued message) and the task, not the request,
+    looks the account up and talks to the SMTP server. Limits per PASSWORD_RESET_WINDOW_SECONDS:
+    PASSWORD_RESET_PER_IP requests from one client address (beyond it: 429, which says nothing
+    about accounts), PASSWORD_RESET_PER_ADDRESS mails to one address (beyond it the request is
+    answered as usual and nothing is sent, so nobody can flood a mailbox).
+    """
+    from apps.accounts.tasks import password_reset_send_task
+
+    window = settings.PASSWORD_RESET_WINDOW_SECONDS
+    prefix = settings.PASSWORD_RESET_THROTTLE_PREFIX
+    if _count(f"{prefix}:ip:{client_ip}", window=window) > settings.PASSWORD_RESET_PER_IP:
+        raise ResetThrottled(
+            f"Too many reset requests from your address. Try again in {window // 60} minutes.",
+            retry_after=window,
+        )
+    address = hashlib.sha256(email.strip().lower().encode()).hexdigest()
+    if _count(f"{prefix}:address:{address}", window=window) > settings.PASSWORD_RESET_PER_ADDRESS:
+        return
+    password_reset_send_task.delay_on_commit(email, domain, use_https)
+
+
+def password_reset_send(*, email: str, domain: str, use_https: bool) -> int:
+    """Mail a reset link to the active accounts with this address (Django's reset form and
+    templates); called by the task. Returns the number of accounts it wrote to."""
+    from apps.accounts.forms import AccountPasswordResetForm
+
+    form = AccountPasswordResetForm(data={"email": email})
+    if not form.is_valid():
+        return 0
+    link_days = {"link_days": max(1, settings.PASSWORD_RESET_TIMEOUT // 86400)}
+    form.save(domain_override=domain, use_https=use_https, extra_email_context=link_days)
+    return len(list(form.get_users(form.cleaned_data["email"])))

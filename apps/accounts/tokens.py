@@ -4,6 +4,9 @@ A token is DRF's authtoken row (one per user). It is valid for API_TOKEN_LIFETIM
 issued; POST /api/auth/token/ returns the current token, or a new one once the old has expired.
 DELETE /api/auth/token/ revokes it at once (a leaked token stops working; the next POST issues a
 fresh one). Expiry bounds how long a token copied into a notebook or a CI secret stays useful.
+A token never outlives the password it was issued against: saving a new password (the reset
+link, an invitation, the admin, `changepassword`) or deactivating the account deletes it
+(`revoke_tokens_on_credentials_change`, connected in apps.py).
 """
 
 from __future__ import annotations
@@ -39,6 +42,18 @@ def api_token_revoke(*, user: User) -> bool:
     """Delete the user's token; True when there was one."""
     deleted, _ = Token.objects.filter(user=user).delete()
     return deleted > 0
+
+
+def revoke_tokens_on_credentials_change(sender: type, instance: User, **kwargs: Any) -> None:
+    """post_save of User: a new password or a deactivation revokes the API token.
+
+    `AbstractBaseUser.set_password` keeps the raw password in `_password` until the save has
+    finished (post_save runs inside it), so a set password is seen here whatever path set it.
+    """
+    if kwargs.get("created"):
+        return
+    if getattr(instance, "_password", None) is not None or not instance.is_active:
+        Token.objects.filter(user=instance).delete()
 
 
 class ExpiringTokenAuthentication(TokenAuthentication):

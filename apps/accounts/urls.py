@@ -3,7 +3,6 @@ from django.contrib.auth import views as auth_views
 from django.urls import path
 
 from apps.accounts import views
-from apps.accounts.forms import AccountPasswordResetForm
 
 # How long an e-mailed link stays valid, in whole days, for the pages and e-mails that say so.
 LINK_DAYS = {"link_days": max(1, settings.PASSWORD_RESET_TIMEOUT // 86400)}
@@ -14,11 +13,7 @@ urlpatterns = [
     # Password reset with Django's own views; invitations use the same confirm page.
     path(
         "password-reset/",
-        auth_views.PasswordResetView.as_view(
-            form_class=AccountPasswordResetForm,
-            extra_context=LINK_DAYS,
-            extra_email_context=LINK_DAYS,
-        ),
+        views.ThrottledPasswordResetView.as_view(extra_context=LINK_DAYS),
         name="password_reset",
     ),
     path(

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+from axes.helpers import get_client_ip_address
 from django.conf import settings
 from django.contrib import messages
-from django.http import HttpResponse
+from django.contrib.auth import views as auth_views
+from django.contrib.auth.forms import PasswordResetForm
+from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from apps.accounts.forms import AccountPasswordResetForm
 from apps.accounts.models import User
 from apps.accounts.permissions import role_required
 from apps.accounts.selectors import accounts_for_invitations
-from apps.accounts.services import invitation_link, invitation_send
+from apps.accounts.services import (
+    ResetThrottled,
+    invitation_link,
+    invitation_send,
+    password_reset_request,
+)
 from apps.core.errors import ApplicationError
 from apps.core.requests import AuthenticatedHttpRequest
 
@@ -49,3 +58,25 @@ def invitation_create(request: AuthenticatedHttpRequest, user_id: int) -> HttpRe
         return redirect("invitations")
     messages.success(request, f"Invitation e-mailed to {user.display_name} <{user.email}>.")
     return redirect("invitations")
+
+
+class ThrottledPasswordResetView(auth_views.PasswordResetView):
+    """Django's reset page; the mail leaves from a task and requests are throttled
+    (services.password_reset_request)."""
+
+    form_class = AccountPasswordResetForm
+
+    def form_valid(self, form: PasswordResetForm) -> HttpResponse:
+        try:
+            password_reset_request(
+                email=form.cleaned_data["email"],
+                client_ip=get_client_ip_address(self.request) or "unknown",
+                domain=self.request.get_host(),
+                use_https=self.request.is_secure(),
+            )
+        except ResetThrottled as exc:
+            form.add_error(None, exc.message)
+            response = self.render_to_response(self.get_context_data(form=form), status=429)
+            response["Retry-After"] = str(exc.retry_after)
+            return response
+        return HttpResponseRedirect(self.get_success_url())

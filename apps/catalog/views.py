@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django import forms
+from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse
@@ -22,7 +23,7 @@ from apps.catalog.forms import ImportForm
 from apps.catalog.models import Domain, Idea, Patent
 from apps.catalog.services import archive, imports
 from apps.catalog.services.imports import IMPORT_KINDS, UploadOutcome
-from apps.core.errors import ApplicationError
+from apps.core.errors import ApplicationError, FieldError
 from apps.core.requests import AuthenticatedHttpRequest
 from apps.screening.models import Rating, RatingHistory, Rubric
 
@@ -182,10 +183,20 @@ def archive_import(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = ArchiveForm(request.POST, request.FILES)
     if not form.is_valid():
         return _archive_page(request, form=form, outcome=None, status=400)
+    upload = form.cleaned_data["file"]
     try:
-        results = archive.installation_import(
-            content=form.cleaned_data["file"].read(), actor=request.user
-        )
+        if (upload.size or 0) > settings.ARCHIVE_MAX_BYTES:
+            raise ApplicationError(
+                "The archive is too large; nothing was imported.",
+                errors=[
+                    FieldError(
+                        field="file",
+                        message=f"is {upload.size} bytes; at most {settings.ARCHIVE_MAX_BYTES} "
+                        "(ARCHIVE_MAX_BYTES)",
+                    )
+                ],
+            )
+        results = archive.installation_import(content=upload.read(), actor=request.user)
     except ApplicationError as exc:
         outcome = {"ok": False, "message": exc.message, "errors": exc.errors}
         return _archive_page(request, form=form, outcome=outcome, status=400)

@@ -10,7 +10,12 @@ a snapshot row and pages read the newest finished one. The rules, the same for e
   and the caller sends one task, with a countdown so the rest of a burst lands in the same
   computation (the debounce). ``send_or_fail`` marks the row failed when the broker is down:
   nothing is ever computed in a web request instead;
-- ``expire_lost`` fails a queued row whose message was lost, so it cannot block its scope;
+- ``resend_overdue`` (a beat job per app) sends a queued row again when its message is overdue
+  by SNAPSHOT_RESEND_SECONDS: the worker holds a countdown message in memory until it is due, so
+  a Redis restart or a dead worker loses it. A duplicate message is harmless (the claim below),
+  and a cache marker keeps one row from being sent on every pass while it waits behind work;
+- ``expire_lost`` fails a queued row whose message was lost for good (minutes), so it cannot
+  block its scope;
 - ``compute_claimed`` claims the row with the conditional update queued -> running (exactly one
   row), so a redelivered or duplicate message does nothing; from then on a change finds no
   queued row and queues the next computation. No change is ever left unread. A computation
@@ -30,10 +35,14 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
 from apps.core.errors import NotFound
+
+logger = logging.getLogger(__name__)
 
 QUEUED, RUNNING, DONE, FAILED = "queued", "running", "done", "failed"
 
@@ -157,3 +166,34 @@ def prune(model: type[models.Model], scope: str, *, keep: int) -> None:
     )
     if old:
         model._default_manager.filter(id__in=old).delete()
+
+
+def resend_after() -> dt.timedelta:
+    return dt.timedelta(seconds=float(settings.SNAPSHOT_RESEND_SECONDS))
+
+
+def resend_overdue(
+    model: type[models.Model], *, countdown_seconds: float, send: Callable[[int], None]
+) -> list[int]:
+    """Send again the QUEUED rows of `model` overdue by SNAPSHOT_RESEND_SECONDS; their ids."""
+    due_before = timezone.now() - dt.timedelta(seconds=countdown_seconds) - resend_after()
+    ids = list(
+        model._default_manager.filter(status="queued", created_at__lt=due_before)
+        .order_by("id")
+        .values_list("id", flat=True)[:100]
+    )
+    sent = []
+    for pk in ids:
+        marker = f"resend:{model._meta.label_lower}:{pk}"
+        if not cache.add(marker, 1, timeout=int(resend_after().total_seconds())):
+            continue  # sent on a recent pass; give that message its time
+        try:
+            send(pk)
+        except Exception:  # an unreachable broker: the next pass tries again
+            cache.delete(marker)
+            logger.exception("could not send %s %s again", model._meta.label_lower, pk)
+            continue
+        sent.append(pk)
+    if sent:
+        logger.warning("sent %s %s message(s) again: %s", len(sent), model._meta.label_lower, sent)
+    return sent

@@ -41,6 +41,17 @@ TOP_SHARE: float = getattr(settings, "DECISIONS_TOP_SHARE", DEFAULT_TOP_SHARE)
 POLICY = Policy(**{**getattr(settings, "DECISIONS_ROUTING", {}), "share": TOP_SHARE})
 
 
+def decisions_resend_lost() -> list[int]:
+    """Beat job: queued recomputes whose message was lost (a Redis restart) are sent again."""
+    from apps.decisions.tasks import decisions_recompute_task
+
+    return snapshots.resend_overdue(
+        DecisionSnapshot,
+        countdown_seconds=DEBOUNCE_SECONDS,
+        send=lambda pk: decisions_recompute_task.apply_async(args=[pk]),
+    )
+
+
 def _enqueue(snapshot_id: int, *, countdown: int) -> None:
     """Send the task; an unreachable broker fails the snapshot loudly (no synchronous path)."""
     from apps.decisions.tasks import decisions_recompute_task

@@ -68,6 +68,17 @@ def _enqueue(snapshot_id: int, *, countdown: int) -> None:
         ) from failure
 
 
+def metrics_resend_lost() -> list[int]:
+    """Beat job: queued recomputes whose message was lost (a Redis restart) are sent again."""
+    from apps.disagreement.tasks import metrics_recompute_task
+
+    return snapshots.resend_overdue(
+        MetricSnapshot,
+        countdown_seconds=DEBOUNCE_SECONDS,
+        send=lambda pk: metrics_recompute_task.apply_async(args=[pk]),
+    )
+
+
 def _expire_lost(scope: str) -> None:
     """A QUEUED row whose message was lost would block its scope for good: fail it."""
     snapshots.expire_lost(

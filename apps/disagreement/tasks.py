@@ -7,3 +7,11 @@ def metrics_recompute_task(snapshot_id: int) -> str:
     from apps.disagreement.services import metrics_recompute
 
     return metrics_recompute(snapshot_id=snapshot_id).status
+
+
+@shared_task(name="disagreement.metrics_resend_lost")
+def metrics_resend_lost_task() -> list[int]:
+    """Periodic (Celery beat): queued recomputes whose message was lost are sent again."""
+    from apps.disagreement.services import metrics_resend_lost
+
+    return metrics_resend_lost()

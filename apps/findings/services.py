@@ -20,6 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
+from apps.core import snapshots
 from apps.core.errors import ApplicationError, FieldError, NotFound, PermissionDenied
 from apps.findings.analysis import compute_findings
 from apps.findings.models import FindingSlice, FindingSnapshot, Source, scope_key
@@ -31,6 +32,17 @@ logger = logging.getLogger(__name__)
 DEBOUNCE_SECONDS: int = getattr(settings, "FINDINGS_DEBOUNCE_SECONDS", 30)
 QUEUED_TIMEOUT = dt.timedelta(minutes=15)
 KEEP_SNAPSHOTS = 10
+
+
+def findings_resend_lost() -> list[int]:
+    """Beat job: queued recomputes whose message was lost (a Redis restart) are sent again."""
+    from apps.findings.tasks import findings_recompute_task
+
+    return snapshots.resend_overdue(
+        FindingSnapshot,
+        countdown_seconds=DEBOUNCE_SECONDS,
+        send=lambda pk: findings_recompute_task.apply_async(args=[pk]),
+    )
 
 
 def _enqueue(snapshot_id: int, *, countdown: int) -> None:

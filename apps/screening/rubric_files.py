@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
+from apps.core import untrusted
 from apps.core.errors import ApplicationError, ErrorCollector
 
 
@@ -67,7 +67,9 @@ def load_rubric_text(text: str | bytes, *, filename: str = "") -> dict[str, Any]
         except UnicodeDecodeError as exc:
             raise ApplicationError(f"The rubric file is not UTF-8 text: {exc}") from exc
     try:
-        data = json.loads(text) if filename.endswith(".json") else yaml.safe_load(text)
+        data = (
+            untrusted.json_loads(text) if filename.endswith(".json") else untrusted.yaml_load(text)
+        )
     except (ValueError, yaml.YAMLError) as exc:
         raise ApplicationError(f"The rubric file cannot be parsed: {exc}") from exc
     if not isinstance(data, dict):
@@ -75,6 +77,29 @@ def load_rubric_text(text: str | bytes, *, filename: str = "") -> dict[str, Any]
             "The rubric file must hold one mapping with key, name and dimensions."
         )
     return data
+
+
+# Scores are stored in smallint columns; no rubric needs more than a few dozen levels.
+SCALE_LIMIT = 1000
+# Column widths of the keys and names (apps/screening/models.py).
+KEY_MAX, NAME_MAX = 64, 200
+
+
+def _nul_paths(value: Any, path: str = "") -> list[str]:
+    """Where the rubric holds text with a NUL character (keys and values), by field path."""
+    if isinstance(value, str):
+        return [path or "file"] if "\x00" in value else []
+    found: list[str] = []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            where = f"{path}.{k}" if path else str(k)
+            if isinstance(k, str) and "\x00" in k:
+                found.append(path or "file")
+            found += _nul_paths(v, where)
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            found += _nul_paths(v, f"{path}[{i}]")
+    return found
 
 
 def _int(value: Any) -> int | None:
@@ -90,10 +115,19 @@ def _int(value: Any) -> int | None:
 def parse_rubric(data: dict[str, Any]) -> RubricSpec:
     """Validate a rubric mapping; every problem is reported at once with its field path."""
     errs = ErrorCollector()
+    for where in _nul_paths(data):
+        errs.add(where.replace("\x00", "\u2400"), untrusted.nul_error("\x00"))
+    errs.raise_if_any("The rubric file has errors; nothing was imported.")
     key = str(data.get("key") or "").strip()
-    if not key or not key.replace("-", "").replace("_", "").isalnum():
-        errs.add("key", "is required: letters, digits, - and _", value=data.get("key"))
+    if not key or not key.replace("-", "").replace("_", "").isalnum() or len(key) > KEY_MAX:
+        errs.add(
+            "key",
+            f"is required: letters, digits, - and _, at most {KEY_MAX} characters",
+            value=key[:80],
+        )
     name = str(data.get("name") or key).strip()
+    if len(name) > NAME_MAX:
+        errs.add("name", f"must be at most {NAME_MAX} characters", value=name[:80])
     domains_raw = data.get("domains") or []
     if isinstance(domains_raw, str):
         domains_raw = [d for d in domains_raw.replace(",", ";").split(";")]
@@ -130,6 +164,15 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
         dkey = str(raw.get("key") or "").strip()
         if not dkey:
             errs.add(f"{where}.key", "is required")
+        elif len(dkey) > KEY_MAX or not dkey.replace("-", "").replace("_", "").isalnum():
+            errs.add(
+                f"{where}.key",
+                f"must be letters, digits, - and _, at most {KEY_MAX} characters",
+                value=dkey[:80],
+            )
+            dkey = ""
+        if len(str(raw.get("name") or dkey)) > NAME_MAX:
+            errs.add(f"{where}.name", f"must be at most {NAME_MAX} characters")
         elif dkey in seen:
             errs.add(f"{where}.key", "is used twice", value=dkey)
         scale = raw.get("scale") or {}
@@ -137,11 +180,21 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
         hi = _int(scale.get("max") if isinstance(scale, dict) else None)
         if lo is None or hi is None:
             errs.add(f"{where}.scale", "needs integer min and max", value=scale)
-        elif lo >= hi:
-            errs.add(f"{where}.scale", "min must be below max", value=scale)
+        elif not -SCALE_LIMIT <= lo < hi <= SCALE_LIMIT:
+            errs.add(
+                f"{where}.scale",
+                f"min must be below max, both between -{SCALE_LIMIT} and {SCALE_LIMIT}",
+                value=scale,
+            )
+            lo = hi = None
         pass_above = raw.get("pass_above")
-        if pass_above is not None and _int(pass_above) is None:
-            errs.add(f"{where}.pass_above", "must be an integer", value=pass_above)
+        pass_int = _int(pass_above)
+        if pass_above is not None and (pass_int is None or abs(pass_int) > SCALE_LIMIT):
+            errs.add(
+                f"{where}.pass_above",
+                f"must be an integer between -{SCALE_LIMIT} and {SCALE_LIMIT}",
+                value=pass_above,
+            )
         requires = raw.get("requires") or []
         if not isinstance(requires, list):
             errs.add(
@@ -162,9 +215,19 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
                     errs.add(f"{where}.levels", "names a level off the scale", value=level)
                 else:
                     levels[str(lv)] = str(meaning).strip()
-        categories = [c for c in (raw.get("categories") or []) if _int(c) is not None]
+        categories_raw = raw.get("categories") or []
+        if not isinstance(categories_raw, list):
+            errs.add(f"{where}.categories", "must be a list of levels", value=categories_raw)
+            categories_raw = []
+        categories = [c for c in categories_raw if _int(c) is not None]
+        if any(abs(_int(c) or 0) > SCALE_LIMIT for c in categories):
+            errs.add(f"{where}.categories", "names a level off the scale")
+            categories = []
         questions = raw.get("questions") or []
         question_scores: dict[str, int] = {}
+        if isinstance(questions, list) and len(questions) > 8:
+            errs.add(f"{where}.questions", "must be at most 8 questions")
+            questions = []
         if questions:
             if not isinstance(questions, list) or not all(
                 isinstance(q, dict) and q.get("key") and q.get("text") for q in questions

@@ -125,6 +125,13 @@ AUTHENTICATION_BACKENDS = [
     "django.contrib.auth.backends.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+# Password reset requests (apps/accounts/services.py): per window, at most PER_IP from one client
+# address (then 429) and PER_ADDRESS mails to one e-mail address (then answered alike, not sent).
+PASSWORD_RESET_WINDOW_SECONDS = env.int("PASSWORD_RESET_WINDOW_SECONDS", default=3600)
+PASSWORD_RESET_PER_IP = env.int("PASSWORD_RESET_PER_IP", default=20)
+PASSWORD_RESET_PER_ADDRESS = env.int("PASSWORD_RESET_PER_ADDRESS", default=3)
+# Cache key prefix of the counters (tests give each test its own).
+PASSWORD_RESET_THROTTLE_PREFIX = "pwreset"
 AXES_COOLOFF_TIME = timedelta(minutes=env.int("AXES_COOLOFF_MINUTES", default=15))
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
@@ -160,6 +167,12 @@ WEB_ACTIVE_REQUESTS = int(env("WEB_ACTIVE_REQUESTS", default="") or 4)
 # Imports of 1,000,000 ratings arrive as one upload.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env.int("DATA_UPLOAD_MAX_MEMORY_SIZE", default=50 * 1024 * 1024)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# Bounds on what users upload (413/400 with a message beyond them, never a 500): an import file
+# (CSV, JSON Lines, rubric) and an archive, in bytes; the longest long-text field (an abstract,
+# claims, an idea's description) in characters, through the API, the forms and imports.
+IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
+ARCHIVE_MAX_BYTES = env.int("ARCHIVE_MAX_BYTES", default=200 * 1024 * 1024)
+TEXT_MAX_CHARS = env.int("TEXT_MAX_CHARS", default=100_000)
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate challenge makes a request without valid credentials (none,
@@ -236,7 +249,26 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env.int("JUDGE_RECLAIM_SECONDS", default=30)),
         "options": {"queue": "celery", "expires": 60},
     },
+    # Queued snapshots whose message was lost with Redis: sent again (snapshots.resend_overdue).
+    "disagreement-resend": {
+        "task": "disagreement.metrics_resend_lost",
+        "schedule": float(env.int("SNAPSHOT_RESEND_SECONDS", default=30)),
+        "options": {"queue": "celery", "expires": 60},
+    },
+    "decisions-resend": {
+        "task": "decisions.resend_lost",
+        "schedule": float(env.int("SNAPSHOT_RESEND_SECONDS", default=30)),
+        "options": {"queue": "celery", "expires": 60},
+    },
+    "findings-resend": {
+        "task": "findings.resend_lost",
+        "schedule": float(env.int("SNAPSHOT_RESEND_SECONDS", default=30)),
+        "options": {"queue": "celery", "expires": 60},
+    },
 }
+# A queued snapshot (metrics, alignment) still waiting this many seconds after its message was due
+# lost the message (a Redis restart): the beat jobs send it again, within 2x this after the loss.
+SNAPSHOT_RESEND_SECONDS = env.int("SNAPSHOT_RESEND_SECONDS", default=30)
 
 # Seconds automatic judge runs wait after a rating change, so a burst lands in one run
 # (bin/demo sets 0 for its initial import, where there is no burst to wait for).

@@ -126,10 +126,15 @@ def test_the_reclaim_sends_again_dead_workers_runs_and_lost_messages_once(
 
     with django_capture_on_commit_callbacks(execute=True):
         summary = services.judge_runs_reclaim()
-    assert summary == {"stale": 1, "lost": 1, "schedules": 0}
+    assert summary == {"stale": 1, "lost": 1, "schedules": 0, "alignments": 0}
     assert sorted(broker.run_ids_sent()) == sorted([dead.id, lost.id])
     with django_capture_on_commit_callbacks(execute=True):
-        assert services.judge_runs_reclaim() == {"stale": 0, "lost": 0, "schedules": 0}
+        assert services.judge_runs_reclaim() == {
+            "stale": 0,
+            "lost": 0,
+            "schedules": 0,
+            "alignments": 0,
+        }
     assert len(broker.run_ids_sent()) == 2, "not sent again while they wait in the queue"
 
 

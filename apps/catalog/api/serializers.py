@@ -5,6 +5,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from apps.catalog.models import EXTERNAL_ID_MAX, Domain, Idea, Patent
+from apps.core import fields
 from apps.screening.models import Rubric
 
 
@@ -21,7 +22,7 @@ class DomainOutputSerializer(serializers.ModelSerializer):
 class DomainInputSerializer(serializers.Serializer):
     key = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200)
-    rubric = serializers.SlugRelatedField(
+    rubric = fields.SlugRelatedField(
         slug_field="key",
         queryset=Rubric.objects.all(),
         required=False,
@@ -51,10 +52,10 @@ class PatentOutputSerializer(serializers.ModelSerializer):
 
 class PatentInputSerializer(serializers.Serializer):
     external_id = serializers.CharField(max_length=EXTERNAL_ID_MAX)
-    domain = serializers.SlugRelatedField(slug_field="key", queryset=Domain.objects.all())
+    domain = fields.SlugRelatedField(slug_field="key", queryset=Domain.objects.all())
     title = serializers.CharField(max_length=500)
-    abstract = serializers.CharField(required=False, allow_blank=True)
-    claims = serializers.CharField(required=False, allow_blank=True)
+    abstract = fields.LongTextField(required=False, allow_blank=True)
+    claims = fields.LongTextField(required=False, allow_blank=True)
 
 
 class IdeaOutputSerializer(serializers.ModelSerializer):
@@ -88,7 +89,7 @@ class IdeaOutputSerializer(serializers.ModelSerializer):
 
 class IdeaInputSerializer(serializers.Serializer):
     external_id = serializers.CharField(max_length=EXTERNAL_ID_MAX)
-    patent = serializers.SlugRelatedField(
+    patent = fields.SlugRelatedField(
         slug_field="external_id",
         queryset=Patent.objects.all(),
         help_text="The patent's external id.",
@@ -99,9 +100,9 @@ class IdeaInputSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="Optional: without one, pages show an excerpt of the description.",
     )
-    description = serializers.CharField(required=False, allow_blank=True)
-    implementation = serializers.CharField(required=False, allow_blank=True)
-    differentiation = serializers.CharField(required=False, allow_blank=True)
+    description = fields.LongTextField(required=False, allow_blank=True)
+    implementation = fields.LongTextField(required=False, allow_blank=True)
+    differentiation = fields.LongTextField(required=False, allow_blank=True)
     # The stubs type every Field's own `source` attribute; DRF takes a field of that name.
     source = serializers.CharField(  # type: ignore[assignment]
         max_length=200, required=False, allow_blank=True

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
+from django.conf import settings
 
+from apps.core import untrusted
 from apps.core.errors import ApplicationError, FieldError
 
 ROW = "_row"
@@ -134,7 +136,25 @@ def read_table(content: bytes, filename: str) -> pd.DataFrame:
     else:
         frame = _read_jsonl(text)
     refuse_nul_characters(frame)
+    refuse_long_cells(frame)
     return frame
+
+
+def refuse_long_cells(frame: pd.DataFrame) -> None:
+    """No cell longer than TEXT_MAX_CHARS (the longest abstract, claims or description the
+    product stores), named by row and column; narrower columns are checked by each importer."""
+    limit = int(settings.TEXT_MAX_CHARS)
+    problems = Problems()
+    for col in frame.columns:
+        if col == ROW:
+            continue
+        too_long = frame[col].str.len() > limit
+        if too_long.any():
+            shown = frame[[ROW]].assign(value=frame[col].str.slice(0, 80) + "...")
+            problems.add_rows(
+                shown, too_long, col, f"is longer than {limit} characters", column="value"
+            )
+    problems.raise_if_any("The file has cells that are too long.")
 
 
 def refuse_nul_characters(frame: pd.DataFrame) -> None:
@@ -217,7 +237,7 @@ def _read_jsonl(text: str) -> pd.DataFrame:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
+            obj = untrusted.json_loads(line)
         except ValueError as exc:
             # Only JSONDecodeError has .msg; other ValueErrors (a huge integer) say it in str().
             reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)

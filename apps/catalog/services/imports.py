@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from django.conf import settings
 from django.db import transaction
 
 from apps.catalog.importers import ImportResult
@@ -119,6 +120,23 @@ def import_upload(
     """The one adapter from an uploaded file to `import_file`: every refusal becomes an outcome
     (never an exception), so each caller only renders it."""
     filename = upload.name or ""
+    limit = int(settings.IMPORT_MAX_BYTES)
+    size = int(getattr(upload, "size", 0) or 0)
+    if size > limit:
+        # Refused before it is read: a file is parsed in memory, several times its size.
+        return UploadOutcome(
+            ok=False,
+            filename=filename,
+            message="The file is too large; nothing was imported.",
+            errors=[
+                FieldError(
+                    field="file",
+                    message=f"is {size} bytes; at most {limit} (IMPORT_MAX_BYTES): "
+                    "split it into several files",
+                    value=filename,
+                )
+            ],
+        )
     try:
         result = import_file(
             kind=kind,

@@ -60,6 +60,12 @@ def map_openai_error(exc: Exception, *, retries: int = 0) -> Exception:
         return TransientBackendError(f"connection failed{after}: {exc}")
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
+        if 300 <= status < 400:
+            target = exc.response.headers.get("location", "elsewhere")
+            return PermanentBackendError(
+                f"HTTP {status}: the endpoint redirects to {target}; redirects are not followed "
+                "(they could lead outside the allowed endpoints): configure the final address"
+            )
         if status == 429 or status in (408, 409) or status >= 500:
             return TransientBackendError(f"HTTP {status}{after}: {exc.message}")
         return PermanentBackendError(f"HTTP {status}: {exc.message}")
@@ -99,11 +105,18 @@ def retries_taken(raw: Any) -> int:
     return 0
 
 
-def timeout_counting_http_client(on_timeout: Callable[[], None]) -> Any | None:
+# The SDK's client follows redirects; an allowed endpoint answering 307 would send the prompts
+# (and the API key) to any address, e.g. an internal service (SSRF). Only the configured,
+# allowlisted base URL is ever called: a redirect is an error (map_openai_error names it).
+FOLLOW_REDIRECTS = False
+
+
+def timeout_counting_http_client(on_timeout: Callable[[], None]) -> Any:
     """The SDK's default HTTP client with a transport that reports every timed-out request,
     including those the SDK retries by itself. The SDK has used httpx and then httpx2; the
-    transport comes from whichever its client is built on. None (the SDK's own client, and
-    only the timeouts that end a call are counted) if that cannot be found."""
+    transport comes from whichever its client is built on; if it cannot be found, the SDK's
+    client without the counting (only the timeouts that end a call are counted). Neither
+    follows redirects."""
     try:
         module = None
         for cls in openai.DefaultHttpxClient.__mro__:
@@ -112,7 +125,7 @@ def timeout_counting_http_client(on_timeout: Callable[[], None]) -> Any | None:
                 module = sys.modules[root]
                 break
         if module is None:
-            return None
+            return openai.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS)
         base_transport = module.HTTPTransport
         timeout_error = module.TimeoutException
 
@@ -124,7 +137,9 @@ def timeout_counting_http_client(on_timeout: Callable[[], None]) -> Any | None:
                     on_timeout()
                     raise
 
-        return openai.DefaultHttpxClient(transport=TimeoutCountingTransport())
+        return openai.DefaultHttpxClient(
+            transport=TimeoutCountingTransport(), follow_redirects=FOLLOW_REDIRECTS
+        )
     except Exception:  # an SDK layout we do not know: count less, judge all the same
         logger.debug("timeout counting unavailable", exc_info=True)
-        return None
+        return openai.DefaultHttpxClient(follow_redirects=FOLLOW_REDIRECTS)

@@ -90,6 +90,17 @@ def _enqueue(snapshot_id: int, *, countdown: float) -> None:
     )
 
 
+def alignment_resend_lost() -> list[int]:
+    """Queued computations whose message was lost (a Redis restart) are sent again; called by
+    the periodic reclaim."""
+
+    return snapshots.resend_overdue(
+        AlignmentSnapshot,
+        countdown_seconds=_debounce_seconds(),
+        send=lambda pk: dispatch.send_alignment_snapshot(pk, countdown=0),
+    )
+
+
 def _queue(scope: str) -> tuple[AlignmentSnapshot, bool]:
     """The scope's QUEUED snapshot, created if missing; returns (snapshot, created)."""
     snapshots.expire_lost(

@@ -373,7 +373,8 @@ def judge_runs_reclaim() -> dict[str, int]:
       SIGKILL leaves the message unacked in Redis until its visibility timeout); sent again, they
       resume from the stored plan, skipping stored predictions;
     - queued runs no worker took within JUDGE_REQUEUE_AFTER_SECONDS: sent again;
-    - pending scheduling rows older than that: their task is sent again.
+    - pending scheduling rows older than that: their task is sent again;
+    - queued alignment snapshots overdue by SNAPSHOT_RESEND_SECONDS (snapshots.resend_overdue).
     Each resent row's clock is reset, so a run is not sent again on every pass while it waits in
     the queue. Duplicate deliveries are harmless (the claim and the lease). Returns counts.
     """
@@ -429,4 +430,12 @@ def judge_runs_reclaim() -> dict[str, int]:
             len(lost),
             len(schedules),
         )
-    return {"stale": len(stale), "lost": len(lost), "schedules": len(schedules)}
+    from apps.judges.services.alignment import alignment_resend_lost
+
+    alignments = alignment_resend_lost()
+    return {
+        "stale": len(stale),
+        "lost": len(lost),
+        "schedules": len(schedules),
+        "alignments": len(alignments),
+    }

@@ -8,6 +8,7 @@ from rest_framework import serializers
 
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
+from apps.core import fields
 from apps.core.api import id_field
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory, Rubric
 from apps.screening.rubric_files import DIMENSION_FIELDS, WORDING_FIELDS
@@ -237,7 +238,7 @@ class DomainFilterSerializer(serializers.Serializer):
 
 
 class AssignmentCreateInputSerializer(serializers.Serializer):
-    reviewer = serializers.SlugRelatedField(
+    reviewer = fields.SlugRelatedField(
         slug_field="username", queryset=User.objects.all(), help_text="The reviewer's username."
     )
     idea = serializers.PrimaryKeyRelatedField(
@@ -264,9 +265,9 @@ class AssignmentCreateOutputSerializer(serializers.Serializer):
 
 
 class AssignmentBulkBalancedInputSerializer(serializers.Serializer):
-    domain = serializers.SlugRelatedField(slug_field="key", queryset=Domain.objects.all())
+    domain = fields.SlugRelatedField(slug_field="key", queryset=Domain.objects.all())
     per_idea = serializers.IntegerField(min_value=1, max_value=100, help_text="Reviewers per idea.")
-    reviewers = serializers.SlugRelatedField(
+    reviewers = fields.SlugRelatedField(
         slug_field="username",
         queryset=User.objects.all(),
         many=True,

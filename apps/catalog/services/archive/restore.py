@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import zipfile
 from typing import Any
 
 import pandas as pd
@@ -13,6 +12,7 @@ from django.db import connection, transaction
 from apps.accounts.models import User
 from apps.catalog.importers import ImportResult
 from apps.catalog.models import Idea, Patent
+from apps.catalog.services.archive import bounded_zip
 from apps.catalog.services.archive.common import FORMAT, VERSION, check_admin
 from apps.catalog.services.imports import import_file
 from apps.core.errors import ApplicationError, FieldError
@@ -24,19 +24,9 @@ def _refuse(message: str, field: str, detail: str, value: Any = None) -> Applica
 
 
 def _read_archive(content: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
-        files = {name: archive.read(name) for name in archive.namelist()}
-    except (zipfile.BadZipFile, OSError) as exc:
-        raise _refuse(
-            "The archive cannot be read.", "file", "is not a zip archive", value=str(exc)
-        ) from exc
-    try:
-        manifest = json.loads(files["manifest.json"])
-    except (KeyError, ValueError) as exc:
-        raise _refuse(
-            "The archive cannot be read.", "manifest.json", "is missing or not JSON"
-        ) from exc
+    """The manifest and the files it lists, within bounds (bounded_zip), manifest first."""
+    archive = bounded_zip.open_archive(content)
+    manifest = bounded_zip.read_manifest(archive)
     if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
         raise _refuse(
             "The archive cannot be read.",
@@ -44,7 +34,8 @@ def _read_archive(content: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
             f"must say format {FORMAT!r}, version {VERSION}",
             value=f"{manifest.get('format')} {manifest.get('version')}",
         )
-    missing = [n for n in [*manifest["load_order"], *manifest["restored"]] if n not in files]
+    names = set(archive.namelist())
+    missing = [n for n in [*manifest["load_order"], *manifest["restored"]] if n not in names]
     if missing:
         raise ApplicationError(
             "The archive is incomplete; nothing was imported.",
@@ -53,6 +44,10 @@ def _read_archive(content: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
                 for n in missing
             ],
         )
+    files = {
+        n: bounded_zip.read_member(archive, n)
+        for n in dict.fromkeys([*manifest["load_order"], *manifest["restored"]])
+    }
     return manifest, files
 
 
