@@ -57,7 +57,10 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
         stored = selectors.snapshot_rows(snapshot, domain=domain, dimension=dimension)
         total = len(stored)
         rows = P.sort_rows(stored, sort=sort, query=query)
-        rows = P.with_flags(rows, extra_flags([r["idea_id"] for r in rows]))
+        rows = P.with_flags(
+            rows,
+            extra_flags([r["idea_id"] for r in rows], domain=domain, dimension=dimension),
+        )
     result = (snapshot.result or {}) if snapshot else {}
     return {
         "form": form,

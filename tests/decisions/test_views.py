@@ -165,3 +165,62 @@ def test_the_api_serves_the_csvs_rows_and_names_a_bad_filter(client, manager, pr
     assert str(body["rows"][0]["estimate"]) == rows[0]["estimate"]
     bad = client.get("/api/decisions/ranking/?domain=nope")
     assert bad.status_code == 400 and "domain" in str(bad.json())
+
+
+def test_decide_flags_ideas_with_open_findings_and_shows_a_panels_scores_as_judges(
+    client, manager, decided, domain, settings
+):
+    """Findings far from saturation and a persona panel's scores reach Decide as flags; the
+    panel's score stays out of the estimate (the row's figures do not move)."""
+    from apps.findings.models import FindingSlice, FindingSnapshot, Source
+    from apps.findings.models import scope_key as findings_scope
+    from apps.panels.models import PanelDebate, PanelRun
+
+    client.force_login(manager)
+    before = {r["idea"]: r for r in exported(client, "?domain=nlp&dimension=innovativeness")}
+    open_idea, panel_idea, quiet_idea = Idea.objects.filter(patent__domain=domain).order_by("id")[
+        :3
+    ]
+    threshold = settings.FINDINGS_SIMILARITY_THRESHOLD
+    snapshot = FindingSnapshot.objects.create(
+        scope=findings_scope(threshold=threshold),
+        threshold=threshold,
+        status=FindingSnapshot.Status.DONE,
+        started_at=timezone.now(),
+    )
+    FindingSlice.objects.create(
+        snapshot=snapshot,
+        source=Source.REVIEWERS,
+        domain="nlp",
+        ideas={
+            str(open_idea.id): {"n_reviewers": 3, "coverage": 0.3},
+            str(quiet_idea.id): {"n_reviewers": 3, "coverage": 0.9},
+        },
+    )
+    run = PanelRun.objects.create(
+        domain=domain,
+        persona_source="invented",
+        model="tiny-model",
+        budget_tokens=1000,
+        status=PanelRun.Status.DONE,
+    )
+    PanelDebate.objects.create(
+        run=run,
+        idea=panel_idea,
+        dimension=Dimension.objects.get(rubric__is_default=True, key="innovativeness"),
+        single_score=2,
+        before_score=2.5,
+        after_score=3.0,
+        stop_reason="stable",
+    )
+
+    rows = {r["idea"]: r for r in exported(client, "?domain=nlp&dimension=innovativeness")}
+    assert "findings_open" in rows[open_idea.external_id]["flags"]
+    assert "findings_open" not in rows[quiet_idea.external_id]["flags"]
+    assert "llm_panel" in rows[panel_idea.external_id]["flags"]
+    for column in ("estimate", "low", "high", "n_predicted"):
+        assert rows[panel_idea.external_id][column] == before[panel_idea.external_id][column]
+    page = client.get(reverse("decisions:decide") + "?domain=nlp&dimension=innovativeness")
+    html = page.content.decode()
+    assert 'data-flag="llm_panel"' in html and "Panel of LLM judges (not reviewers)" in html
+    assert "Innovativeness 3.0" in html and 'data-flag="findings_open"' in html

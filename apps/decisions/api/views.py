@@ -56,7 +56,10 @@ class DecisionRankingApi(APIView):
             sort=q["sort"],
             query=q.get("q", ""),
         )
-        rows = P.with_flags(rows, extra_flags([r["idea_id"] for r in rows]))
+        rows = P.with_flags(
+            rows,
+            extra_flags([r["idea_id"] for r in rows], domain=domain, dimension=q["dimension"]),
+        )
         header, values = P.csv_rows(rows, sort=q["sort"])
         return Response(
             {
