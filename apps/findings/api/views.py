@@ -53,7 +53,7 @@ class FindingsApi(APIView):
             OpenApiParameter("domain", str, required=True),
             OpenApiParameter("source", str, enum=Source.values),
         ],
-        responses={200: dict},
+        responses={200: dict, 400: dict, 404: dict},
     )
     def get(self, request: AuthenticatedRequest) -> Response:
         """Per scope (domain, each dimension, each idea): n_rationales, n_units, n_findings,
@@ -107,7 +107,7 @@ class IdeaFindingsApi(APIView):
 
     permission_classes = [IsAuthenticated]
 
-    @extend_schema(responses={200: dict})
+    @extend_schema(responses={200: dict, 404: dict})
     def get(self, request: AuthenticatedRequest, idea_id: int) -> Response:
         user = request.user
         idea = Idea.objects.select_related("patent__domain").filter(pk=idea_id).first()
@@ -130,7 +130,10 @@ class FindingsRecomputeApi(APIView):
     class InputSerializer(serializers.Serializer):
         threshold = serializers.FloatField(required=False, min_value=0.05, max_value=1.0)
 
-    @extend_schema(request=InputSerializer, responses={202: dict})
+        class Meta:
+            ref_name = "FindingsRecompute"
+
+    @extend_schema(request=InputSerializer, responses={202: dict, 400: dict, 503: dict})
     def post(self, request: AuthenticatedRequest) -> Response:
         s = self.InputSerializer(data=request.data)
         s.is_valid(raise_exception=True)
