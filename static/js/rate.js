@@ -208,5 +208,9 @@
   });
 
   const start = firstMissing() || dims()[0];
-  if (start && !document.getElementById("confirm-box")) highlight(start, true);
+  // Focus (and scroll to) the first dimension only where the keys are the way to rate: with a
+  // fine pointer, on a layout that shows the idea beside the form. On a phone the form sits
+  // below the idea, and jumping to the first radio button would skip the text to be judged.
+  const keyboardFirst = window.matchMedia("(hover: hover) and (pointer: fine) and (min-width: 961px)").matches;
+  if (start && !document.getElementById("confirm-box")) highlight(start, keyboardFirst);
 })();
