@@ -91,6 +91,7 @@ def import_upload(request: AuthenticatedHttpRequest, kind: str) -> HttpResponse:
             dry_run=form.cleaned_data["dry_run"],
             actor=request.user,
             make_default=form.cleaned_data.get("make_default", False),
+            create_domains=form.cleaned_data.get("create_domains", False),
         )
         if outcome.ok:
             form = ImportForm(kind=kind)

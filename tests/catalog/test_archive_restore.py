@@ -104,7 +104,7 @@ def busy_installation(examples_loaded, run_import, admin, manager):
     RatingHistory.objects.filter(rating__reviewer=alice).update(changed_by=manager)
 
     # Judged ratings on a rubric without gates (optional dimensions), so the import takes them.
-    run_import("rubric", JUDGED_RUBRIC, "stories.yaml")
+    run_import("rubric", JUDGED_RUBRIC, "stories.yaml", create_domains=True)
     nlp = Domain.objects.get(key="fiction")
     style = Dimension.objects.get(rubric__key="stories", key="style")
     plot = Dimension.objects.get(rubric__key="stories", key="plot")
@@ -302,5 +302,3 @@ def test_a_second_admin_restoring_keeps_their_own_account(busy_installation):
     assert accounts.notes == ["1 accounts already here were kept as they are."]
     assert User.objects.get(username="ada").first_name == "New Ada"
     assert User.objects.get(username="mona").role == User.Role.MANAGER
-
-

@@ -42,7 +42,7 @@ dimensions:
 def installation(examples_loaded, run_import, admin):
     """The documented examples (PBIG, gates) plus form submissions with yes/no answers and a
     rationale, a decline, a changed rating (history), and a rubric with optional dimensions."""
-    run_import("rubric", OPTIONAL_RUBRIC, "stories.yaml")
+    run_import("rubric", OPTIONAL_RUBRIC, "stories.yaml", create_domains=True)
     run_import("patents", "external_id,domain,title\nprompt-1,fiction,A door\n", "p.csv")
     run_import(
         "ideas",

@@ -127,6 +127,7 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
                     filename=name.rsplit("/", 1)[-1],
                     actor=actor,
                     make_default=make_default,
+                    create_domains=True,  # the archive's own domains
                 )
             )
         except ApplicationError as exc:
