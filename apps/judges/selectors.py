@@ -14,6 +14,7 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 
 from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.models import Domain, Idea
+from apps.core.display import when
 from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.judges.backends import embed_texts
 from apps.judges.engine import alignment
@@ -314,7 +315,7 @@ def report_sources(*, domain: Domain | None = None) -> list[dict[str, Any]]:
             {
                 "value": f"run-{run.id}",
                 "label": f"Study #{run.id}: {run.domain.name}, {', '.join(run.dimensions)} "
-                f"({run.finished_at:%Y-%m-%d %H:%M})",
+                f"({when(run.finished_at)})",
             }
         )
     return sources

@@ -91,9 +91,13 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # `|when`, the one date format of every page (apps/core/templatetags/ui.py).
+            "builtins": ["apps.core.templatetags.ui"],
         },
     }
 ]
+UI_DATETIME_FORMAT = "j M Y, H:i"
+UI_DATE_FORMAT = "j M Y"
 
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/pluralist")
