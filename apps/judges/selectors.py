@@ -120,12 +120,24 @@ def active_auto_configs() -> list[JudgeConfig]:
     return list(JudgeConfig.objects.filter(is_active=True, auto=True).order_by("kind", "id"))
 
 
-def judge_runs(*, limit: int = 50) -> QuerySet[JudgeRun]:
-    return (
-        JudgeRun.objects.select_related("reviewer", "domain", "requested_by")
-        .prefetch_related("configs")
-        .order_by("-created_at", "-id")[:limit]
-    )
+RUN_ORIGINS = {
+    # Leave-one-out evaluations and predictions start by themselves after saved ratings.
+    "automatic": ~Q(purpose=JudgeRun.Purpose.STUDY),
+    "studies": Q(purpose=JudgeRun.Purpose.STUDY),
+}
+
+
+def judge_runs(*, limit: int = 50, origin: str = "", status: str = "") -> QuerySet[JudgeRun]:
+    runs = JudgeRun.objects.select_related("reviewer", "domain", "requested_by")
+    if origin in RUN_ORIGINS:
+        runs = runs.filter(RUN_ORIGINS[origin])
+    if status:
+        runs = runs.filter(status=status)
+    return runs.prefetch_related("configs").order_by("-created_at", "-id")[:limit]
+
+
+def study_run(*, run_id: int) -> JudgeRun | None:
+    return JudgeRun.objects.filter(id=run_id, purpose=JudgeRun.Purpose.STUDY).first()
 
 
 def latest_done_runs(
