@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
@@ -167,6 +169,9 @@ def archive_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _archive_page(request, form=ArchiveForm(), outcome=None)
 
 
+ARCHIVE_TOKEN = re.compile(r"[a-z0-9]{8,32}")
+
+
 @role_required("admin")
 @require_http_methods(["POST"])
 def archive_export(request: AuthenticatedHttpRequest) -> HttpResponse:
@@ -174,6 +179,13 @@ def archive_export(request: AuthenticatedHttpRequest) -> HttpResponse:
     name = timezone.now().strftime("pluralist-%Y%m%d-%H%M%S.zip")
     response = HttpResponse(content, content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
+    token = request.POST.get("token", "")
+    if ARCHIVE_TOKEN.fullmatch(token):
+        # The page waits for this cookie to say the download has started (static/js/archive.js):
+        # a download never reaches the page's JavaScript any other way.
+        response.set_cookie(
+            "archive_download", token, max_age=120, path="/", samesite="Strict", httponly=False
+        )
     return response
 
 
