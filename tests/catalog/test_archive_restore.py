@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import zipfile
 from collections.abc import Callable
 from typing import Any
@@ -302,3 +303,32 @@ def test_a_second_admin_restoring_keeps_their_own_account(busy_installation):
     assert accounts.notes == ["1 accounts already here were kept as they are."]
     assert User.objects.get(username="ada").first_name == "New Ada"
     assert User.objects.get(username="mona").role == User.Role.MANAGER
+
+
+def test_a_version_1_archive_still_restores_what_it_carries(busy_installation):
+    from apps.catalog.services.archive.common import plain_csv
+    from apps.catalog.services.archive.state import STATE_FILES
+
+    ratings = sorted(Rating.objects.values_list("idea__external_id", "dimension__key", "status"))
+    v2 = zipfile.ZipFile(io.BytesIO(installation_export()))
+    manifest = json.loads(v2.read("manifest.json"))
+    manifest.update(version=1, restored=["rating_history.csv"])
+    del manifest["neutralised"]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as v1:
+        v1.writestr("manifest.json", json.dumps(manifest))
+        for name in v2.namelist():
+            if name == "manifest.json" or name in STATE_FILES:
+                continue
+            data = v2.read(name)
+            if name.endswith(".csv"):
+                data, _ = plain_csv(data, drop=["source"] if name == "ratings.csv" else [])
+            v1.writestr(name, data)
+    _empty_every_table()
+    UserFactory(username="ada", role=User.Role.ADMIN)
+
+    installation_import(content=out.getvalue())
+
+    after = sorted(Rating.objects.values_list("idea__external_id", "dimension__key", "status"))
+    assert after == ratings
+    assert set(Rating.objects.values_list("source", flat=True)) == {"import"}
