@@ -332,3 +332,19 @@ def test_a_version_1_archive_still_restores_what_it_carries(busy_installation):
     after = sorted(Rating.objects.values_list("idea__external_id", "dimension__key", "status"))
     assert after == ratings
     assert set(Rating.objects.values_list("source", flat=True)) == {"import"}
+
+
+def test_judge_rows_of_a_domain_on_the_default_rubric_come_back(busy_installation):
+    # A domain without its own rubric is rated on the default one (as the demo's domains are).
+    from apps.screening.models import Rubric
+
+    pbig = Rubric.objects.get(key="pbig")
+    Domain.objects.filter(rubric=None).update(rubric=pbig)
+    Rubric.objects.update(is_default=False)
+    Rubric.objects.filter(key="stories").update(is_default=True)
+    Domain.objects.filter(key="fiction").update(rubric=None)
+    before = JudgePrediction.objects.count()
+    content = installation_export()
+    _empty_every_table()
+    installation_import(content=content)
+    assert JudgePrediction.objects.count() == before > 0

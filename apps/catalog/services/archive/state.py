@@ -48,7 +48,7 @@ from apps.judges.models import (
     JudgeRun,
 )
 from apps.judges.services.alignment import alignment_runs_finished
-from apps.screening.models import Assignment, Dimension, Rating
+from apps.screening.models import Assignment, Dimension, Rating, Rubric
 
 ACCOUNT_COLUMNS = [
     "username",
@@ -373,8 +373,10 @@ class _Keys:
 
     def __init__(self) -> None:
         self.users = dict(User.objects.values_list("username", "id"))
+        # A domain without its own rubric is rated on the default rubric.
+        default = Rubric.objects.filter(is_default=True).values_list("id", flat=True).first()
         self.ideas = {
-            ext: (idea_id, rubric_id)
+            ext: (idea_id, rubric_id or default)
             for ext, idea_id, rubric_id in Idea.objects.values_list(
                 "external_id", "id", "patent__domain__rubric_id"
             )
