@@ -133,8 +133,16 @@ def page(browser, live_server):
     context = browser.new_context(base_url=live_server.url, viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.set_default_timeout(10_000)
+    # Every browser test also checks the Content-Security-Policy: Chromium reports a refused
+    # inline script, style or eval on the console (issue 21.9).
+    refused: list[str] = []
+    page.on(
+        "console",
+        lambda m: refused.append(m.text) if "Content Security Policy" in m.text else None,
+    )
     yield page
     context.close()
+    assert refused == [], refused
 
 
 @pytest.fixture

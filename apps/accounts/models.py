@@ -48,6 +48,14 @@ class ReviewerProfile(models.Model):
     def __str__(self) -> str:
         return f"{self.user.username} ({self.background or 'no background'})"
 
+    @property
+    def background_label(self) -> str:
+        """The background as people read it: "Technical" for PBIG's groups, any other label
+        capitalised, "" when none is set. (The field has no choices: any label is allowed.)"""
+        if self.background in self.Background.values:
+            return str(self.Background(self.background).label)
+        return self.background.capitalize()
+
 
 class Invitation(models.Model):
     """One invitation to choose a password: e-mailed, or a link an admin copied to pass on.

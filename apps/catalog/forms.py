@@ -17,6 +17,11 @@ class ImportForm(forms.Form):
     file = forms.FileField(label="File")
     dry_run = forms.BooleanField(label="Dry run (check only, save nothing)", required=False)
     make_default = forms.BooleanField(label="Make it the default rubric", required=False)
+    create_domains = forms.BooleanField(
+        label="Create new domains named in the file (otherwise an unknown domain is refused "
+        "once ratings exist)",
+        required=False,
+    )
 
     def __init__(self, *args: Any, kind: str, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -24,6 +29,8 @@ class ImportForm(forms.Form):
         self.fields["file"].widget.attrs["accept"] = ACCEPT[kind]
         if kind != "rubric":
             del self.fields["make_default"]
+        if kind not in ("patents", "rubric"):
+            del self.fields["create_domains"]
 
 
 class AdminImportForm(ImportForm):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from django import forms
 from django.conf import settings
 from django.contrib.auth import get_user_model
@@ -92,6 +94,7 @@ def import_upload(request: AuthenticatedHttpRequest, kind: str) -> HttpResponse:
             dry_run=form.cleaned_data["dry_run"],
             actor=request.user,
             make_default=form.cleaned_data.get("make_default", False),
+            create_domains=form.cleaned_data.get("create_domains", False),
         )
         if outcome.ok:
             form = ImportForm(kind=kind)
@@ -167,6 +170,9 @@ def archive_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     return _archive_page(request, form=ArchiveForm(), outcome=None)
 
 
+ARCHIVE_TOKEN = re.compile(r"[a-z0-9]{8,32}")
+
+
 @role_required("admin")
 @require_http_methods(["POST"])
 def archive_export(request: AuthenticatedHttpRequest) -> HttpResponse:
@@ -174,6 +180,13 @@ def archive_export(request: AuthenticatedHttpRequest) -> HttpResponse:
     name = timezone.now().strftime("pluralist-%Y%m%d-%H%M%S.zip")
     response = HttpResponse(content, content_type="application/zip")
     response["Content-Disposition"] = f'attachment; filename="{name}"'
+    token = request.POST.get("token", "")
+    if ARCHIVE_TOKEN.fullmatch(token):
+        # The page waits for this cookie to say the download has started (static/js/archive.js):
+        # a download never reaches the page's JavaScript any other way.
+        response.set_cookie(
+            "archive_download", token, max_age=120, path="/", samesite="Strict", httponly=False
+        )
     return response
 
 

@@ -3,7 +3,8 @@
 Cells are neutralised against formula injection the OWASP way: a text cell that starts with
 `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with a single quote, so a spreadsheet
 shows it as text instead of evaluating it. Numbers are written as numbers (a negative alpha
-stays `-0.12`, not `'-0.12`); None becomes an empty cell.
+stays `-0.12`, not `'-0.12`); None becomes an empty cell. The installation archive uses a
+reversible variant (`reversible_cell`, `restored_cell`), so a backup comes back exactly.
 """
 
 from __future__ import annotations
@@ -27,6 +28,25 @@ def safe_cell(value: Any) -> Any:
     if text.startswith(FORMULA_PREFIXES):
         return "'" + text
     return text
+
+
+# The installation archive (apps.catalog.services.archive) is read back by the importers, so its
+# neutralisation must be undone exactly: a cell that already starts with the quote is quoted too,
+# and restoring drops exactly one leading quote from every cell that has one.
+ARCHIVE_PREFIXES = (*FORMULA_PREFIXES, "'")
+
+
+def reversible_cell(value: Any) -> str:
+    """One archive cell: text, with a quote in front of anything a spreadsheet would evaluate
+    (and of anything that already starts with a quote, so `restored_cell` is its exact inverse).
+    """
+    text = "" if value is None else str(value)
+    return "'" + text if text.startswith(ARCHIVE_PREFIXES) else text
+
+
+def restored_cell(text: str) -> str:
+    """The inverse of `reversible_cell`."""
+    return text[1:] if text.startswith("'") else text
 
 
 class _Echo:

@@ -152,7 +152,11 @@ def demo_load(
         for kind, path in write_demo_files(data, Path(tmp)).items():
             # actor=None: the system loads the demo (no admin is signed in from a command line).
             result = import_file(
-                kind=kind, content=path.read_bytes(), filename=path.name, actor=None
+                kind=kind,
+                content=path.read_bytes(),
+                filename=path.name,
+                actor=None,
+                create_domains=True,  # the demo's own domains
             )
             summary.imports.append(result.summary())
 

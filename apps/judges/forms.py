@@ -6,7 +6,7 @@ from typing import Any, cast
 from django import forms
 
 from apps.catalog.models import Domain
-from apps.judges.models import JudgeConfig
+from apps.judges.models import JudgeConfig, JudgeRun
 from apps.judges.services.configs import BOUNDS, CONFIG_FIELDS, judge_config_errors
 from apps.screening.models import Dimension
 
@@ -90,6 +90,21 @@ class JudgeConfigForm(forms.ModelForm):
         if not errors:
             cleaned.update(checked)
         return cleaned
+
+
+class RunFilterForm(forms.Form):
+    """The runs list's filters (GET): where runs come from, and their status."""
+
+    origin = forms.ChoiceField(
+        label="Started",
+        required=False,
+        choices=[("", "any way"), ("automatic", "automatically"), ("studies", "as studies")],
+    )
+    status = forms.ChoiceField(
+        label="Status",
+        required=False,
+        choices=[("", "any status"), *JudgeRun.Status.choices],
+    )
 
 
 class PredictionFilterForm(forms.Form):

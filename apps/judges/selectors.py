@@ -14,6 +14,7 @@ from django.db.models import Count, F, Q, QuerySet, Sum
 
 from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.models import Domain, Idea
+from apps.core.display import when
 from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.judges.backends import embed_texts
 from apps.judges.engine import alignment
@@ -120,12 +121,24 @@ def active_auto_configs() -> list[JudgeConfig]:
     return list(JudgeConfig.objects.filter(is_active=True, auto=True).order_by("kind", "id"))
 
 
-def judge_runs(*, limit: int = 50) -> QuerySet[JudgeRun]:
-    return (
-        JudgeRun.objects.select_related("reviewer", "domain", "requested_by")
-        .prefetch_related("configs")
-        .order_by("-created_at", "-id")[:limit]
-    )
+RUN_ORIGINS = {
+    # Leave-one-out evaluations and predictions start by themselves after saved ratings.
+    "automatic": ~Q(purpose=JudgeRun.Purpose.STUDY),
+    "studies": Q(purpose=JudgeRun.Purpose.STUDY),
+}
+
+
+def judge_runs(*, limit: int = 50, origin: str = "", status: str = "") -> QuerySet[JudgeRun]:
+    runs = JudgeRun.objects.select_related("reviewer", "domain", "requested_by")
+    if origin in RUN_ORIGINS:
+        runs = runs.filter(RUN_ORIGINS[origin])
+    if status:
+        runs = runs.filter(status=status)
+    return runs.prefetch_related("configs").order_by("-created_at", "-id")[:limit]
+
+
+def study_run(*, run_id: int) -> JudgeRun | None:
+    return JudgeRun.objects.filter(id=run_id, purpose=JudgeRun.Purpose.STUDY).first()
 
 
 def latest_done_runs(
@@ -364,7 +377,7 @@ def report_sources(*, domain: Domain | None = None) -> list[dict[str, Any]]:
             {
                 "value": f"run-{run.id}",
                 "label": f"Study #{run.id}: {run.domain.name}, {', '.join(run.dimensions)} "
-                f"({run.finished_at:%Y-%m-%d %H:%M})",
+                f"({when(run.finished_at)})",
             }
         )
     return sources

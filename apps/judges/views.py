@@ -6,7 +6,8 @@ gathers from the stored alignment snapshots (nothing here computes alignment).
 
 from __future__ import annotations
 
-from typing import TypedDict
+from typing import Any, TypedDict
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -21,8 +22,13 @@ from apps.catalog.models import Domain, Idea
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
 from apps.core.requests import AuthenticatedHttpRequest
-from apps.judges import presenters, services
-from apps.judges.forms import AlignmentFilterForm, PredictionFilterForm, StudyForm
+from apps.judges import presenters, selectors, services
+from apps.judges.forms import (
+    AlignmentFilterForm,
+    PredictionFilterForm,
+    RunFilterForm,
+    StudyForm,
+)
 from apps.judges.models import LOCAL_LABEL, JudgeRun
 from apps.judges.services.alignment import alignment_request_recompute
 
@@ -115,7 +121,9 @@ def runs(request: AuthenticatedHttpRequest) -> HttpResponse:
             form.add_error(None, str(exc))
         else:
             if created:
-                messages.success(request, f"Study #{run.id} queued.")
+                # Not a flash message: the runs list shows the study's banner and keeps it
+                # current (queued, running, done) while it polls.
+                return redirect(f"{reverse('judges:runs')}?study={run.id}")
             else:
                 messages.warning(
                     request,
@@ -125,18 +133,41 @@ def runs(request: AuthenticatedHttpRequest) -> HttpResponse:
     if form is None and request.user.is_admin:
         form = StudyForm()
     context = {
-        **presenters.runs_context(user=request.user),
+        **_filtered_runs(request),
         "form": form,
         "local_label": LOCAL_LABEL,
     }
     return render(request, "judges/runs.html", context)
 
 
+def _filtered_runs(request: AuthenticatedHttpRequest, *, limit: int = 30) -> dict[str, Any]:
+    """The runs list under the GET filters; unknown values are named and ignored."""
+    filters = RunFilterForm(request.GET)
+    valid = filters.is_valid()
+    data = filters.cleaned_data if valid else {}
+    context = presenters.runs_context(
+        user=request.user,
+        limit=limit,
+        origin=data.get("origin", ""),
+        status=data.get("status", ""),
+    )
+    study_id = request.GET.get("study", "")
+    study = (
+        selectors.study_run(run_id=int(study_id))
+        if study_id.isdigit() and len(study_id) < 12
+        else None
+    )
+    if study is not None:
+        context["filter_query"] = urlencode({**context["filters"], "study": study.id})
+        context["any_active"] = context["any_active"] or study.is_active
+    return {**context, "run_filters": filters, "study": study}
+
+
 @managers_only
 @require_GET
 def runs_table(request: AuthenticatedHttpRequest) -> HttpResponse:
     compact = bool(request.GET.get("compact"))
-    context = presenters.runs_context(user=request.user, limit=8 if compact else 30)
+    context = _filtered_runs(request, limit=8 if compact else 30)
     return render(request, "judges/_runs.html", {**context, "compact": compact})
 
 

@@ -39,6 +39,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "apps.core.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     # After WhiteNoise, so static files never wait for a slot (apps/core/middleware.py).
     "apps.core.middleware.ActiveRequestLimitMiddleware",
@@ -52,6 +53,28 @@ MIDDLEWARE = [
     # Last, as django-axes requires: turns a locked-out sign-in into the lockout response.
     "axes.middleware.AxesMiddleware",
 ]
+
+# Strict: this site's scripts and styles only, no inline script, no eval, no framing
+# (apps.core.middleware.ContentSecurityPolicyMiddleware; docs/operations.md). The favicon is a
+# data: URL. Set CONTENT_SECURITY_POLICY to "" to send none.
+CONTENT_SECURITY_POLICY = env.str(
+    "CONTENT_SECURITY_POLICY",
+    default="; ".join(
+        [
+            "default-src 'self'",
+            "script-src 'self'",
+            "style-src 'self'",
+            "style-src-attr 'unsafe-inline'",
+            "img-src 'self' data:",
+            "font-src 'self'",
+            "connect-src 'self'",
+            "object-src 'none'",
+            "base-uri 'none'",
+            "form-action 'self'",
+            "frame-ancestors 'none'",
+        ]
+    ),
+)
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"
@@ -71,9 +94,13 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
+            # `|when`, the one date format of every page (apps/core/templatetags/ui.py).
+            "builtins": ["apps.core.templatetags.ui"],
         },
     }
 ]
+UI_DATETIME_FORMAT = "j M Y, H:i"
+UI_DATE_FORMAT = "j M Y"
 
 DATABASES = {
     "default": env.db("DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/pluralist")
@@ -328,10 +355,15 @@ EMBEDDINGS_MODEL = env("EMBEDDINGS_MODEL", default="")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
+    "filters": {"client_errors_in_one_line": {"()": "apps.core.logging.ClientErrorsInOneLine"}},
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env("LOG_LEVEL", default="INFO")},
-    # django-axes announces its configuration at INFO in every process; lockouts are WARNING.
-    "loggers": {"axes": {"level": env("AXES_LOG_LEVEL", default="WARNING")}},
+    "loggers": {
+        # django-axes announces its configuration at INFO in every process; lockouts are WARNING.
+        "axes": {"level": env("AXES_LOG_LEVEL", default="WARNING")},
+        # A 403 or 404 is one line, without the traceback of the exception that made it.
+        "django.request": {"filters": ["client_errors_in_one_line"]},
+    },
 }
 
 

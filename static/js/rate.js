@@ -16,6 +16,13 @@
   // With JavaScript on, the no-JS "Continue" button must never be the form's default button:
   // a disabled default button makes the browser ignore Enter instead of posting "continue".
   form.querySelectorAll("button.scr-nojs").forEach(function (b) { b.disabled = true; });
+  // A score or a yes/no answer posts the form (hx-trigger="stage-change"); text fields do not.
+  // Filtered here rather than with an htmx trigger filter, which htmx evaluates as code and the
+  // Content-Security-Policy (no 'unsafe-eval') forbids.
+  form.addEventListener("change", function (event) {
+    const type = event.target.type;
+    if ((type === "radio" || type === "checkbox") && window.htmx) window.htmx.trigger(form, "stage-change");
+  });
 
   const queue = [];
   let inFlight = 0;
@@ -201,5 +208,9 @@
   });
 
   const start = firstMissing() || dims()[0];
-  if (start && !document.getElementById("confirm-box")) highlight(start, true);
+  // Focus (and scroll to) the first dimension only where the keys are the way to rate: with a
+  // fine pointer, on a layout that shows the idea beside the form. On a phone the form sits
+  // below the idea, and jumping to the first radio button would skip the text to be judged.
+  const keyboardFirst = window.matchMedia("(hover: hover) and (pointer: fine) and (min-width: 961px)").matches;
+  if (start && !document.getElementById("confirm-box")) highlight(start, keyboardFirst);
 })();

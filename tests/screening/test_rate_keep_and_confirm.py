@@ -93,8 +93,9 @@ def test_saving_a_lowered_score_first_names_what_will_be_stored_as_not_rated_by_
     assert response.status_code == 200
     assert 'id="confirm-box"' in html
     assert (
-        "Saving now stores Technical validity, Innovativeness, Competitive advantage, Need "
-        "validity, Market size as not rated by design" in html
+        # In form order (stage by stage), as the reviewer sees them.
+        "Saving now stores Technical validity, Need validity, Market size, Innovativeness, "
+        "Competitive advantage as not rated by design" in html
     )
     assert "Your earlier scores stay in your edit history." in html
     assert "Save anyway" in html

@@ -171,8 +171,8 @@ def test_without_javascript_closed_answers_are_kept_and_a_lowering_save_asks_fir
         page.check("#score-specificity-2")
         page.get_by_role("button", name="Save changes").click()
         expect(page.locator("#confirm-box")).to_contain_text(
-            "Saving now stores Technical validity, Innovativeness, Competitive advantage, "
-            "Need validity, Market size as not rated by design"
+            "Saving now stores Technical validity, Need validity, Market size, Innovativeness, "
+            "Competitive advantage as not rated by design"
         )
         page.screenshot(path="/tmp/rux-confirm-nojs.png", full_page=True)
         assert _scores(reviewer, idea)["specificity"] == ("scored", 4)

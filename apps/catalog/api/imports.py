@@ -40,6 +40,11 @@ class ImportCreateApi(APIView):
             max_length=2000,
             help_text="Rubric only: comma-separated domain keys to attach the rubric to.",
         )
+        create_domains = serializers.BooleanField(
+            default=False,
+            help_text="Patents and rubrics: create the domains the file names that do not exist "
+            "yet. Once the installation holds ratings, an unknown domain is refused without it.",
+        )
 
         class Meta:
             # Unique component names: other APIs nest serializers called InputSerializer too.
@@ -144,6 +149,7 @@ class ImportCreateApi(APIView):
             actor=request.user,
             make_default=data.validated_data["default"],
             domains=[d for d in data.validated_data["domains"].split(",") if d.strip()],
+            create_domains=data.validated_data["create_domains"],
         )
         if not outcome.ok or outcome.result is None:
             return Response(outcome.error_body(), status=status.HTTP_400_BAD_REQUEST)

@@ -1,4 +1,5 @@
-"""Patents: one row per patent, upserted by external_id; unknown domains are created."""
+"""Patents: one row per patent, upserted by external_id; unknown domains are created (once
+ratings exist, only when allowed: apps.catalog.importers.domains)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pandas as pd
 
 from apps.catalog.importers import ImportResult
 from apps.catalog.importers.common import (
+    ROW,
     SLUG,
     Problems,
     check_columns,
@@ -16,6 +18,7 @@ from apps.catalog.importers.common import (
     report_duplicates,
     require_values,
 )
+from apps.catalog.importers.domains import check_new_domains, kept_name_note
 from apps.catalog.importers.upsert import upsert
 from apps.catalog.models import EXTERNAL_ID_MAX, Domain, Patent
 
@@ -24,7 +27,9 @@ OPTIONAL = ["abstract", "claims", "domain_name"]
 TEXT_FIELDS = ["title", "abstract", "claims"]
 
 
-def import_patents(*, content: bytes, filename: str, actor: Any = None) -> ImportResult:
+def import_patents(
+    *, content: bytes, filename: str, actor: Any = None, create_domains: bool = False
+) -> ImportResult:
     frame = read_table(content, filename)
     check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="patents")
     problems = Problems()
@@ -40,7 +45,7 @@ def import_patents(*, content: bytes, filename: str, actor: Any = None) -> Impor
     problems.raise_if_any("The patents file has errors.")
 
     result = ImportResult(kind="patents", rows=len(frame))
-    domain_ids = _ensure_domains(frame, result)
+    domain_ids = _ensure_domains(frame, result, create_domains=create_domains)
     frame = frame.assign(domain_id=frame["domain"].map(domain_ids))
     fields = ["domain_id", *[f for f in TEXT_FIELDS if f in frame.columns]]
     counts, _ = upsert(
@@ -59,8 +64,11 @@ def import_patents(*, content: bytes, filename: str, actor: Any = None) -> Impor
     return result
 
 
-def _ensure_domains(frame: pd.DataFrame, result: ImportResult) -> dict[str, int]:
-    """Create the domains the file names that do not exist yet; rename those given a new name."""
+def _ensure_domains(
+    frame: pd.DataFrame, result: ImportResult, *, create_domains: bool
+) -> dict[str, int]:
+    """Create the domains the file names that do not exist yet (see importers.domains); an
+    existing domain keeps its name whatever `domain_name` says."""
     names: dict[str, str] = {}
     if "domain_name" in frame.columns:
         named = frame.loc[frame["domain_name"] != "", ["domain", "domain_name"]].drop_duplicates(
@@ -69,16 +77,21 @@ def _ensure_domains(frame: pd.DataFrame, result: ImportResult) -> dict[str, int]
         names = dict(named.itertuples(index=False, name=None))
     keys = sorted(frame["domain"].unique())
     existing = {d.key: d for d in Domain.objects.filter(key__in=keys)}
+    new = [k for k in keys if k not in existing]
+    first_rows = (
+        frame.drop_duplicates("domain").set_index("domain")[ROW].to_dict()
+        if ROW in frame.columns
+        else {}
+    )
+    check_new_domains(new, allowed=create_domains, rows=first_rows)
     created = []
     for key in keys:
-        name = names.get(key) or key.replace("-", " ").replace("_", " ").title()
         domain = existing.get(key)
         if domain is None:
+            name = names.get(key) or key.replace("-", " ").replace("_", " ").title()
             created.append(Domain(key=key, name=name))
         elif key in names and domain.name != names[key]:
-            domain.name = names[key]
-            domain.save(update_fields=["name"])
-            result.notes.append(f"Domain {key} renamed to {names[key]!r}.")
+            result.notes.append(kept_name_note(key, domain.name, names[key]))
     if created:
         Domain.objects.bulk_create(created)
         result.notes.append("New domains: " + ", ".join(d.key for d in created) + ".")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from apps.catalog.importers import ImportResult
+from apps.catalog.importers.domains import check_new_domains
 from apps.catalog.models import Domain
 from apps.core.errors import ApplicationError, FieldError
 from apps.screening.models import Dimension, Rubric
@@ -30,9 +31,11 @@ def import_rubric(
     actor: Any = None,
     make_default: bool = False,
     domains: Sequence[str] = (),
+    create_domains: bool = False,
 ) -> ImportResult:
     """Upsert the rubric and attach it to the domains its file lists plus `domains` (the
-    command's --domain); domains not stored yet are created, so a rubric can come first."""
+    command's --domain); domains not stored yet are created, so a rubric can come first (once
+    ratings exist, only with `create_domains`: apps.catalog.importers.domains)."""
     if not filename.lower().endswith(EXTENSIONS):
         raise ApplicationError(
             "Unsupported file type.",
@@ -98,14 +101,19 @@ def import_rubric(
         )
     if make_default:
         result.notes.append(f"{spec.name} is now the default rubric.")
-    _attach_domains(rubric, spec.domains, result)
+    _attach_domains(rubric, spec.domains, result, create_domains=create_domains)
     return result
 
 
-def _attach_domains(rubric: Rubric, keys: list[str], result: ImportResult) -> None:
+def _attach_domains(
+    rubric: Rubric, keys: list[str], result: ImportResult, *, create_domains: bool
+) -> None:
     if not keys:
         return
     existing = {d.key: d for d in Domain.objects.filter(key__in=keys)}
+    check_new_domains(
+        [k for k in keys if k not in existing], allowed=create_domains, field="domains"
+    )
     created = [Domain(key=k, name=k, rubric=rubric) for k in keys if k not in existing]
     Domain.objects.bulk_create(created)
     moved = []

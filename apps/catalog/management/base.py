@@ -13,6 +13,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.catalog.services.imports import import_file
 from apps.core.errors import ApplicationError
 
+# The kinds whose files name domains (apps.catalog.importers.domains).
+DOMAIN_KINDS = ("patents", "rubric")
+
 
 class ImportCommand(BaseCommand):
     kind = ""
@@ -22,6 +25,13 @@ class ImportCommand(BaseCommand):
         parser.add_argument(
             "--dry-run", action="store_true", help="validate and count only; store nothing"
         )
+        if self.kind in DOMAIN_KINDS:
+            parser.add_argument(
+                "--create-domains",
+                action="store_true",
+                help="create the domains the file names that do not exist yet (needed once "
+                "the installation holds ratings: a misspelled key is refused otherwise)",
+            )
 
     def handle(self, *args: Any, **options: Any) -> None:
         path = Path(options["file"])
@@ -35,6 +45,7 @@ class ImportCommand(BaseCommand):
                 dry_run=options["dry_run"],
                 make_default=options.get("default", False),
                 domains=options.get("domain") or (),
+                create_domains=options.get("create_domains", False),
             )
         except ApplicationError as exc:
             for err in exc.errors:

@@ -35,6 +35,7 @@ def import_file(
     actor: Any = None,
     make_default: bool = False,
     domains: Sequence[str] = (),
+    create_domains: bool = False,
 ) -> ImportResult:
     """Validate a whole file and, unless `dry_run`, store it; all or nothing.
 
@@ -44,6 +45,8 @@ def import_file(
     second time. A dry run performs the writes inside the transaction and rolls them back, so its
     counts are exactly what a real import would do. `actor=None` is the system (CLI, demo).
     `make_default` and `domains` apply to rubrics: the default rubric, and domains to attach.
+    `create_domains` lets a patents or rubric file create domains once ratings exist
+    (apps.catalog.importers.domains).
     """
     if kind not in IMPORT_KINDS:
         raise ApplicationError(
@@ -70,9 +73,12 @@ def import_file(
                 actor=actor,
                 make_default=make_default,
                 domains=domains,
+                create_domains=create_domains,
             )
         elif kind == "patents":
-            result = import_patents(content=content, filename=filename, actor=actor)
+            result = import_patents(
+                content=content, filename=filename, actor=actor, create_domains=create_domains
+            )
         elif kind == "ideas":
             result = import_ideas(content=content, filename=filename, actor=actor)
         elif kind == "reviewers":
@@ -116,6 +122,7 @@ def import_upload(
     dry_run: bool = False,
     make_default: bool = False,
     domains: Sequence[str] = (),
+    create_domains: bool = False,
 ) -> UploadOutcome:
     """The one adapter from an uploaded file to `import_file`: every refusal becomes an outcome
     (never an exception), so each caller only renders it."""
@@ -146,6 +153,7 @@ def import_upload(
             actor=actor,
             make_default=make_default,
             domains=domains,
+            create_domains=create_domains,
         )
     except ApplicationError as exc:
         return UploadOutcome(ok=False, filename=filename, message=exc.message, errors=exc.errors)

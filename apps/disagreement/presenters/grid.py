@@ -82,10 +82,14 @@ def grid_chart(
         for c in result.get("cells", [])
         if c["domain"] == domain and c.get("background", ALL) == background
     }
+    alpha = [cells.get(d, {}).get("fine", {}).get("alpha") for d in dims]
+    jaccard = [cells.get(d, {}).get("coarse", {}).get("jaccard") for d in dims]
     return {
         "labels": [labels.get(d, d) for d in dims],
-        "alpha": [cells.get(d, {}).get("fine", {}).get("alpha") for d in dims],
-        "jaccard": [cells.get(d, {}).get("coarse", {}).get("jaccard") for d in dims],
+        "alpha": alpha,
+        "jaccard": jaccard,
+        # No figure at all (no ratings yet, or too few pairs): the page says so, no empty axes.
+        "has_data": any(v is not None for v in [*alpha, *jaccard]),
     }
 
 

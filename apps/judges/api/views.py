@@ -8,7 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission, IsAuthenticated
 from rest_framework.response import Response
@@ -17,6 +22,7 @@ from rest_framework.views import APIView
 from apps.accounts.models import User
 from apps.accounts.permissions import IsAdmin, IsManagerOrAdmin, IsReviewer, has_role
 from apps.catalog.models import Domain
+from apps.core.api import ErrorSerializer
 from apps.core.errors import ApplicationError, FieldError, NotFound
 from apps.core.requests import AuthenticatedRequest
 from apps.judges import presenters, selectors, services
@@ -139,7 +145,16 @@ class JudgeConfigDetailApi(APIView):
 
     put = patch
 
-    @extend_schema(responses={204: None})
+    @extend_schema(
+        responses={
+            204: None,
+            400: OpenApiResponse(
+                ErrorSerializer,
+                description="The configuration was used by judge runs: deleting it would "
+                "orphan their predictions; deactivate it instead (is_active=false).",
+            ),
+        }
+    )
     def delete(self, request: AuthenticatedRequest, config_id: int) -> Response:
         try:
             services.judge_config_delete(config=self._get(config_id), by=request.user)
@@ -287,7 +302,17 @@ class JudgeRunDetailApi(APIView):
 class JudgeRunCancelApi(APIView):
     permission_classes = [IsAdmin]
 
-    @extend_schema(request=None, responses=RunSerializer)
+    @extend_schema(
+        request=None,
+        responses={
+            200: RunSerializer,
+            400: OpenApiResponse(
+                ErrorSerializer,
+                description="The run is already done, failed or cancelled: only queued or "
+                "running runs can be cancelled.",
+            ),
+        },
+    )
     def post(self, request: AuthenticatedRequest, run_id: int) -> Response:
         try:
             run = services.judge_run_cancel(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import urlencode
 
 from django.conf import settings
 
@@ -57,14 +58,19 @@ def snapshot_state(scope: str, snapshot: AlignmentSnapshot | None = None) -> Sna
     )
 
 
-def runs_context(*, user: User, limit: int = 30) -> dict[str, Any]:
-    runs = list(selectors.judge_runs(limit=limit))
+def runs_context(
+    *, user: User, limit: int = 30, origin: str = "", status: str = ""
+) -> dict[str, Any]:
+    runs = list(selectors.judge_runs(limit=limit, origin=origin, status=status))
+    filters = {k: v for k, v in (("origin", origin), ("status", status)) if v}
     return {
         "runs": runs,
         "is_admin": user.is_admin,
         "any_active": any(r.is_active for r in runs),
         "limit": limit,
         "work": selectors.judge_work_progress(),
+        "filters": filters,
+        "filter_query": urlencode(filters),
     }
 
 

@@ -208,7 +208,8 @@ class ScreeningForm(forms.Form):
         given = self.given()
         is_open = set(self.open_keys())
         lost: list[Dimension] = []
-        for dim in self.dimensions:
+        # In form order, so the warning names them as the reviewer sees them, top to bottom.
+        for dim in self.form_order():
             if dim.key in is_open:
                 continue
             rating = self.saved.get(dim.key)
@@ -321,15 +322,8 @@ class ScreeningForm(forms.Form):
         merged = self.merged_scores()
         open_set = set(self.open_keys())
         lost = {d.key for d in self.closing_losses()}
-        depths = _stage_depths(self.dimensions)
-        # A stage is the dimensions sharing one set of requirements, ordered by depth.
-        grouped: dict[tuple[int, tuple[str, ...]], list[Dimension]] = {}
-        for dim in self.dimensions:
-            grouped.setdefault((depths[dim.key], tuple(dim.requires)), []).append(dim)
         stages: list[StageView] = []
-        for number, ((_depth, required), dims) in enumerate(
-            sorted(grouped.items(), key=lambda kv: (kv[0][0], kv[1][0].position))
-        ):
+        for number, (required, dims) in enumerate(self._stage_groups()):
             conditions = [self._condition(self.by_key[r]) for r in required if r in self.by_key]
             stage = StageView(
                 number=number + 1,
@@ -345,6 +339,20 @@ class ScreeningForm(forms.Form):
                 stage.losses = [d.name for d in dims if d.key in lost]
             stages.append(stage)
         return stages
+
+    def _stage_groups(self) -> list[tuple[tuple[str, ...], list[Dimension]]]:
+        """(requirements, dimensions) of each stage, in the order the form shows them: a stage
+        is the dimensions sharing one set of requirements, ordered by depth, then position."""
+        depths = _stage_depths(self.dimensions)
+        grouped: dict[tuple[int, tuple[str, ...]], list[Dimension]] = {}
+        for dim in self.dimensions:
+            grouped.setdefault((depths[dim.key], tuple(dim.requires)), []).append(dim)
+        ordered = sorted(grouped.items(), key=lambda kv: (kv[0][0], kv[1][0].position))
+        return [(required, dims) for (_depth, required), dims in ordered]
+
+    def form_order(self) -> list[Dimension]:
+        """Every dimension in the order the form shows it (stage by stage)."""
+        return [d for _required, dims in self._stage_groups() for d in dims]
 
     def _kept(self, dim: Dimension) -> list[KeptValue]:
         """The values of a closed dimension, as hidden inputs that travel with the form."""

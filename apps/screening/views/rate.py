@@ -104,11 +104,19 @@ def _render_page(
 
 
 def _stages_partial(
-    request: AuthenticatedHttpRequest, *, idea: Idea, form: ScreeningForm
+    request: AuthenticatedHttpRequest, *, idea: Idea, assignment: Assignment, form: ScreeningForm
 ) -> HttpResponse:
-    return render(
-        request, "screening/_stages.html", {"idea": idea, "form": form, "stages": form.stages()}
-    )
+    """The `#stages` partial; when a "Please confirm" box was on the page (its signature came
+    with the post), also remove it and turn "Save anyway" back into the usual button: the box
+    spoke of answers the reviewer has just changed."""
+    context = {
+        "idea": idea,
+        "assignment": assignment,
+        "form": form,
+        "stages": form.stages(),
+        "withdraw_confirmation": bool(request.POST.get("confirm")),
+    }
+    return render(request, "screening/_stages_changed.html", context)
 
 
 @role_required("reviewer")
@@ -126,7 +134,7 @@ def idea_rate(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
     if action != "submit":
         # A level changed (htmx) or "Continue" was pressed (no JavaScript): show what is open now.
         if request.htmx:
-            return _stages_partial(request, idea=idea, form=form)
+            return _stages_partial(request, idea=idea, assignment=assignment, form=form)
         note = "Every open stage is filled in: submit your rating." if form.is_complete() else ""
         return _render_page(request, idea=idea, assignment=assignment, form=form, note=note)
 

@@ -2,18 +2,22 @@
 
 from __future__ import annotations
 
+import csv
 import datetime as dt
 import io
 import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-import pandas as pd
-
+from apps.core.csv_export import restored_cell, reversible_cell
 from apps.core.errors import PermissionDenied
 
 FORMAT = "pluralist-archive"
-VERSION = 1
+# 1: the import formats, rating history, judge files for audit; cells written as they are.
+# 2: also accounts (password hashes, roles), assignments, rating sources, judge configurations,
+#    runs, predictions, finals, calibrations and history; every CSV cell neutralised reversibly.
+VERSION = 2
+READABLE_VERSIONS = (1, 2)
 RATING_COLUMNS = [
     "idea",
     "reviewer",
@@ -25,6 +29,9 @@ RATING_COLUMNS = [
     "created_at",
     "updated_at",
 ]
+# Archive-only column of ratings.csv (v2): the ratings importer does not know it, so the restore
+# takes it off before the import and writes it back afterwards.
+RATING_SOURCE_COLUMN = "source"
 HISTORY_COLUMNS = [
     "idea",
     "reviewer",
@@ -41,37 +48,6 @@ HISTORY_COLUMNS = [
     "new_answers",
     "new_rationale",
 ]
-CONFIG_FIELDS = [
-    "name",
-    "kind",
-    "backend",
-    "model",
-    "shots",
-    "seeds",
-    "temperature",
-    "confidence_threshold",
-    "min_history",
-    "concurrency",
-    "is_active",
-    "auto",
-]
-PREDICTION_COLUMNS = [
-    "config",
-    "kind",
-    "k",
-    "seed",
-    "reviewer",
-    "idea",
-    "dimension",
-    "score",
-    "confidence",
-    "reason",
-    "model",
-    "backend",
-    "response_mode",
-    "prompt_fingerprint",
-    "created_at",
-]
 
 
 def check_admin(actor: Any) -> None:
@@ -84,13 +60,54 @@ def iso(value: Any) -> str:
 
 
 def csv_bytes(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:
-    """A CSV in the import format. Cells are written as they are (the archive is read back by
-    the importers, which must see the exact text); spreadsheet formula neutralisation would
-    alter values, so the archive is for re-import, not for opening in a spreadsheet."""
+    """A CSV in the import format, every cell neutralised reversibly against formula injection
+    (apps.core.csv_export.reversible_cell): safe to open in a spreadsheet, and `plain_csv` gives
+    the importers back the exact text."""
     buf = io.StringIO()
-    frame = pd.DataFrame(list(rows), columns=list(header), dtype=object)
-    frame.to_csv(buf, index=False)
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(header)
+    for row in rows:
+        writer.writerow([reversible_cell(v) for v in row])
     return buf.getvalue().encode("utf-8")
+
+
+def plain_csv(
+    content: bytes, *, neutralised: bool = True, drop: Sequence[str] = ()
+) -> tuple[bytes, dict[str, list[str]]]:
+    """An archived CSV with the neutralisation undone (archives of version 2 on), as the
+    importers expect it, minus the columns in `drop`, returned apart (name -> cells in row
+    order)."""
+    undo = restored_cell if neutralised else str
+    reader = csv.reader(io.StringIO(content.decode("utf-8-sig"), newline=""))
+    header = next(reader, [])
+    dropped = [i for i, name in enumerate(header) if name in drop]
+    apart: dict[str, list[str]] = {header[i]: [] for i in dropped}
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow([h for i, h in enumerate(header) if i not in dropped])
+    for row in reader:
+        for i in dropped:
+            apart[header[i]].append(undo(row[i]) if i < len(row) else "")
+        writer.writerow([undo(c) for i, c in enumerate(row) if i not in dropped])
+    return buf.getvalue().encode("utf-8"), apart
+
+
+def csv_records(content: bytes, *, neutralised: bool = True) -> list[dict[str, str]]:
+    """The rows of an archived CSV (neutralisation undone), as dicts keyed by the header."""
+    plain, _ = plain_csv(content, neutralised=neutralised)
+    return list(csv.DictReader(io.StringIO(plain.decode("utf-8"), newline="")))
+
+
+def jsonl_bytes(rows: Iterable[dict[str, Any]]) -> bytes:
+    return "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows).encode()
+
+
+def jsonl_records(content: bytes) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in content.decode("utf-8").splitlines() if line.strip()]
+
+
+def parse_time(text: str | None) -> dt.datetime | None:
+    return dt.datetime.fromisoformat(text) if text else None
 
 
 def json_cell(value: Any) -> str:

@@ -10,14 +10,13 @@ from typing import Any
 import yaml
 from django.utils import timezone
 
-from apps.accounts.models import ReviewerProfile
+from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.models import Idea, Patent
 from apps.catalog.services.archive.common import (
-    CONFIG_FIELDS,
     FORMAT,
     HISTORY_COLUMNS,
-    PREDICTION_COLUMNS,
     RATING_COLUMNS,
+    RATING_SOURCE_COLUMN,
     VERSION,
     check_admin,
     csv_bytes,
@@ -25,7 +24,9 @@ from apps.catalog.services.archive.common import (
     json_cell,
     score_cell,
 )
-from apps.screening.models import Rating, RatingHistory, Rubric
+from apps.catalog.services.archive.state import STATE_FILES, state_files
+from apps.judges.models import JudgePrediction, JudgeRun
+from apps.screening.models import Assignment, Rating, RatingHistory, Rubric
 
 # The history file's columns that are not fields of RatingHistory, and where they come from.
 HISTORY_SOURCES = {
@@ -116,20 +117,19 @@ def installation_export(*, actor: Any = None) -> bytes:
         ),
     )
     files["ratings.csv"] = csv_bytes(
-        RATING_COLUMNS,
+        [*RATING_COLUMNS, RATING_SOURCE_COLUMN],
         (
             (
-                idea,
-                reviewer,
-                dim,
-                score_cell(score),
-                status,
-                json_cell(answers),
-                rationale,
-                iso(created),
-                iso(updated),
+                *row[:3],
+                score_cell(row[3]),
+                row[4],
+                json_cell(row[5]),
+                row[6],
+                iso(row[7]),
+                iso(row[8]),
+                row[9],
             )
-            for idea, reviewer, dim, score, status, answers, rationale, created, updated in (
+            for row in (
                 Rating.objects.order_by("idea__external_id", "reviewer__username", "dimension_id")
                 .values_list(
                     "idea__external_id",
@@ -141,6 +141,7 @@ def installation_export(*, actor: Any = None) -> bytes:
                     "rationale",
                     "created_at",
                     "updated_at",
+                    "source",
                 )
                 .iterator(chunk_size=5000)
             )
@@ -168,7 +169,7 @@ def installation_export(*, actor: Any = None) -> bytes:
             .iterator(chunk_size=5000)
         ),
     )
-    files.update(_judge_files())
+    files.update(state_files())
     default = Rubric.objects.filter(is_default=True).values_list("key", flat=True).first()
     manifest = {
         "format": FORMAT,
@@ -176,8 +177,10 @@ def installation_export(*, actor: Any = None) -> bytes:
         "created_at": timezone.now().isoformat(),
         "default_rubric": default,
         "load_order": [*rubric_files, "patents.csv", "ideas.csv", "reviewers.csv", "ratings.csv"],
-        "restored": ["rating_history.csv"],
-        "audit_only": ["judge_configs.jsonl", "judge_predictions.csv"],
+        # Cells a spreadsheet would evaluate start with a quote, undone by the import.
+        "neutralised": True,
+        "restored": [*STATE_FILES, "rating_history.csv"],
+        "recomputed": ["metric snapshots", "alignment snapshots", "item vectors"],
         "counts": {
             "rubrics": len(rubrics),
             "patents": Patent.objects.count(),
@@ -185,6 +188,10 @@ def installation_export(*, actor: Any = None) -> bytes:
             "reviewers": profiles.count(),
             "ratings": Rating.objects.count(),
             "rating_history": RatingHistory.objects.count(),
+            "accounts": User.objects.count(),
+            "assignments": Assignment.objects.count(),
+            "judge_runs": JudgeRun.objects.count(),
+            "judge_predictions": JudgePrediction.objects.count(),
         },
     }
     out = io.BytesIO()
@@ -193,38 +200,3 @@ def installation_export(*, actor: Any = None) -> bytes:
         for name, content in files.items():
             archive.writestr(name, content)
     return out.getvalue()
-
-
-def _judge_files() -> dict[str, bytes]:
-    from apps.judges.models import JudgeConfig, JudgePrediction
-
-    configs = "".join(
-        json.dumps(row, sort_keys=True) + "\n"
-        for row in JudgeConfig.objects.order_by("name").values(*CONFIG_FIELDS)
-    )
-    predictions = csv_bytes(
-        PREDICTION_COLUMNS,
-        (
-            (*row[:-1], iso(row[-1]))
-            for row in JudgePrediction.objects.order_by("id")
-            .values_list(
-                "config__name",
-                "kind",
-                "k",
-                "seed",
-                "reviewer__username",
-                "idea__external_id",
-                "dimension__key",
-                "score",
-                "confidence",
-                "reason",
-                "model",
-                "backend",
-                "response_mode",
-                "prompt_fingerprint",
-                "created_at",
-            )
-            .iterator(chunk_size=5000)
-        ),
-    )
-    return {"judge_configs.jsonl": configs.encode("utf-8"), "judge_predictions.csv": predictions}

@@ -13,9 +13,24 @@ from apps.accounts.models import User
 from apps.catalog.importers import ImportResult
 from apps.catalog.models import Idea, Patent
 from apps.catalog.services.archive import bounded_zip
-from apps.catalog.services.archive.common import FORMAT, VERSION, check_admin
+from apps.catalog.services.archive.common import (
+    FORMAT,
+    RATING_SOURCE_COLUMN,
+    READABLE_VERSIONS,
+    VERSION,
+    check_admin,
+    plain_csv,
+)
+from apps.catalog.services.archive.state import (
+    accounts_restore,
+    assignments_restore,
+    judges_restore,
+    rating_sources_restore,
+    snapshots_recompute,
+)
 from apps.catalog.services.imports import import_file
 from apps.core.errors import ApplicationError, FieldError
+from apps.judges.models import JudgeRun
 from apps.screening.models import Rating, RatingHistory
 
 
@@ -27,11 +42,12 @@ def _read_archive(content: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
     """The manifest and the files it lists, within bounds (bounded_zip), manifest first."""
     archive = bounded_zip.open_archive(content)
     manifest = bounded_zip.read_manifest(archive)
-    if manifest.get("format") != FORMAT or manifest.get("version") != VERSION:
+    if manifest.get("format") != FORMAT or manifest.get("version") not in READABLE_VERSIONS:
         raise _refuse(
             "The archive cannot be read.",
             "manifest.json",
-            f"must say format {FORMAT!r}, version {VERSION}",
+            f"must say format {FORMAT!r}, version {VERSION} (or an earlier one: "
+            f"{', '.join(map(str, READABLE_VERSIONS))})",
             value=f"{manifest.get('format')} {manifest.get('version')}",
         )
     names = set(archive.namelist())
@@ -52,12 +68,14 @@ def _read_archive(content: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
 
 
 def installation_is_empty() -> bool:
-    """No catalog, reviewers or ratings yet (rubrics may exist: PBIG is installed by default)."""
+    """No catalog, reviewers, ratings or judge runs yet (rubrics may exist: PBIG is installed by
+    default; so may admins and managers, who are kept as they are)."""
     return not (
         Patent.objects.exists()
         or Idea.objects.exists()
         or Rating.objects.exists()
         or User.objects.filter(role=User.Role.REVIEWER).exists()
+        or JudgeRun.objects.exists()
     )
 
 
@@ -66,7 +84,10 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
     """Load an archive made by `installation_export` into an empty installation, all or nothing.
 
     Each file goes through the same importer as a single upload; an error in any file names the
-    file (field `<file>: <column>`) and rolls everything back.
+    file (field `<file>: <column>`) and rolls everything back. From version 2 on, the accounts
+    come first (password hashes and roles), then the import files, the ratings' sources, the
+    assignments, the history and the judges (apps.catalog.services.archive.state); snapshots are
+    queued for recompute after commit.
     """
     check_admin(actor)
     manifest, files = _read_archive(content)
@@ -77,18 +98,31 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
             "already holds patents, ideas, reviewers or ratings: import an archive only into "
             "a new installation (or import its files one by one)",
         )
+    full = manifest["version"] >= 2
+    neutralised = bool(manifest.get("neutralised"))
     results: list[ImportResult] = []
+    if full:
+        results.append(accounts_restore(files["accounts.csv"]))
+    sources: list[str] = []
+    plain_ratings = b""
     for name in manifest["load_order"]:
         kind = "rubric" if name.startswith("rubrics/") else name.split(".")[0]
         make_default = name == f"rubrics/{manifest.get('default_rubric')}.yaml"
+        content = files[name]
+        if name.endswith(".csv"):
+            drop = [RATING_SOURCE_COLUMN] if full and kind == "ratings" else []
+            content, apart = plain_csv(content, neutralised=neutralised, drop=drop)
+            if kind == "ratings":
+                sources, plain_ratings = apart.get(RATING_SOURCE_COLUMN, []), content
         try:
             results.append(
                 import_file(
                     kind=kind,
-                    content=files[name],
+                    content=content,
                     filename=name.rsplit("/", 1)[-1],
                     actor=actor,
                     make_default=make_default,
+                    create_domains=True,  # the archive's own domains
                 )
             )
         except ApplicationError as exc:
@@ -101,7 +135,14 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
                     for e in exc.errors
                 ],
             ) from exc
-    results.append(_restore_history(files["rating_history.csv"], actor=actor))
+    if full:
+        rating_sources_restore(sources, plain_ratings)
+        results.append(assignments_restore(files["assignments.csv"]))
+    history, _ = plain_csv(files["rating_history.csv"], neutralised=neutralised)
+    results.append(_restore_history(history, actor=actor))
+    if full:
+        results += judges_restore(files)
+    snapshots_recompute()
     return results
 
 

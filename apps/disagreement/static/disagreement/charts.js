@@ -225,4 +225,14 @@
   }
 
   window.PluralistCharts = { overview, strictness, heatmap, panel, contested, split };
+  // Each page embeds the data of its chart as "<id>-data"; drawing from here instead of an
+  // inline script keeps the pages under a strict Content-Security-Policy (script-src 'self').
+  const PAGES = { overview: "chart-overview", strictness: "chart-strictness", heatmap: "chart-heatmap",
+                  panel: "chart-panel", contested: "chart-contested", split: "chart-split" };
+  function drawAll() {
+    Object.keys(PAGES).forEach(function (kind) {
+      if (document.getElementById(PAGES[kind] + "-data")) window.PluralistCharts[kind](PAGES[kind]);
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", drawAll); else drawAll();
 })();

@@ -1,0 +1,759 @@
+"""What an installation needs to carry on working beyond the import formats (archive version 2).
+
+Accounts with their password hashes and roles, assignments (pending ones included), the `source`
+of each rating, and the judges: configurations, runs, per-seed predictions, finals,
+calibrations and their history. Every row is keyed by natural keys (usernames, external ids,
+domain and dimension keys, configuration names), except judge runs, which keep their id: pages,
+snapshots ("run-<id>") and finals name runs by id, and a restore goes into an installation that
+has none.
+
+Rows are written with raw INSERTs: the ORM would overwrite `auto_now` / `auto_now_add` times with
+"now", and a restore must bring the original times back.
+
+Not carried: API tokens and sessions (credentials: clients sign in again and make new tokens),
+login-attempt logs, invitations (a record of mails sent), and what is derived and recomputed
+after the restore: judge run plans and chunks (an unfinished run comes back cancelled, with a
+note: start it again), item vectors (recomputed by the next run), metric and alignment
+snapshots (queued for recompute by `snapshots_recompute`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from typing import Any, cast
+
+from django.core.management.color import no_style
+from django.db import connection, models, transaction
+
+from apps.accounts.models import User
+from apps.catalog.importers import ImportResult
+from apps.catalog.models import Domain, Idea
+from apps.catalog.services.archive.common import (
+    csv_bytes,
+    csv_records,
+    iso,
+    jsonl_bytes,
+    jsonl_records,
+    parse_time,
+)
+from apps.core.errors import ApplicationError, FieldError
+from apps.disagreement.services import metrics_mark_stale
+from apps.judges.models import (
+    JudgeCalibration,
+    JudgeConfig,
+    JudgeFinal,
+    JudgeHistory,
+    JudgePrediction,
+    JudgeRun,
+)
+from apps.judges.services.alignment import alignment_runs_finished
+from apps.screening.models import Assignment, Dimension, Rating, Rubric
+
+ACCOUNT_COLUMNS = [
+    "username",
+    "email",
+    "first_name",
+    "last_name",
+    "role",
+    "is_active",
+    "is_staff",
+    "is_superuser",
+    "password",
+    "date_joined",
+    "last_login",
+]
+ASSIGNMENT_COLUMNS = [
+    "reviewer",
+    "idea",
+    "status",
+    "assigned_by",
+    "decline_reason",
+    "created_at",
+    "updated_at",
+]
+CONFIG_FIELDS = [
+    "name",
+    "kind",
+    "backend",
+    "model",
+    "base_url",
+    "shots",
+    "seeds",
+    "temperature",
+    "confidence_threshold",
+    "min_history",
+    "concurrency",
+    "is_active",
+    "auto",
+]
+RUN_FIELDS = [
+    "id",
+    "purpose",
+    "status",
+    "dimensions",
+    "shots",
+    "seeds",
+    "min_history",
+    "backend",
+    "scope_key",
+    "rerun_requested",
+    "total",
+    "done",
+    "failed",
+    "calls",
+    "tokens_in",
+    "tokens_out",
+    "tokens_cached",
+    "error",
+]
+RUN_TIMES = ["started_at", "finished_at", "heartbeat_at", "created_at", "updated_at"]
+PREDICTION_COLUMNS = [
+    "run",
+    "config",
+    "kind",
+    "k",
+    "seed",
+    "reviewer",
+    "idea",
+    "dimension",
+    "score",
+    "confidence",
+    "raw_confidence",
+    "reason",
+    "model",
+    "backend",
+    "response_mode",
+    "prompt_fingerprint",
+    "example_ratings",
+    "raw_reply",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "latency_ms",
+    "attempts",
+    "error",
+    "created_at",
+]
+FINAL_COLUMNS = [
+    "run",
+    "kind",
+    "k",
+    "reviewer",
+    "idea",
+    "dimension",
+    "score",
+    "confidence",
+    "reason",
+    "kept",
+    "discarded",
+    "failed",
+    "created_at",
+]
+STATE_FILES = [
+    "accounts.csv",
+    "assignments.csv",
+    "judge_configs.jsonl",
+    "judge_runs.jsonl",
+    "judge_predictions.csv",
+    "judge_finals.csv",
+    "judge_calibrations.jsonl",
+    "judge_history.jsonl",
+]
+INTERRUPTED = "Interrupted by the backup: the restore brings back no work plan; start it again."
+
+
+def _flag(value: Any) -> str:
+    return "true" if value else "false"
+
+
+def _cell(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+def _int(text: str) -> int | None:
+    return int(text) if text != "" else None
+
+
+# --------------------------------------------------------------------------- export
+
+
+def state_files() -> dict[str, bytes]:
+    """The version-2 files (module docstring), by archive name."""
+    users = dict(User.objects.values_list("id", "username"))
+    ratings = {
+        rid: [idea, reviewer, dim]
+        for rid, idea, reviewer, dim in Rating.objects.values_list(
+            "id", "idea__external_id", "reviewer__username", "dimension__key"
+        ).iterator(chunk_size=5000)
+    }
+    files = {
+        "accounts.csv": csv_bytes(
+            ACCOUNT_COLUMNS,
+            (
+                (
+                    *row[:5],
+                    *(_flag(v) for v in row[5:8]),
+                    row[8],
+                    iso(row[9]),
+                    iso(row[10]),
+                )
+                for row in User.objects.order_by("username").values_list(*ACCOUNT_COLUMNS)
+            ),
+        ),
+        "assignments.csv": csv_bytes(
+            ASSIGNMENT_COLUMNS,
+            (
+                (reviewer, idea, status, users.get(by, ""), reason, iso(created), iso(updated))
+                for reviewer, idea, status, by, reason, created, updated in (
+                    Assignment.objects.order_by("reviewer__username", "idea__external_id")
+                    .values_list(
+                        "reviewer__username",
+                        "idea__external_id",
+                        "status",
+                        "assigned_by_id",
+                        "decline_reason",
+                        "created_at",
+                        "updated_at",
+                    )
+                    .iterator(chunk_size=5000)
+                )
+            ),
+        ),
+        "judge_configs.jsonl": jsonl_bytes(
+            {**row, "created_at": iso(row["created_at"]), "updated_at": iso(row["updated_at"])}
+            for row in JudgeConfig.objects.order_by("name").values(
+                *CONFIG_FIELDS, "created_at", "updated_at"
+            )
+        ),
+        "judge_runs.jsonl": jsonl_bytes(_runs(users)),
+        "judge_predictions.csv": csv_bytes(PREDICTION_COLUMNS, _predictions(ratings)),
+        "judge_finals.csv": csv_bytes(
+            FINAL_COLUMNS,
+            (
+                (*row[:6], _cell(row[6]), _cell(row[7]), *row[8:12], iso(row[12]))
+                for row in JudgeFinal.objects.order_by("id")
+                .values_list(
+                    "run_id",
+                    "kind",
+                    "k",
+                    "reviewer__username",
+                    "idea__external_id",
+                    "dimension__key",
+                    "score",
+                    "confidence",
+                    "reason",
+                    "kept",
+                    "discarded",
+                    "failed",
+                    "created_at",
+                )
+                .iterator(chunk_size=5000)
+            ),
+        ),
+        "judge_calibrations.jsonl": jsonl_bytes(
+            {**row, "updated_at": iso(row["updated_at"])}
+            for row in JudgeCalibration.objects.order_by("id").values(
+                "domain__key", "dimension", "kind", "backend", "fit", "n", "run_id", "updated_at"
+            )
+        ),
+        "judge_history.jsonl": jsonl_bytes(
+            {**row, "changed_at": iso(row["changed_at"])}
+            for row in JudgeHistory.objects.order_by("changed_at", "id").values(
+                "event",
+                "run_id",
+                "config__name",
+                "changed_by__username",
+                "changed_at",
+                "old_value",
+                "new_value",
+                "note",
+            )
+        ),
+    }
+    return files
+
+
+def _runs(users: dict[int, str]) -> Iterator[dict[str, Any]]:
+    configs = dict(JudgeConfig.objects.values_list("id", "name"))
+    names: dict[int, list[str]] = {}
+    for run_id, config_id in JudgeRun.configs.through.objects.values_list(
+        "judgerun_id", "judgeconfig_id"
+    ):
+        names.setdefault(run_id, []).append(configs[config_id])
+    for run in JudgeRun.objects.select_related("domain").order_by("id"):
+        yield {
+            **{f: getattr(run, f) for f in RUN_FIELDS},
+            **{t: iso(getattr(run, t)) for t in RUN_TIMES},
+            "estimated_cost": str(run.estimated_cost),
+            "domain": run.domain.key,
+            "reviewer": users.get(run.reviewer_id) if run.reviewer_id else None,
+            "requested_by": users.get(run.requested_by_id) if run.requested_by_id else None,
+            "configs": sorted(names.get(run.id, [])),
+        }
+
+
+def _predictions(ratings: dict[int, list[str]]) -> Iterator[tuple[Any, ...]]:
+    rows = (
+        JudgePrediction.objects.order_by("id")
+        .values_list(
+            "run_id",
+            "config__name",
+            "kind",
+            "k",
+            "seed",
+            "reviewer__username",
+            "idea__external_id",
+            "dimension__key",
+            "score",
+            "confidence",
+            "raw_confidence",
+            "reason",
+            "model",
+            "backend",
+            "response_mode",
+            "prompt_fingerprint",
+            "example_rating_ids",
+            "raw_reply",
+            "prompt_tokens",
+            "completion_tokens",
+            "cached_tokens",
+            "latency_ms",
+            "attempts",
+            "error",
+            "created_at",
+        )
+        .iterator(chunk_size=5000)
+    )
+    for row in rows:
+        examples = [ratings[i] for i in (row[16] or []) if i in ratings]
+        yield (
+            row[0],
+            row[1] or "",
+            *row[2:8],
+            *(_cell(v) for v in row[8:11]),
+            *row[11:16],
+            json.dumps(examples),
+            *row[17:24],
+            iso(row[24]),
+        )
+
+
+# --------------------------------------------------------------------------- restore
+
+
+def insert_rows(
+    model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]
+) -> int:
+    """INSERT rows as given (times included), converting each value as the ORM would."""
+    fields = [cast(models.Field, model._meta.get_field(c)) for c in columns]
+    names = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
+    sql = (
+        f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({names}) "
+        f"VALUES ({', '.join(['%s'] * len(fields))})"
+    )
+    prep = [f.get_db_prep_save for f in fields]
+    batch: list[list[Any]] = []
+    n = 0
+    with connection.cursor() as cur:
+        for row in rows:
+            batch.append([p(v, connection) for p, v in zip(prep, row, strict=True)])
+            if len(batch) >= 5000:
+                cur.executemany(sql, batch)
+                n += len(batch)
+                batch = []
+        if batch:
+            cur.executemany(sql, batch)
+            n += len(batch)
+    return n
+
+
+class _Keys:
+    """Natural keys of the restored installation -> ids, with an error list naming the file."""
+
+    def __init__(self) -> None:
+        self.users = dict(User.objects.values_list("username", "id"))
+        # A domain without its own rubric is rated on the default rubric.
+        default = Rubric.objects.filter(is_default=True).values_list("id", flat=True).first()
+        self.ideas = {
+            ext: (idea_id, rubric_id or default)
+            for ext, idea_id, rubric_id in Idea.objects.values_list(
+                "external_id", "id", "patent__domain__rubric_id"
+            )
+        }
+        self.dims: dict[tuple[int | None, str], int] = {
+            (rubric_id, key): dim_id
+            for rubric_id, key, dim_id in Dimension.objects.values_list("rubric_id", "key", "id")
+        }
+        self.domains = dict(Domain.objects.values_list("key", "id"))
+        self.configs = dict(JudgeConfig.objects.values_list("name", "id"))
+        self.errors: list[FieldError] = []
+
+    def _miss(self, name: str, column: str, row: int, value: str, what: str) -> None:
+        if len(self.errors) < 50:
+            self.errors.append(
+                FieldError(field=f"{name}: {column}", message=what, row=row, value=value)
+            )
+
+    def user(self, name: str, column: str, row: int, value: str, *, required: bool = True) -> Any:
+        if not value and not required:
+            return None
+        found = self.users.get(value)
+        if found is None:
+            self._miss(name, column, row, value, "names an account that is not in accounts.csv")
+        return found
+
+    def idea(self, name: str, row: int, value: str) -> tuple[int, int | None] | None:
+        found = self.ideas.get(value)
+        if found is None:
+            self._miss(name, "idea", row, value, "names an idea that is not in ideas.csv")
+        return found
+
+    def dimension(self, name: str, row: int, idea: tuple[int, int | None], key: str) -> Any:
+        found = self.dims.get((idea[1], key))
+        if found is None:
+            self._miss(name, "dimension", row, key, "is not a dimension of the idea's rubric")
+        return found
+
+    def raise_if_any(self) -> None:
+        if self.errors:
+            raise ApplicationError(
+                f"{self.errors[0].field.split(':')[0]} has errors; nothing was imported.",
+                errors=self.errors,
+            )
+
+
+def accounts_restore(content: bytes) -> ImportResult:
+    """Every account with its password hash, role and flags; an account that already exists
+    here (the admin who restores, say) is kept as it is."""
+    records = csv_records(content)
+    result = ImportResult(kind="accounts", rows=len(records))
+    existing = set(User.objects.values_list("username", flat=True))
+    new = [r for r in records if r["username"] not in existing]
+    result.created = insert_rows(
+        User,
+        [*ACCOUNT_COLUMNS],
+        (
+            (
+                *(r[c] for c in ACCOUNT_COLUMNS[:5]),
+                *(r[c] == "true" for c in ("is_active", "is_staff", "is_superuser")),
+                r["password"],
+                parse_time(r["date_joined"]),
+                parse_time(r["last_login"]),
+            )
+            for r in new
+        ),
+    )
+    if len(new) < len(records):
+        result.notes.append(
+            f"{len(records) - len(new)} accounts already here were kept as they are."
+        )
+    return result
+
+
+def rating_sources_restore(sources: list[str], plain_ratings: bytes) -> None:
+    """Give each restored rating the source its archive row names (the import wrote "import")."""
+    records = csv_records(plain_ratings, neutralised=False)
+    ids = {
+        (idea, reviewer, dim): rid
+        for idea, reviewer, dim, rid in Rating.objects.values_list(
+            "idea__external_id", "reviewer__username", "dimension__key", "id"
+        ).iterator(chunk_size=5000)
+    }
+    by_source: dict[str, list[int]] = {}
+    for rec, source in zip(records, sources, strict=True):
+        rid = ids.get((rec["idea"], rec["reviewer"], rec["dimension"]))
+        if rid is not None and source and source != Rating.Source.IMPORT:
+            by_source.setdefault(source, []).append(rid)
+    for source, rating_ids in by_source.items():
+        for start in range(0, len(rating_ids), 10000):
+            Rating.objects.filter(id__in=rating_ids[start : start + 10000]).update(source=source)
+
+
+def assignments_restore(content: bytes) -> ImportResult:
+    """The archived assignments replace those the ratings import settled."""
+    records = csv_records(content)
+    result = ImportResult(kind="assignments", rows=len(records))
+    keys = _Keys()
+    name = "assignments.csv"
+    rows = []
+    for n, r in enumerate(records, start=2):
+        reviewer = keys.user(name, "reviewer", n, r["reviewer"])
+        idea = keys.idea(name, n, r["idea"])
+        by = keys.user(name, "assigned_by", n, r["assigned_by"], required=False)
+        if reviewer is None or idea is None:
+            continue
+        rows.append(
+            (
+                reviewer,
+                idea[0],
+                r["status"],
+                by,
+                r["decline_reason"],
+                parse_time(r["created_at"]),
+                parse_time(r["updated_at"]),
+            )
+        )
+    keys.raise_if_any()
+    Assignment.objects.all().delete()
+    result.created = insert_rows(
+        Assignment,
+        ["reviewer", "idea", "status", "assigned_by", "decline_reason", "created_at", "updated_at"],
+        rows,
+    )
+    return result
+
+
+def judges_restore(files: dict[str, bytes]) -> list[ImportResult]:
+    """Configurations, runs (ids kept), predictions, finals, calibrations and history."""
+    results = [_configs_restore(files["judge_configs.jsonl"])]
+    keys = _Keys()
+    results.append(_runs_restore(files["judge_runs.jsonl"], keys))
+    results.append(
+        _rows_restore(
+            "judge_predictions.csv", files["judge_predictions.csv"], keys, _prediction_row
+        )
+    )
+    results.append(_rows_restore("judge_finals.csv", files["judge_finals.csv"], keys, _final_row))
+    results.append(_calibrations_restore(files["judge_calibrations.jsonl"], keys))
+    results.append(_history_restore(files["judge_history.jsonl"], keys))
+    keys.raise_if_any()
+    return results
+
+
+def _configs_restore(content: bytes) -> ImportResult:
+    records = jsonl_records(content)
+    result = ImportResult(kind="judge configurations", rows=len(records))
+    # Defaults made on first use in this installation give way to the archived ones.
+    JudgeConfig.objects.filter(name__in=[r["name"] for r in records]).delete()
+    result.created = insert_rows(
+        JudgeConfig,
+        [*CONFIG_FIELDS, "created_at", "updated_at"],
+        (
+            (
+                *(r[f] for f in CONFIG_FIELDS),
+                parse_time(r["created_at"]),
+                parse_time(r["updated_at"]),
+            )
+            for r in records
+        ),
+    )
+    return result
+
+
+def _runs_restore(content: bytes, keys: _Keys) -> ImportResult:
+    records = jsonl_records(content)
+    result = ImportResult(kind="judge runs", rows=len(records))
+    name = "judge_runs.jsonl"
+    rows, links, interrupted = [], [], 0
+    for n, r in enumerate(records, start=1):
+        domain = keys.domains.get(r["domain"])
+        if domain is None:
+            keys._miss(name, "domain", n, r["domain"], "is not a domain of the archive")
+            continue
+        status, error, finished = r["status"], r["error"], parse_time(r["finished_at"])
+        if status in JudgeRun.ACTIVE:
+            status, error = JudgeRun.Status.CANCELLED, INTERRUPTED
+            finished = parse_time(r["updated_at"])
+            interrupted += 1
+        values = {
+            **{f: r[f] for f in RUN_FIELDS},
+            **{t: parse_time(r[t]) for t in RUN_TIMES},
+            "status": status,
+            "error": error,
+            "finished_at": finished,
+            "estimated_cost": r["estimated_cost"],
+            "domain": domain,
+            "reviewer": keys.user(name, "reviewer", n, r["reviewer"] or "", required=False),
+            "requested_by": keys.user(
+                name, "requested_by", n, r["requested_by"] or "", required=False
+            ),
+        }
+        rows.append(values)
+        for config in r["configs"]:
+            if config in keys.configs:
+                links.append((r["id"], keys.configs[config]))
+            else:
+                keys._miss(name, "configs", n, config, "is not in judge_configs.jsonl")
+    if rows:
+        columns = list(rows[0])
+        result.created = insert_rows(JudgeRun, columns, ([v[c] for c in columns] for v in rows))
+        insert_rows(JudgeRun.configs.through, ["judgerun", "judgeconfig"], links)
+        with connection.cursor() as cur:
+            for sql in connection.ops.sequence_reset_sql(no_style(), [JudgeRun]):
+                cur.execute(sql)
+    if interrupted:
+        result.notes.append(f"{interrupted} unfinished runs came back cancelled ({INTERRUPTED})")
+    return result
+
+
+def _target(keys: _Keys, name: str, n: int, r: dict[str, str]) -> tuple[Any, Any, Any] | None:
+    reviewer = keys.user(name, "reviewer", n, r["reviewer"])
+    idea = keys.idea(name, n, r["idea"])
+    dim = keys.dimension(name, n, idea, r["dimension"]) if idea else None
+    if reviewer is None or idea is None or dim is None:
+        return None
+    return reviewer, idea[0], dim
+
+
+PREDICTION_FIELDS = [
+    "run",
+    "config",
+    "kind",
+    "k",
+    "seed",
+    "reviewer",
+    "idea",
+    "dimension",
+    "score",
+    "confidence",
+    "raw_confidence",
+    "reason",
+    "model",
+    "backend",
+    "response_mode",
+    "prompt_fingerprint",
+    "example_rating_ids",
+    "raw_reply",
+    "prompt_tokens",
+    "completion_tokens",
+    "cached_tokens",
+    "latency_ms",
+    "attempts",
+    "error",
+    "created_at",
+]
+FINAL_FIELDS = FINAL_COLUMNS
+
+
+def _prediction_row(
+    keys: _Keys, n: int, r: dict[str, str], ratings: dict[tuple[str, ...], int]
+) -> tuple[Any, ...] | None:
+    target = _target(keys, "judge_predictions.csv", n, r)
+    if target is None:
+        return None
+    named = json.loads(r["example_ratings"] or "[]")
+    examples = [ratings[tuple(e)] for e in named if tuple(e) in ratings]
+    return (
+        int(r["run"]),
+        keys.configs.get(r["config"]),
+        r["kind"],
+        int(r["k"]),
+        int(r["seed"]),
+        *target,
+        _int(r["score"]),
+        _int(r["confidence"]),
+        _int(r["raw_confidence"]),
+        r["reason"],
+        r["model"],
+        r["backend"],
+        r["response_mode"],
+        r["prompt_fingerprint"],
+        examples,
+        r["raw_reply"],
+        *(int(r[c]) for c in PREDICTION_COLUMNS[18:23]),
+        r["error"],
+        parse_time(r["created_at"]),
+    )
+
+
+def _final_row(
+    keys: _Keys, n: int, r: dict[str, str], ratings: dict[tuple[str, ...], int]
+) -> tuple[Any, ...] | None:
+    target = _target(keys, "judge_finals.csv", n, r)
+    if target is None:
+        return None
+    return (
+        int(r["run"]),
+        r["kind"],
+        int(r["k"]),
+        *target,
+        _int(r["score"]),
+        _int(r["confidence"]),
+        r["reason"],
+        int(r["kept"]),
+        int(r["discarded"]),
+        int(r["failed"]),
+        parse_time(r["created_at"]),
+    )
+
+
+def _rows_restore(
+    name: str,
+    content: bytes,
+    keys: _Keys,
+    make: Callable[[_Keys, int, dict[str, str], dict[tuple[str, ...], int]], tuple | None],
+) -> ImportResult:
+    records = csv_records(content)
+    result = ImportResult(kind=name.split(".")[0].replace("_", " "), rows=len(records))
+    ratings = (
+        {
+            tuple(key): rid
+            for *key, rid in Rating.objects.values_list(
+                "idea__external_id", "reviewer__username", "dimension__key", "id"
+            ).iterator(chunk_size=5000)
+        }
+        if name == "judge_predictions.csv"
+        else {}
+    )
+    rows = [row for n, r in enumerate(records, start=2) if (row := make(keys, n, r, ratings))]
+    keys.raise_if_any()
+    model = JudgePrediction if name == "judge_predictions.csv" else JudgeFinal
+    fields = PREDICTION_FIELDS if model is JudgePrediction else FINAL_FIELDS
+    result.created = insert_rows(model, fields, rows)
+    return result
+
+
+def _calibrations_restore(content: bytes, keys: _Keys) -> ImportResult:
+    records = jsonl_records(content)
+    result = ImportResult(kind="judge calibrations", rows=len(records))
+    result.created = insert_rows(
+        JudgeCalibration,
+        ["domain", "dimension", "kind", "backend", "fit", "n", "run", "updated_at"],
+        (
+            (
+                keys.domains[r["domain__key"]],
+                r["dimension"],
+                r["kind"],
+                r["backend"],
+                r["fit"],
+                r["n"],
+                r["run_id"],
+                parse_time(r["updated_at"]),
+            )
+            for r in records
+            if r["domain__key"] in keys.domains
+        ),
+    )
+    return result
+
+
+def _history_restore(content: bytes, keys: _Keys) -> ImportResult:
+    records = jsonl_records(content)
+    result = ImportResult(kind="judge history", rows=len(records))
+    result.created = insert_rows(
+        JudgeHistory,
+        ["event", "run", "config", "changed_by", "changed_at", "old_value", "new_value", "note"],
+        (
+            (
+                r["event"],
+                r["run_id"],
+                keys.configs.get(r["config__name"] or ""),
+                keys.users.get(r["changed_by__username"] or ""),
+                parse_time(r["changed_at"]),
+                r["old_value"],
+                r["new_value"],
+                r["note"],
+            )
+            for r in records
+        ),
+    )
+    return result
+
+
+def snapshots_recompute() -> None:
+    """Snapshots are derived: after a restore, queue the metrics and the alignment of every
+    finished run's scope, computed by the worker as after any change."""
+    done = list(JudgeRun.objects.filter(status=JudgeRun.Status.DONE).values_list("id", flat=True))
+    alignment_runs_finished(run_ids=done)
+    transaction.on_commit(metrics_mark_stale)

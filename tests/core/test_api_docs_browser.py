@@ -1,0 +1,17 @@
+"""The API reference renders under the strict CSP and leads back to the product."""
+
+from __future__ import annotations
+
+import pytest
+
+pytestmark = [pytest.mark.django_db, pytest.mark.browser]
+
+
+def test_the_api_docs_render_and_have_a_way_back(page, login, manager):
+    login(manager)
+    page.goto("/api/docs/")
+    page.wait_for_selector(".swagger-ui .opblock", timeout=20_000)
+    back = page.get_by_role("link", name="← Back to Pluralist")
+    back.click()
+    page.wait_for_load_state("networkidle")
+    assert "/api/docs/" not in page.url
