@@ -149,7 +149,13 @@ def shortlist(frame, catalog, scales, predictions=None) -> tuple[set[int], dict[
         order = np.argsort(-rk.estimate, kind="stable")
         chosen |= set(rk.ideas[order[:k]].tolist())
         for j, i in enumerate(rk.ideas.tolist()):
-            states[i] = IdeaState(str(dom), float(rk.estimate[j]), float(rk.sd[j]), reads.get(i, 0))
+            states[i] = IdeaState(
+                str(dom),
+                float(rk.estimate[j]),
+                float(rk.sd[j]),
+                reads.get(i, 0),
+                float(rk.judge_share[j]),
+            )
     return chosen, states
 
 

@@ -173,6 +173,7 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
             r["estimate"],
             (r["high"] - r["low"]) / 2 / 1.6448536269514722,
             r["n_reviewers"],
+            r.get("judge_share") or 0.0,
         )
         for r in overall
     }
