@@ -37,12 +37,54 @@ from apps.decisions.ranking.routing import (  # noqa: E402
     RANDOM,
     IdeaState,
     Policy,
+    one_read_var,
+    pair_confidence,
     route,
 )
+from apps.judges.engine.panel import PanelIndex, predict  # noqa: E402
 
 TARGET = 0.8
 SHARE = 0.10
-RANDOM_SHARE = Policy().random_share
+# Examples per personalized prediction (the judges' default k).
+K_EXAMPLES = 8
+
+
+def judge_predictions(seen: pd.DataFrame, hidden, catalog, scales) -> pd.DataFrame:
+    """The offline panel judge's predictions for the unread pairs, from the reads so far.
+
+    As the product's prediction runs do (apps/judges/engine/panel.py): per domain and
+    dimension, the other readers' scores standardised by their own scale, mapped onto the
+    target reviewer's scale by their k latest examples on that dimension (personalized; none
+    yet: the panel's typical reviewer). An idea nobody has read gets no prediction (the text
+    fallback predicts a reviewer's level, which says nothing about the idea). Confidence is
+    the engine's raw confidence (the product calibrates it; on the demo it is close).
+    """
+    out = []
+    domain_of = dict(zip(catalog["idea_id"], catalog["domain"], strict=False))
+    scored = seen[seen["status"] == "scored"]
+    targets: dict[str, list[tuple[int, int]]] = defaultdict(list)
+    for r, i in hidden:
+        targets[domain_of[i]].append((r, i))
+    for (dom, dim), sub in scored.assign(domain=scored["idea_id"].map(domain_of)).groupby(
+        ["domain", "dimension"]
+    ):
+        sc = scales[str(dim)]
+        rows = list(zip(sub["idea_id"], sub["reviewer_id"], sub["score"].astype(int), strict=False))
+        index = PanelIndex(rows, scale_min=sc.low, scale_max=sc.high, categories=sc.categories)
+        examples: dict[int, list[int]] = defaultdict(list)
+        for _, r, x in rows:
+            examples[int(r)].append(int(x))
+        for r, i in targets.get(str(dom), ()):
+            pred = predict(
+                index.panel(i, exclude_reviewer=r),
+                examples[r][-K_EXAMPLES:],
+                scale_min=sc.low,
+                scale_max=sc.high,
+                categories=sc.categories,
+            )
+            if pred is not None:
+                out.append((r, i, dim, float(pred.score), float(pred.confidence)))
+    return pd.DataFrame(out, columns=["reviewer_id", "idea_id", "dimension", "score", "confidence"])
 
 
 def demo_source(
@@ -88,7 +130,7 @@ def db_source() -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Scale]]:
     return frame, inputs.catalog, inputs.scales
 
 
-def shortlist(frame, catalog, scales) -> tuple[set[int], dict[int, IdeaState]]:
+def shortlist(frame, catalog, scales, predictions=None) -> tuple[set[int], dict[int, IdeaState]]:
     """The top SHARE of each domain on the overall ranking, and every idea's state."""
     chosen: set[int] = set()
     states: dict[int, IdeaState] = {}
@@ -96,7 +138,10 @@ def shortlist(frame, catalog, scales) -> tuple[set[int], dict[int, IdeaState]]:
     for dom, cat in catalog.groupby("domain"):
         ids = np.sort(cat["idea_id"].to_numpy(np.int64))
         sub = frame[frame["idea_id"].isin(ids)]
-        _, ranked = fit_all(sub, scales=scales, ideas=ids)
+        pred = None
+        if predictions is not None and len(predictions):
+            pred = predictions[predictions["idea_id"].isin(ids)]
+        _, ranked = fit_all(sub, scales=scales, ideas=ids, predictions=pred)
         if ALL not in ranked:
             continue
         rk = ranked[ALL]
@@ -104,19 +149,17 @@ def shortlist(frame, catalog, scales) -> tuple[set[int], dict[int, IdeaState]]:
         order = np.argsort(-rk.estimate, kind="stable")
         chosen |= set(rk.ideas[order[:k]].tolist())
         for j, i in enumerate(rk.ideas.tolist()):
-            states[i] = IdeaState(str(dom), float(rk.estimate[j]), float(rk.sd[j]), reads.get(i, 0))
+            states[i] = IdeaState(
+                str(dom),
+                float(rk.estimate[j]),
+                float(rk.sd[j]),
+                reads.get(i, 0),
+                float(rk.judge_share[j]),
+            )
     return chosen, states
 
 
-def one_read_var(states: dict[int, IdeaState]) -> float:
-    """The variance of an idea read once: what one more read can add, in the model's units."""
-    once = [s.sd**2 for s in states.values() if s.n_reads == 1]
-    if once:
-        return float(np.median(once))
-    return float(np.median([s.sd**2 for s in states.values()]) / 2)
-
-
-def simulate(frame, catalog, scales, *, strategy, start, batch, seed, truth) -> int:
+def simulate(frame, catalog, scales, *, strategy, start, batch, seed, truth, policy, judges) -> int:
     rng = np.random.default_rng(seed)
     pairs = frame.groupby(["reviewer_id", "idea_id"]).indices  # pair -> row positions
     pool = sorted(pairs)
@@ -128,17 +171,17 @@ def simulate(frame, catalog, scales, *, strategy, start, batch, seed, truth) -> 
     load: dict[int, int] = defaultdict(int)
     for r, _ in revealed:
         load[r] += 1
-    # The product's policy (apps/decisions/ranking/routing.py) but for the minimum of reads:
-    # the simulation starts from a few reads on purpose; nobody waits for every first read.
-    policy = Policy(random_share=RANDOM_SHARE, min_reads=0, share=SHARE)
     round_no = 0
     while True:
         rows = np.concatenate([pairs[p] for p in revealed]) if revealed else np.zeros(0, int)
         seen = frame.iloc[np.sort(rows)]
-        chosen, states = shortlist(seen, catalog, scales)
+        hidden = [p for p in pool if p not in revealed]
+        # Both strategies see the same model with the same judge predictions for the unread
+        # pairs (as the product's board does); only the choice of the next reads differs.
+        preds = judge_predictions(seen, hidden, catalog, scales) if judges else None
+        chosen, states = shortlist(seen, catalog, scales, preds)
         if len(chosen & truth) / len(truth) >= TARGET or len(revealed) == len(pool):
             return len(revealed)
-        hidden = [p for p in pool if p not in revealed]
         if strategy == "balanced":
             reads = defaultdict(int)
             for _, i in revealed:
@@ -160,6 +203,7 @@ def simulate(frame, catalog, scales, *, strategy, start, batch, seed, truth) -> 
                 ideas=states,
                 candidates=hidden,
                 open_load={},
+                confidence=pair_confidence(preds) if preds is not None else None,
                 one_read_var=one_read_var(states),
                 policy=policy,
                 seed=seed * 1000 + round_no,
@@ -197,7 +241,15 @@ def main() -> None:
         default=3.5,
         help="demo only: reads the generator makes per idea (its panels hold 3-4 reviewers)",
     )
+    default = Policy()
+    parser.add_argument("--random-share", type=float, default=default.random_share)
+    parser.add_argument("--min-reads", type=int, default=default.min_reads)
+    parser.add_argument(
+        "--no-judges", action="store_true", help="fit on human reads only (no predictions)"
+    )
     args = parser.parse_args()
+    # The product's policy (apps/decisions/ranking/routing.py), its defaults unless overridden.
+    policy = Policy(random_share=args.random_share, min_reads=args.min_reads, share=SHARE)
     routed, balanced = [], []
     for seed in range(args.seeds):
         frame, catalog, scales = (
@@ -205,7 +257,14 @@ def main() -> None:
         )
         truth, _ = shortlist(frame, catalog, scales)
         n_pairs = frame.groupby(["reviewer_id", "idea_id"]).ngroups
-        kw = dict(start=args.start, batch=args.batch, seed=seed, truth=truth)
+        kw = dict(
+            start=args.start,
+            batch=args.batch,
+            seed=seed,
+            truth=truth,
+            policy=policy,
+            judges=not args.no_judges,
+        )
         r = simulate(frame, catalog, scales, strategy="routed", **kw)
         b = simulate(frame, catalog, scales, strategy="balanced", **kw)
         routed.append(r)

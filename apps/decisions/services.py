@@ -12,7 +12,6 @@ import logging
 from collections.abc import Callable, Iterable
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from django.conf import settings
 from django.db import transaction
@@ -26,7 +25,13 @@ from apps.decisions import selectors
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
 from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_board, unread_predictions
 from apps.decisions.ranking.model import ALL
-from apps.decisions.ranking.routing import IdeaState, Policy, route
+from apps.decisions.ranking.routing import (
+    IdeaState,
+    Policy,
+    one_read_var,
+    pair_confidence,
+    route,
+)
 from apps.screening.models import Assignment
 
 logger = logging.getLogger(__name__)
@@ -179,25 +184,17 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
             r["estimate"],
             (r["high"] - r["low"]) / 2 / 1.6448536269514722,
             r["n_reviewers"],
+            r.get("judge_share") or 0.0,
         )
         for r in overall
     }
-    once = [s.sd**2 for s in states.values() if s.n_reads == 1]
-    one_read_var = (
-        float(np.median(once)) if once else float(np.median([s.sd**2 for s in states.values()]) / 2)
-    )
-    confidence: dict[tuple[int, int], float] = {}
-    if len(preds):
-        conf = pd.to_numeric(preds["confidence"], errors="coerce")
-        agg = preds.assign(c=conf).groupby(["reviewer_id", "idea_id"])["c"].mean()
-        confidence = {(int(r), int(i)): float(c) for (r, i), c in agg.items() if pd.notna(c)}
     cands = selectors.routing_candidates()
     return route(
         ideas=states,
         candidates=cands.pairs,
         open_load=cands.open_load,
-        confidence=confidence,
-        one_read_var=one_read_var,
+        confidence=pair_confidence(preds),
+        one_read_var=one_read_var(states),
         policy=POLICY,
     )
 

@@ -89,3 +89,26 @@ def test_a_reviewer_whose_judge_is_unsure_is_preferred_for_the_same_idea():
     )
     assert [(s.reviewer_id, s.idea_id) for s in out] == [(2, 18)]
     assert "your judge is unsure" in out[0].reason
+
+
+def test_an_idea_whose_interval_rests_on_judges_echoing_its_read_is_routed_before_a_read_one():
+    # Two ideas at the same estimate and the same sd near the cut; one's evidence is mostly the
+    # judges' predictions (built from its one read), the other's is people only.
+    states = ideas()
+    states[18] = IdeaState("x", 1.6, 0.3, 1, judge_share=0.8)
+    states[17] = IdeaState("x", 1.6, 0.3, 3, judge_share=0.0)
+    states[0] = IdeaState("x", -2.0, 1.0, 0)  # an unread idea: the domain's prior width
+    out = route(
+        ideas=states,
+        candidates=all_pairs([1], [17, 18]),
+        open_load={},
+        one_read_var=0.3,
+        policy=Policy(per_batch=1, random_share=0, min_reads=0),
+    )
+    assert [(s.idea_id, s.kind) for s in out] == [(18, FROM_MODEL)]
+
+
+def test_the_default_policy_reads_every_idea_once_and_keeps_a_tenth_random():
+    policy = Policy()
+    assert policy.min_reads == 1 and policy.random_share == 0.1
+    assert round(policy.random_share * policy.per_batch) == 1
