@@ -18,6 +18,23 @@ from tests.factories import (
 )
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every transactional test restores the migrated rows (serialized_rollback).
+
+    A transactional test's flush re-creates content types and permissions with new ids unless
+    the test is serialized; a serialized test after it then reloads the original ids and fails
+    on the duplicate (app_label, model). Whether it failed depended on the order of the files.
+    Serializing all of them keeps every flush the same."""
+    for item in items:
+        marker = item.get_closest_marker("django_db")
+        fixtures = getattr(item, "fixturenames", [])
+        transactional = (marker is not None and marker.kwargs.get("transaction")) or (
+            "transactional_db" in fixtures or "live_server" in fixtures
+        )
+        if transactional and "django_db_serialized_rollback" not in fixtures:
+            fixtures.append("django_db_serialized_rollback")
+
+
 @pytest.fixture(autouse=True)
 def _default_rubric(request):
     """Transactional tests flush every table, including the PBIG rubric that a data migration

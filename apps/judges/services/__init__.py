@@ -25,7 +25,12 @@ from apps.judges.services.configs import (
     judge_config_update,
     judge_configs_ensure_defaults,
 )
-from apps.judges.services.execution import RunDeferred, judge_run_execute, judge_run_fail
+from apps.judges.services.execution import (
+    RunDeferred,
+    judge_run_execute,
+    judge_run_fail,
+    judge_shortlists_rebuild,
+)
 from apps.judges.services.planning import WorkUnit
 from apps.judges.services.runs import (
     judge_run_cancel,
@@ -62,6 +67,7 @@ __all__ = [
     "judge_run_cancel",
     "judge_run_execute",
     "judge_run_fail",
+    "judge_shortlists_rebuild",
     "judge_run_get",
     "judge_run_request",
     "judge_runs_reclaim",

@@ -914,3 +914,17 @@ def judge_run_fail(*, run_id: int, error: str) -> bool:
     """Give up on a running run (e.g. the endpoint stayed down through every retry)."""
     run = JudgeRun.objects.filter(id=run_id).first()
     return run is not None and _finish(run, JudgeRun.Status.FAILED, error=error)
+
+
+def judge_shortlists_rebuild() -> int:
+    """Store every reviewer's shortlists again from the finished prediction runs (after a
+    restore: shortlists are derived rows). Oldest run first, so each reviewer's all-dimensions
+    list ends up built by their newest run, as when the runs finished. Returns runs replayed."""
+    runs = JudgeRun.objects.filter(
+        purpose=JudgeRun.Purpose.PREDICTION, status=JudgeRun.Status.DONE, reviewer__isnull=False
+    ).order_by("id")
+    n = 0
+    for run in runs.select_related("domain"):
+        _store_shortlist(run, list(JudgeFinal.objects.filter(run=run)))
+        n += 1
+    return n

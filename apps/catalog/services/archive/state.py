@@ -38,7 +38,9 @@ from apps.catalog.services.archive.common import (
     parse_time,
 )
 from apps.core.errors import ApplicationError, FieldError
+from apps.decisions.services import decisions_mark_stale
 from apps.disagreement.services import metrics_mark_stale
+from apps.findings.services import findings_mark_stale
 from apps.judges.models import (
     JudgeCalibration,
     JudgeConfig,
@@ -47,6 +49,7 @@ from apps.judges.models import (
     JudgePrediction,
     JudgeRun,
 )
+from apps.judges.services import judge_shortlists_rebuild
 from apps.judges.services.alignment import alignment_runs_finished
 from apps.screening.models import Assignment, Dimension, Rating, Rubric
 
@@ -106,7 +109,11 @@ RUN_FIELDS = [
     "tokens_out",
     "tokens_cached",
     "error",
+    "signals",
 ]
+# Which signal a prediction came from (issue 17): appended, so older archives' columns keep their
+# positions; an archive without them restores "" / 0 / empty.
+SIGNAL_COLUMNS = ["signal", "panel_size", "level_score"]
 RUN_TIMES = ["started_at", "finished_at", "heartbeat_at", "created_at", "updated_at"]
 PREDICTION_COLUMNS = [
     "run",
@@ -134,6 +141,7 @@ PREDICTION_COLUMNS = [
     "attempts",
     "error",
     "created_at",
+    *SIGNAL_COLUMNS,
 ]
 FINAL_COLUMNS = [
     "run",
@@ -149,6 +157,7 @@ FINAL_COLUMNS = [
     "discarded",
     "failed",
     "created_at",
+    *SIGNAL_COLUMNS,
 ]
 STATE_FILES = [
     "accounts.csv",
@@ -231,7 +240,7 @@ def state_files() -> dict[str, bytes]:
         "judge_finals.csv": csv_bytes(
             FINAL_COLUMNS,
             (
-                (*row[:6], _cell(row[6]), _cell(row[7]), *row[8:12], iso(row[12]))
+                (*row[:6], _cell(row[6]), _cell(row[7]), *row[8:12], iso(row[12]), *row[13:])
                 for row in JudgeFinal.objects.order_by("id")
                 .values_list(
                     "run_id",
@@ -247,6 +256,7 @@ def state_files() -> dict[str, bytes]:
                     "discarded",
                     "failed",
                     "created_at",
+                    *SIGNAL_COLUMNS,
                 )
                 .iterator(chunk_size=5000)
             ),
@@ -322,6 +332,7 @@ def _predictions(ratings: dict[int, list[str]]) -> Iterator[tuple[Any, ...]]:
             "attempts",
             "error",
             "created_at",
+            *SIGNAL_COLUMNS,
         )
         .iterator(chunk_size=5000)
     )
@@ -336,6 +347,7 @@ def _predictions(ratings: dict[int, list[str]]) -> Iterator[tuple[Any, ...]]:
             json.dumps(examples),
             *row[17:24],
             iso(row[24]),
+            *row[25:],
         )
 
 
@@ -557,7 +569,7 @@ def _runs_restore(content: bytes, keys: _Keys) -> ImportResult:
             finished = parse_time(r["updated_at"])
             interrupted += 1
         values = {
-            **{f: r[f] for f in RUN_FIELDS},
+            **{f: r[f] for f in RUN_FIELDS if f in r},
             **{t: parse_time(r[t]) for t in RUN_TIMES},
             "status": status,
             "error": error,
@@ -622,6 +634,7 @@ PREDICTION_FIELDS = [
     "attempts",
     "error",
     "created_at",
+    *SIGNAL_COLUMNS,
 ]
 FINAL_FIELDS = FINAL_COLUMNS
 
@@ -654,7 +667,12 @@ def _prediction_row(
         *(int(r[c]) for c in PREDICTION_COLUMNS[18:23]),
         r["error"],
         parse_time(r["created_at"]),
+        *_signal_values(r),
     )
+
+
+def _signal_values(r: dict[str, str]) -> tuple[str, int, int | None]:
+    return r.get("signal", ""), int(r.get("panel_size") or 0), _int(r.get("level_score", ""))
 
 
 def _final_row(
@@ -675,6 +693,7 @@ def _final_row(
         int(r["discarded"]),
         int(r["failed"]),
         parse_time(r["created_at"]),
+        *_signal_values(r),
     )
 
 
@@ -752,8 +771,12 @@ def _history_restore(content: bytes, keys: _Keys) -> ImportResult:
 
 
 def snapshots_recompute() -> None:
-    """Snapshots are derived: after a restore, queue the metrics and the alignment of every
-    finished run's scope, computed by the worker as after any change."""
+    """Snapshots are derived: after a restore, queue the metrics, the decision board, the
+    findings and the alignment of every finished run's scope, computed by the worker as after
+    any change; the judges' shortlists are stored again from the restored prediction runs."""
+    judge_shortlists_rebuild()
+    transaction.on_commit(decisions_mark_stale)
+    transaction.on_commit(findings_mark_stale)
     done = list(JudgeRun.objects.filter(status=JudgeRun.Status.DONE).values_list("id", flat=True))
     alignment_runs_finished(run_ids=done)
     transaction.on_commit(metrics_mark_stale)
