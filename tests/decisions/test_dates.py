@@ -7,6 +7,7 @@ import datetime as dt
 import pytest
 from django.utils import timezone
 
+from apps.core.display import when
 from apps.disagreement.selectors import rating_frame
 from apps.screening.models import Assignment, Rating, RatingHistory
 from apps.screening.services.ratings import rating_submit
@@ -43,6 +44,5 @@ def test_the_queue_shows_when_a_rating_was_made_and_only_the_reviewers_own_chang
     # Her own edit through the form is a change, and shows as one.
     rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 2})
     html = client.get("/screening/").content.decode()
-    assert "4 Mar 2026" in html and "changed Today" in html.replace(
-        "changed today", "changed Today"
-    )
+    changed = Rating.objects.filter(reviewer=reviewer).latest("updated_at").updated_at
+    assert "4 Mar 2026" in html and f"changed {when(changed).split(',')[0]}" in html
