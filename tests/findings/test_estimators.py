@@ -32,8 +32,9 @@ def test_chao2_matches_the_hand_computed_example():
     assert est.estimate == pytest.approx(8.8)
     var = 2 * (0.4 * 1.5**2 + 0.64 * 1.5**3 + 0.16 * 1.5**4)
     k = math.exp(1.959963984540054 * math.sqrt(math.log(1 + var / 1.8**2)))
-    assert est.low == pytest.approx(7 + 1.8 / k)
-    assert est.high == pytest.approx(7 + 1.8 * k)
+    assert est.bounds == pytest.approx((7 + 1.8 / k, 7 + 1.8 * k))
+    # Reported in whole findings: 7.21 -> 7, 22.69 -> 23.
+    assert (est.low, est.high) == (math.floor(7 + 1.8 / k), math.ceil(7 + 1.8 * k)) == (7, 23)
     assert (est.q1, est.q2, est.observed) == (3, 2, 7)
 
 
@@ -47,9 +48,20 @@ def test_chao2_says_nothing_beyond_what_was_seen_from_one_reviewer():
     assert math.isnan(est.estimate) and math.isnan(est.low)
 
 
-def test_chao2_interval_collapses_when_every_finding_was_raised_twice():
+def test_chao2_keeps_an_interval_when_no_finding_was_raised_only_once():
+    # Q1 = 0: nothing unseen is implied, but three reviewers have not ruled out another point.
+    # Chao's interval for this case (as in SpadeR), by hand: each finding raised k times is
+    # missed with chance e^-k; P = (2 e^-2 + e^-3) / 3;
+    # var = 2 (e^-2 - e^-4) + (e^-3 - e^-6) - (2 * 2 e^-2 + 3 e^-3)^2 / 3;
+    # interval [max(3, (3 - z sd)/(1-P)), (3 + z sd)/(1-P)].
+    e = math.exp
+    p = (2 * e(-2) + e(-3)) / 3
+    var = 2 * (e(-2) - e(-4)) + (e(-3) - e(-6)) - (4 * e(-2) + 3 * e(-3)) ** 2 / 3
+    high = (3 + 1.959963984540054 * math.sqrt(var)) / (1 - p)
     est = chao2([2, 2, 3], 3)
-    assert (est.estimate, est.low, est.high) == (3, 3, 3)
+    assert est.estimate == 3
+    assert est.bounds == pytest.approx((3, high))
+    assert (est.low, est.high) == (3, math.ceil(high)) == (3, 5)
 
 
 def test_coverage_matches_the_hand_computed_example():

@@ -4,10 +4,18 @@ The data are incidence data in the ecologists' sense: T sampling units (reviewer
 observed finding the number of units that raised it (its incidence Y_i, 1 <= Y_i <= T). From
 these, with Q_k the number of findings raised by exactly k reviewers and U = sum(Y_i):
 
-- Chao2 (Chao 1987; bias-corrected form of Chao 2005, as in iNEXT/EstimateS):
+- Chao2 (Chao 1987; bias-corrected form of Chao 2005, as in iNEXT/EstimateS/SpadeR):
   S = S_obs + (T-1)/T * Q1^2 / (2 Q2), or (T-1)/T * Q1 (Q1-1) / 2 when Q2 = 0;
   its interval is Chao's log-normal one, which never goes below S_obs:
   [S_obs + f0/K, S_obs + f0*K], K = exp(z sqrt(ln(1 + var/f0^2))).
+  When no unseen finding is implied (Q1 = 0, or Q1 = 1 without doubletons) the log-normal form
+  has nothing to spread; the interval is then Chao's for that case (as in SpadeR): with
+  P = sum_k Q_k e^-k / S_obs the estimated chance that a finding is missed,
+  [max(S_obs, (S_obs - z sd)/(1-P)), (S_obs + z sd)/(1-P)], sd from the observed Q_k. A panel
+  of three that all raised the same two points has not shown that a third does not exist.
+  The total is a count, so the reported bounds are whole findings: the lower one rounded down,
+  the upper one rounded up (a lower bound of 4.5 means "4 or 5 findings are still possible";
+  dropping 4 would exclude a total the data do not rule out). `bounds` keeps the exact ones.
 - Sample coverage (Chao & Jost 2012, incidence form): the share of the incidence mass belonging to
   findings already seen, C = 1 - Q1/U * (T-1) Q1 / ((T-1) Q1 + 2 Q2).
 - Rarefaction and extrapolation (Chao et al. 2014, Ecol. Monographs 84:45-67): the expected
@@ -41,6 +49,7 @@ class Chao2:
     q1: int
     q2: int
     units: int
+    bounds: tuple[float, float]  # the exact interval before rounding to whole findings
 
 
 Incidences = Sequence[int] | np.ndarray
@@ -56,17 +65,16 @@ def _counts(incidences: Incidences, units: int) -> np.ndarray:
 
 
 def chao2(incidences: Incidences, units: int, *, z: float = Z95) -> Chao2:
-    """Chao2 with its log-normal interval (see the module docstring).
+    """Chao2 with its 95 % interval in whole findings (see the module docstring).
 
-    With no unseen finding implied (Q1 = 0) the interval collapses onto S_obs, as in iNEXT; with
-    fewer than two sampling units nothing beyond S_obs can be estimated (undefined, NaN).
+    With fewer than two sampling units nothing beyond S_obs can be estimated (undefined, NaN).
     """
     y = _counts(incidences, units)
     s_obs = len(y)
     q1, q2 = int((y == 1).sum()), int((y == 2).sum())
     if units < 2:
         nan = float("nan")
-        return Chao2(nan if s_obs else 0.0, nan, nan, s_obs, q1, q2, units)
+        return Chao2(nan if s_obs else 0.0, nan, nan, s_obs, q1, q2, units, (nan, nan))
     a = (units - 1) / units
     f0 = a * q1 * q1 / (2 * q2) if q2 > 0 else a * q1 * (q1 - 1) / 2
     s_hat = s_obs + f0
@@ -76,14 +84,32 @@ def chao2(incidences: Incidences, units: int, *, z: float = Z95) -> Chao2:
     elif q1 > 1:
         var = a * q1 * (q1 - 1) / 2 + a * a * q1 * (2 * q1 - 1) ** 2 / 4 - a * a * q1**4 / 4 / s_hat
     else:
-        u = float(y.sum())
-        var = s_obs * math.exp(-u / s_obs) * (1 - math.exp(-u / s_obs)) if s_obs else 0.0
+        var = 0.0
     if f0 > 0 and var > 0:
         k = math.exp(z * math.sqrt(math.log(1 + var / f0**2)))
         low, high = s_obs + f0 / k, s_obs + f0 * k
+    elif s_obs:
+        low, high = _interval_without_unseen(y, units, z)
     else:
-        low = high = float(s_obs)
-    return Chao2(s_hat, low, high, s_obs, q1, q2, units)
+        low = high = 0.0
+    reported_low = float(math.floor(low + 1e-9))
+    reported_high = float(math.ceil(high - 1e-9))
+    return Chao2(s_hat, reported_low, reported_high, s_obs, q1, q2, units, (low, high))
+
+
+def _interval_without_unseen(y: np.ndarray, units: int, z: float) -> tuple[float, float]:
+    """Chao's interval when the data imply no unseen finding (Q1 <= 1 and f0 = 0).
+
+    Each finding raised k times is taken as missed with chance e^-k (a Poisson approximation);
+    P is the mean of those chances, and the observed count is scaled by 1/(1-P).
+    """
+    s_obs = len(y)
+    ks, q = np.unique(y, return_counts=True)
+    miss = np.exp(-ks.astype(float))
+    var = float(np.sum(q * (miss - miss**2)) - np.sum(ks * miss * q) ** 2 / units)
+    p = float(np.sum(q * miss) / s_obs)
+    spread = z * math.sqrt(max(var, 0.0))
+    return max(float(s_obs), (s_obs - spread) / (1 - p)), (s_obs + spread) / (1 - p)
 
 
 def coverage(incidences: Incidences, units: int) -> float:
