@@ -34,7 +34,8 @@ from apps.judges.backends import get_backend  # noqa: E402
 from apps.judges.engine.examples import select_examples  # noqa: E402
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgePrediction, JudgeRun  # noqa: E402
 from apps.judges.services import planning  # noqa: E402
-from apps.judges.services.execution import _ensure_plan, _Executor  # noqa: E402
+from apps.judges.services.chunks import _Executor  # noqa: E402
+from apps.judges.services.run_plans import _ensure_plan  # noqa: E402
 
 SHOTS = [0, 1, 2, 5, 9]
 

@@ -128,7 +128,7 @@ def main() -> None:
     rating = {int(r[0]): (int(r[1]), int(r[4])) for rows in pools.values() for r in rows}
     backend = LocalBackend(vectors=vectors)
     signals: Counter[str] = Counter()
-    batch = 5000  # services.execution.LOCAL_BATCH
+    batch = 5000  # services.chunks.LOCAL_BATCH
     for start in range(0, len(units), batch):
         chunk = range(start, min(start + batch, len(units)))
         requests = [

@@ -5,7 +5,11 @@
 - scheduling: automatic runs after rating changes (debounced), the reclaim of lost work;
 - dispatch: the only module that sends Celery messages;
 - planning: pure; a run's work units and their examples;
-- execution: plan once, judge in leased chunks, calibrate, vote, finish;
+- execution: a run from claim to finish (judge_run_execute), in steps of their own:
+  run_plans (the stored plan), chunks (leases, judging, progress), calibration, finals (the
+  seed vote);
+- shortlists: the reviewer's stored shortlists, made when a prediction run finishes and rebuilt
+  after a restore;
 - alignment: alignment snapshots (owned by the alignment work; called when runs finish).
 
 The names below are the public interface that views, the API, commands and tests import.
@@ -29,7 +33,6 @@ from apps.judges.services.execution import (
     RunDeferred,
     judge_run_execute,
     judge_run_fail,
-    judge_shortlists_rebuild,
 )
 from apps.judges.services.planning import WorkUnit
 from apps.judges.services.runs import (
@@ -46,6 +49,7 @@ from apps.judges.services.scheduling import (
     judge_runs_schedule,
     judge_schedule_requests_run,
 )
+from apps.judges.services.shortlists import judge_shortlists_rebuild
 
 __all__ = [
     "AUTO_SHOTS",

@@ -1,0 +1,406 @@
+"""Judging a run's chunks under leases: claim a chunk, judge its units batch by batch, store
+the per-seed predictions, recompute progress (services.execution orchestrates).
+
+- The run lock is a lease, the same on every database: a worker works on a chunk only while it
+  holds the chunk's lease (status RUNNING, its token, a heartbeat fresher than
+  JUDGE_LEASE_SECONDS), taken by a conditional UPDATE and renewed between batches.
+- Per-seed predictions are upserted under (run, reviewer, idea, dimension, kind, k, seed) and
+  the executor skips units that already have one.
+- Progress and cost are recomputed from the stored predictions, never incremented.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Sequence
+from decimal import Decimal
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db.models import Q, Sum
+from django.db.models.functions import Now
+from django.utils import timezone
+
+from apps.core.errors import ApplicationError
+from apps.judges import selectors
+from apps.judges.backends import get_backend
+from apps.judges.engine.calibration import Calibration
+from apps.judges.engine.judgment import (
+    Example,
+    JudgeRequest,
+    RubricDimension,
+    judge_many,
+)
+from apps.judges.engine.panel import PanelIndex, level_only
+from apps.judges.engine.prompting import idea_text, patent_text, rubric_wording
+from apps.judges.models import (
+    JudgeCalibration,
+    JudgeConfig,
+    JudgePrediction,
+    JudgeRun,
+    JudgeRunChunk,
+)
+from apps.judges.services import planning
+from apps.judges.services.configs import base_url_error
+from apps.judges.services.run_plans import _Plan
+from apps.judges.services.runs import lease_expired_before
+from apps.judges.vectors import item_vectors
+from apps.screening.models import Dimension
+
+# Local judge: units judged (and stored) per batch. Large, because the local backend is
+# vectorised; small enough that progress moves and a cancel is noticed within seconds.
+LOCAL_BATCH = 5000
+# LLM: calls per batch = the configuration's concurrency x this; the lease is renewed between
+# batches, so a batch must stay well under JUDGE_LEASE_SECONDS.
+LLM_ROUNDS_PER_BATCH = 2
+PROGRESS_EVERY_SECONDS = 1.0
+
+
+class LeaseLost(Exception):
+    """Another worker took this chunk over (ours looked dead), or the run was stopped."""
+
+
+# --------------------------------------------------------------------------- leases
+
+
+def _claim_chunk(chunk_id: int, token: str) -> bool:
+    """Take a chunk that is pending, or whose holder stopped heartbeating (died)."""
+    return bool(
+        JudgeRunChunk.objects.filter(id=chunk_id)
+        .filter(
+            Q(status=JudgeRunChunk.Status.PENDING)
+            | Q(status=JudgeRunChunk.Status.RUNNING, heartbeat_at__lt=lease_expired_before())
+            | Q(status=JudgeRunChunk.Status.RUNNING, heartbeat_at__isnull=True)
+        )
+        .update(status=JudgeRunChunk.Status.RUNNING, lease_token=token, heartbeat_at=Now())
+    )
+
+
+def _beat(run_id: int, chunk_id: int, token: str) -> None:
+    """Renew the lease; raise LeaseLost when the chunk was taken over or the run stopped."""
+    held = JudgeRunChunk.objects.filter(
+        id=chunk_id, lease_token=token, status=JudgeRunChunk.Status.RUNNING
+    ).update(heartbeat_at=Now())
+    running = JudgeRun.objects.filter(id=run_id, status=JudgeRun.Status.RUNNING).update(
+        heartbeat_at=Now()
+    )
+    if not held or not running:
+        raise LeaseLost(f"chunk {chunk_id} of run {run_id}")
+
+
+# --------------------------------------------------------------------------- judging
+
+
+class _Texts:
+    """Renders patents and ideas once per run, the way the prompt module expects them."""
+
+    def __init__(self, idea_ids: Iterable[int]) -> None:
+        self._cache: dict[int, tuple[str, str]] = {}
+        for idea_id, idea in selectors.idea_rows(set(idea_ids)).items():
+            p = idea.patent
+            self._cache[idea_id] = (
+                patent_text(p.title, p.abstract, p.claims),
+                idea_text(idea.title, idea.description, idea.implementation, idea.differentiation),
+            )
+
+    def __getitem__(self, idea_id: int) -> tuple[str, str]:
+        return self._cache[idea_id]
+
+
+def _rubric_dimension(dim: Dimension) -> RubricDimension:
+    return RubricDimension(
+        key=dim.key,
+        name=dim.name,
+        description=dim.description,
+        scale_min=dim.scale_min,
+        scale_max=dim.scale_max,
+        levels={int(k): str(v) for k, v in (dim.levels or {}).items()},
+        categories=tuple(int(c) for c in (dim.categories or [])),
+        wording=rubric_wording(dim.rubric),
+    )
+
+
+class _Executor:
+    """What one worker needs to judge units of one run: texts, backends, examples."""
+
+    def __init__(self, run: JudgeRun, plan: _Plan) -> None:
+        self.run = run
+        self.plan = plan
+        idea_ids = {u.idea_id for u in plan.units} | {
+            int(r[1]) for rows in plan.pools.values() for r in rows
+        }
+        self.idea_ids = sorted(idea_ids)
+        self.texts = _Texts(idea_ids)
+        self.rating = {
+            int(r[0]): (int(r[1]), int(r[4])) for rows in plan.pools.values() for r in rows
+        }
+        self.rubric = {d_id: _rubric_dimension(d) for d_id, d in plan.dims.items()}
+        # The panel signal: who else scored each idea, per dimension (engine.panel). Only for
+        # the offline judge, and only when the run uses it (a text-only study does not).
+        self.panels: dict[int, PanelIndex] = {}
+        if "panel" in (run.signals or "").split(","):
+            for d_id, rows in plan.pools.items():
+                if d_id not in self.rubric:
+                    continue
+                d = self.rubric[d_id]
+                self.panels[d_id] = PanelIndex(
+                    ((int(r[1]), int(r[3]), int(r[4])) for r in rows),
+                    scale_min=d.scale_min,
+                    scale_max=d.scale_max,
+                    categories=d.categories,
+                )
+        self.configs = {c.id: c for c in JudgeConfig.objects.filter(id__in=plan.specs)}
+        self._backends: dict[str, tuple[Any, str]] = {}
+        self.calibrations = (
+            _stored_calibrations(run) if run.purpose == JudgeRun.Purpose.PREDICTION else {}
+        )
+
+    def backend(self, spec: planning.ConfigSpec) -> tuple[Any, str]:
+        """(backend, model) of a configuration; one local backend per run, vectors loaded once."""
+        config = self.configs.get(spec.id)
+        if spec.backend == JudgeConfig.Backend.LOCAL:
+            if "local" not in self._backends:
+                backend = get_backend("local", vectors=item_vectors(self.idea_ids))
+                self._backends["local"] = (backend, getattr(backend, "model", "") or "")
+            return self._backends["local"]
+        base_url = config.base_url if config else ""
+        key = f"openai:{spec.id}"
+        if key in self._backends:
+            return self._backends[key]
+        if not (base_url or settings.LLM_BASE_URL):
+            name = config.name if config else spec.id
+            raise ApplicationError(
+                f"Configuration {name!r} uses the openai backend but no endpoint is set: "
+                "set LLM_BASE_URL or the configuration's base_url."
+            )
+        problem = base_url_error(base_url)
+        if problem:  # the allowlist changed since the configuration was saved
+            raise ApplicationError(f"base_url {base_url!r} {problem}.")
+        model = (config.model if config else "") or settings.LLM_MODEL
+        options: dict[str, Any] = {
+            "model": model,
+            "max_retries": settings.LLM_MAX_RETRIES,
+        }
+        if base_url:
+            options["base_url"] = base_url
+        self._backends[key] = (get_backend("openai", **options), model)
+        return self._backends[key]
+
+    def requests(self, units: Sequence[planning.WorkUnit]) -> list[JudgeRequest]:
+        examples = planning.examples_for_units(units, self.plan.pools)
+        out = []
+        for u, ids in zip(units, examples, strict=True):
+            config = self.configs.get(u.config_id)
+            patent, idea = self.texts[u.idea_id]
+            index = self.panels.get(u.dimension_id)
+            local = self.plan.specs[u.config_id].backend == JudgeConfig.Backend.LOCAL
+            # Never the target reviewer's own scores: the panel leaves them out.
+            panel = (
+                index.panel(u.idea_id, exclude_reviewer=u.reviewer_id)
+                if index is not None and local
+                else ()
+            )
+            out.append(
+                JudgeRequest(
+                    dimension=self.rubric[u.dimension_id],
+                    examples=tuple(
+                        Example(
+                            item_id=rid,
+                            patent_text=self.texts[self.rating[rid][0]][0],
+                            idea_text=self.texts[self.rating[rid][0]][1],
+                            score=self.rating[rid][1],
+                            idea_id=self.rating[rid][0],
+                        )
+                        for rid in ids
+                    ),
+                    patent_text=patent,
+                    idea_text=idea,
+                    seed=u.seed,
+                    model=self.backend(self.plan.specs[u.config_id])[1],
+                    temperature=config.temperature if config else 0.0,
+                    idea_id=u.idea_id,
+                    panel=panel,
+                )
+            )
+        return out
+
+    def judge(self, spec: planning.ConfigSpec, requests: list[JudgeRequest]) -> list[Any]:
+        backend, _ = self.backend(spec)
+        if spec.backend == JudgeConfig.Backend.LOCAL:
+            batch = getattr(backend, "judge_batch", None)
+            if callable(batch):
+                return list(batch(requests))
+            return [backend.judge(r) for r in requests]
+        config = self.configs.get(spec.id)
+        return judge_many(backend, requests, concurrency=config.concurrency if config else 1)
+
+    def store(
+        self,
+        spec: planning.ConfigSpec,
+        units: Sequence[planning.WorkUnit],
+        requests: Sequence[JudgeRequest],
+        replies: Sequence[Any],
+    ) -> None:
+        backend, model = self.backend(spec)
+        calibration = (
+            self.calibrations.get(
+                (self.plan.dims[units[0].dimension_id].key, spec.kind, spec.backend)
+            )
+            if units
+            else None
+        )
+        raw = [r.confidence for r in replies]
+        calibrated: list[int | None] = list(raw)
+        if calibration is not None:
+            known = [i for i, c in enumerate(raw) if c is not None]
+            if known:
+                values = calibration.apply(np.array([raw[i] for i in known], dtype=float))
+                for i, v in zip(known, values, strict=True):
+                    calibrated[i] = int(v)
+        rows = [
+            JudgePrediction(
+                run_id=self.run.id,
+                config_id=u.config_id if u.config_id in self.configs else None,
+                kind=u.kind,
+                k=u.k,
+                seed=u.seed,
+                reviewer_id=u.reviewer_id,
+                idea_id=u.idea_id,
+                dimension_id=u.dimension_id,
+                score=reply.score if not reply.error else None,
+                reason=reply.reason or "",
+                confidence=conf,
+                raw_confidence=reply.confidence,
+                signal=getattr(reply, "signal", "") or "",
+                panel_size=getattr(reply, "panel_size", 0) or 0,
+                level_score=level_only([e.score for e in request.examples]),
+                model=reply.model or model,
+                backend=backend.name,
+                response_mode=getattr(reply, "response_mode", "") or "",
+                prompt_fingerprint=reply.prompt_fingerprint or "",
+                example_rating_ids=[e.item_id for e in request.examples],
+                raw_reply=reply.raw or "",
+                prompt_tokens=reply.prompt_tokens or 0,
+                completion_tokens=reply.completion_tokens or 0,
+                cached_tokens=reply.cached_prompt_tokens or 0,
+                latency_ms=reply.latency_ms or 0,
+                attempts=reply.attempts or 0,
+                error=reply.error or "",
+            )
+            for u, request, reply, conf in zip(units, requests, replies, calibrated, strict=True)
+        ]
+        JudgePrediction.objects.bulk_create(
+            rows,
+            batch_size=1000,
+            update_conflicts=True,
+            unique_fields=["run", "reviewer", "idea", "dimension", "kind", "k", "seed"],
+            update_fields=[
+                "config",
+                "score",
+                "reason",
+                "confidence",
+                "raw_confidence",
+                "signal",
+                "panel_size",
+                "level_score",
+                "model",
+                "backend",
+                "response_mode",
+                "prompt_fingerprint",
+                "example_rating_ids",
+                "raw_reply",
+                "prompt_tokens",
+                "completion_tokens",
+                "cached_tokens",
+                "latency_ms",
+                "attempts",
+                "error",
+            ],
+        )
+
+
+def _stored_calibrations(run: JudgeRun) -> dict[tuple[str, str, str], Calibration]:
+    """The fits of this run's domain, by (dimension key, kind, backend)."""
+    return {
+        (c.dimension, c.kind, c.backend): Calibration.from_dict(c.fit)
+        for c in JudgeCalibration.objects.filter(
+            domain_id=run.domain_id, dimension__in=run.dimensions
+        )
+    }
+
+
+def _refresh_progress(run_id: int) -> None:
+    """Recompute counters and cost from stored predictions (idempotent under retries)."""
+    preds = JudgePrediction.objects.filter(run_id=run_id)
+    sums = preds.aggregate(
+        tin=Sum("prompt_tokens"),
+        tout=Sum("completion_tokens"),
+        tcached=Sum("cached_tokens"),
+        calls=Sum("attempts"),
+    )
+    tin, tout = sums["tin"] or 0, sums["tout"] or 0
+    price_in = Decimal(str(settings.LLM_PRICE_IN_PER_MTOK))
+    price_out = Decimal(str(settings.LLM_PRICE_OUT_PER_MTOK))
+    cost = (Decimal(tin) * price_in + Decimal(tout) * price_out) / Decimal(1_000_000)
+    JudgeRun.objects.filter(id=run_id).update(
+        done=preds.count(),
+        failed=preds.exclude(error="").count(),
+        tokens_in=tin,
+        tokens_out=tout,
+        tokens_cached=sums["tcached"] or 0,
+        calls=sums["calls"] or 0,
+        estimated_cost=cost,
+        updated_at=timezone.now(),
+    )
+
+
+def _work_chunk(ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tuple]) -> None:
+    """Judge the chunk's units that have no stored prediction, batch by batch."""
+    units = [u for u in ex.plan.units[chunk.start : chunk.stop] if u.key not in stored]
+    last_progress = time.monotonic()
+    position = 0
+    while position < len(units):
+        spec = ex.plan.specs[units[position].config_id]
+        if spec.backend == JudgeConfig.Backend.LOCAL:
+            size = LOCAL_BATCH
+        else:
+            config = ex.configs.get(spec.id)
+            size = max(1, (config.concurrency if config else 1) * LLM_ROUNDS_PER_BATCH)
+        batch = units[position : position + size]
+        position += len(batch)
+        requests = ex.requests(batch)
+        replies = ex.judge(spec, requests)
+        _beat(ex.run.id, chunk.id, token)  # before storing: a taken-over chunk stores nothing
+        ex.store(spec, batch, requests, replies)
+        if time.monotonic() - last_progress >= PROGRESS_EVERY_SECONDS:
+            _refresh_progress(ex.run.id)
+            last_progress = time.monotonic()
+    JudgeRunChunk.objects.filter(id=chunk.id, lease_token=token).update(
+        status=JudgeRunChunk.Status.DONE, heartbeat_at=Now()
+    )
+
+
+def _work(run: JudgeRun, plan: _Plan, token: str) -> bool:
+    """Claim and judge every chunk this worker can get; True when every chunk is done."""
+    ex: _Executor | None = None
+    stored: set[tuple] | None = None
+    for chunk in JudgeRunChunk.objects.filter(run_id=run.id).order_by("index"):
+        if chunk.status == JudgeRunChunk.Status.DONE or not _claim_chunk(chunk.id, token):
+            continue
+        if ex is None:
+            ex = _Executor(run, plan)
+        if stored is None:
+            stored = set(
+                JudgePrediction.objects.filter(run_id=run.id).values_list(
+                    "reviewer_id", "idea_id", "dimension_id", "kind", "k", "seed"
+                )
+            )
+        _beat(run.id, chunk.id, token)
+        _work_chunk(ex, chunk, token, stored)
+    _refresh_progress(run.id)
+    return (
+        not JudgeRunChunk.objects.filter(run_id=run.id)
+        .exclude(status=JudgeRunChunk.Status.DONE)
+        .exists()
+    )

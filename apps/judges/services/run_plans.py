@@ -1,0 +1,133 @@
+"""A judge run's stored plan: computed once, when the run is claimed, and stored
+(JudgeRunPlan) with its chunks (JudgeRunChunk) in the same transaction; a resumed run, and every
+worker helping with it, executes that plan, never newer ratings (services.execution).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import cast
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+
+from apps.core.errors import ApplicationError
+from apps.judges import selectors
+from apps.judges.models import (
+    JudgeConfig,
+    JudgeRun,
+    JudgeRunChunk,
+    JudgeRunPlan,
+)
+from apps.judges.services import dispatch, planning
+from apps.screening.models import Dimension
+
+
+def _config_specs(run: JudgeRun) -> list[planning.ConfigSpec]:
+    specs = []
+    for config in run.configs.order_by("kind", "id"):
+        specs.append(
+            planning.ConfigSpec(
+                id=config.id,
+                kind=config.kind,
+                k_values=tuple(
+                    planning.k_values(
+                        purpose=run.purpose,
+                        run_shots=run.shots or [],
+                        kind=config.kind,
+                        config_k=config.k_values,
+                    )
+                ),
+                seeds=int(run.seeds or config.seeds),
+                backend=run.backend or config.backend,
+            )
+        )
+    return specs
+
+
+def _snapshot(run: JudgeRun, dims: list[Dimension], specs: list[planning.ConfigSpec]) -> dict:
+    pool: dict[str, list[list[int]]] = {}
+    targets: dict[str, list[list[int]]] = {}
+    for dim in dims:
+        frame = selectors.rating_pool_frame(domain=run.domain, dimension_ids=[dim.id])
+        rows = (
+            frame[["rating_id", "idea_id", "patent_id", "reviewer_id", "score"]]
+            .astype(int)
+            .values.tolist()
+        )
+        pool[str(dim.id)] = rows
+        if run.purpose == JudgeRun.Purpose.PREDICTION:
+            # A prediction run is always for one reviewer.
+            reviewer_id = cast(int, run.reviewer_id)
+            ideas = selectors.idea_rows(
+                selectors.reviewer_unrated_idea_ids(reviewer_id=reviewer_id, domain=run.domain)
+            )
+            targets[str(dim.id)] = sorted(
+                [reviewer_id, i, idea.patent_id] for i, idea in ideas.items()
+            )
+        elif run.purpose == JudgeRun.Purpose.LOO_EVALUATION:
+            targets[str(dim.id)] = planning.leave_one_out_targets(
+                rows, reviewer_id=run.reviewer_id, min_history=1
+            )
+        else:
+            configs = run.configs.all()
+            min_history = run.min_history or min(c.min_history for c in configs)
+            targets[str(dim.id)] = planning.leave_one_out_targets(
+                rows, reviewer_id=None, min_history=min_history
+            )
+    return {"pool": pool, "targets": targets, "configs": [s.to_dict() for s in specs]}
+
+
+@dataclass
+class _Plan:
+    dims: dict[int, Dimension]
+    pools: dict[int, list[list[int]]]
+    specs: dict[int, planning.ConfigSpec]
+    units: list[planning.WorkUnit]
+
+
+def _load_plan(run: JudgeRun, stored: JudgeRunPlan) -> _Plan:
+    dims = {d.id: d for d in selectors.dimensions_for_domain(run.domain, run.dimensions)}
+    pools = {int(k): v for k, v in stored.pool.items()}
+    targets = {int(k): v for k, v in stored.targets.items()}
+    specs = [planning.ConfigSpec.from_dict(d) for d in stored.configs]
+    units = planning.plan_units(
+        dimension_ids=[d for d in dims if d in targets], targets=targets, configs=specs
+    )
+    return _Plan(dims=dims, pools=pools, specs={s.id: s for s in specs}, units=units)
+
+
+def _ensure_plan(run: JudgeRun) -> _Plan:
+    """The run's stored plan, made (with its chunks) by the first worker that gets here."""
+    stored = JudgeRunPlan.objects.filter(run_id=run.id).first()
+    if stored is not None:
+        return _load_plan(run, stored)
+    dims = selectors.dimensions_for_domain(run.domain, run.dimensions)
+    if not dims:
+        raise ApplicationError(f"No dimensions {run.dimensions} in the rubric of {run.domain.key}.")
+    specs = _config_specs(run)
+    snapshot = _snapshot(run, dims, specs)
+    stored = JudgeRunPlan(run=run, **snapshot)
+    plan = _load_plan(run, stored)
+    bounds = planning.chunk_bounds(
+        plan.units,
+        {s.id: s.backend for s in specs},
+        int(settings.JUDGE_LLM_CHUNK_CALLS),
+    )
+    stored.units = len(plan.units)
+    try:
+        with transaction.atomic():
+            stored.save(force_insert=True)
+            JudgeRunChunk.objects.bulk_create(
+                [
+                    JudgeRunChunk(run=run, index=i, start=start, stop=stop)
+                    for i, (start, stop) in enumerate(bounds)
+                ]
+            )
+            JudgeRun.objects.filter(id=run.id).update(total=len(plan.units))
+    except IntegrityError:  # another worker planned it first: use theirs
+        return _load_plan(run, JudgeRunPlan.objects.get(run_id=run.id))
+    if len(bounds) > 1 and any(s.backend != JudgeConfig.Backend.LOCAL for s in specs):
+        # Other workers may help: one message per further chunk (each claims what is free).
+        transaction.on_commit(lambda: dispatch.send_chunks(run.id, list(range(1, len(bounds)))))
+    return plan
