@@ -1,0 +1,82 @@
+"""Reads the other judge selectors share: rubrics, dimensions, the rating pool, ideas, labels."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pandas as pd
+
+from apps.catalog.models import Domain, Idea
+from apps.judges.models import (
+    LOCAL_LABEL,
+    JudgeConfig,
+)
+from apps.screening.models import Dimension, Rating, Rubric
+
+POOL_COLUMNS = ["rating_id", "idea_id", "patent_id", "reviewer_id", "domain", "dimension", "score"]
+
+
+def rubric_for_domain(domain: Domain) -> Rubric | None:
+    if domain.rubric_id:
+        return domain.rubric
+    return Rubric.objects.filter(is_default=True).first()
+
+
+def dimensions_for_domain(domain: Domain, keys: Iterable[str] | None = None) -> list[Dimension]:
+    rubric = rubric_for_domain(domain)
+    if rubric is None:
+        return []
+    qs = rubric.dimensions.order_by("position")
+    if keys is not None:
+        qs = qs.filter(key__in=list(keys))
+    return list(qs)
+
+
+def scales_for(dimensions: Iterable[Dimension]) -> dict[str, tuple[int, int]]:
+    return {d.key: (d.scale_min, d.scale_max) for d in dimensions}
+
+
+def rating_pool_frame(*, domain: Domain, dimension_ids: Iterable[int]) -> pd.DataFrame:
+    """Every scored rating in the domain on these dimensions: the few-shot example pool."""
+    rows = (
+        Rating.objects.filter(
+            status=Rating.Status.SCORED,
+            idea__patent__domain=domain,
+            dimension_id__in=list(dimension_ids),
+        )
+        .values_list("id", "idea_id", "idea__patent_id", "reviewer_id", "dimension__key", "score")
+        .order_by("id")
+    )
+    frame = pd.DataFrame(
+        [(r[0], r[1], r[2], r[3], domain.key, r[4], r[5]) for r in rows], columns=POOL_COLUMNS
+    )
+    return frame.astype({"rating_id": int, "idea_id": int, "patent_id": int, "reviewer_id": int})
+
+
+def idea_rows(idea_ids: Iterable[int]) -> dict[int, Idea]:
+    return {i.id: i for i in Idea.objects.filter(id__in=set(idea_ids)).select_related("patent")}
+
+
+def _all_scales() -> dict[str, tuple[int, int]]:
+    scales: dict[str, tuple[int, int]] = {}
+    for d in Dimension.objects.order_by("rubric_id", "position"):
+        scales.setdefault(d.key, (d.scale_min, d.scale_max))
+    return scales
+
+
+def dimension_names() -> dict[str, str]:
+    names: dict[str, str] = {}
+    for d in Dimension.objects.order_by("-rubric__is_default", "position"):
+        names.setdefault(d.key, d.name)
+    return names
+
+
+def model_label(*, backend: str, model: str, response_mode: str) -> str:
+    """How pages name what produced a figure: the local judge is never mistaken for an LLM."""
+    if backend == JudgeConfig.Backend.LOCAL:
+        return LOCAL_LABEL
+    return f"{model or 'default model'} ({response_mode or 'mode not recorded'})"
+
+
+def domain_by_key(key: str | None) -> Domain | None:
+    return Domain.objects.filter(key=key).first() if key else None

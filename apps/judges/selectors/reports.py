@@ -1,0 +1,232 @@
+"""The alignment report computed from finals and truth (engine.alignment): its sources, run ids,
+per-reviewer sections and table rows."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.conf import settings
+from django.core.cache import cache
+
+from apps.catalog.models import Domain, Idea
+from apps.core.display import when
+from apps.judges.backends import embed_texts
+from apps.judges.engine import alignment
+from apps.judges.models import (
+    JudgeRun,
+)
+from apps.judges.selectors.common import _all_scales, model_label
+from apps.judges.selectors.predictions import finals_frame, predictions_frame, truth_frame
+from apps.judges.selectors.runs import latest_done_runs
+
+
+def report_sources(*, domain: Domain | None = None) -> list[dict[str, Any]]:
+    """What the alignment dashboard can show: automatic evaluations, or one finished study."""
+    sources = [
+        {"value": "auto", "label": "Automatic leave-one-out evaluations (latest per reviewer)"}
+    ]
+    studies = JudgeRun.objects.filter(purpose=JudgeRun.Purpose.STUDY, status=JudgeRun.Status.DONE)
+    if domain is not None:
+        studies = studies.filter(domain=domain)
+    for run in studies.select_related("domain").order_by("-finished_at")[:20]:
+        sources.append(
+            {
+                "value": f"run-{run.id}",
+                "label": f"Study #{run.id}: {run.domain.name}, {', '.join(run.dimensions)} "
+                f"({when(run.finished_at)})",
+            }
+        )
+    return sources
+
+
+def report_run_ids(
+    *, source: str, domain: Domain | None = None, reviewer_id: int | None = None
+) -> list[int]:
+    if source.startswith("run-") and source[4:].isdigit():
+        return list(
+            JudgeRun.objects.filter(id=int(source[4:]), status=JudgeRun.Status.DONE).values_list(
+                "id", flat=True
+            )
+        )
+    return latest_done_runs(
+        purpose=JudgeRun.Purpose.LOO_EVALUATION, domain=domain, reviewer_id=reviewer_id
+    )
+
+
+def _models_by_kind(preds: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    if preds.empty:
+        return {}
+    counts = (
+        preds.fillna({"model": "", "response_mode": ""})
+        .groupby(["kind", "backend", "model", "response_mode"], sort=True)
+        .size()
+    )
+    out: dict[str, list[dict[str, Any]]] = {}
+    for (kind, backend, model, mode), n in counts.items():
+        out.setdefault(str(kind), []).append(
+            {
+                "backend": backend,
+                "model": model,
+                "response_mode": mode,
+                "label": model_label(backend=backend, model=model, response_mode=mode),
+                "n": int(n),
+            }
+        )
+    return out
+
+
+def _coverage_curves(preds: pd.DataFrame, truth: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per configuration (kind, at its largest k): coverage and accuracy as the threshold moves."""
+    if preds.empty or truth.empty:
+        return []
+    t = truth.rename(columns={"score": "truth"})[["reviewer_id", "idea_id", "dimension", "truth"]]
+    joined = preds.merge(t, on=["reviewer_id", "idea_id", "dimension"], how="inner")
+    out = []
+    for kind, g in joined.groupby("kind", sort=False):
+        g = g[g["k"] == g["k"].max()]
+        g = g.assign(correct=(g["score"].astype(float) == g["truth"]).to_numpy())
+        # Failed calls stay in the denominator: they are predictions the threshold cannot keep.
+        g.loc[g["score"].isna(), "confidence"] = np.nan
+        out.append(
+            {
+                "kind": str(kind),
+                "k": int(g["k"].max()),
+                "n": int(len(g)),
+                "points": alignment.coverage_accuracy(g),
+                "thresholds": sorted({int(x) for x in g["threshold"].dropna()}),
+            }
+        )
+    out.sort(
+        key=lambda r: (
+            alignment.KIND_ORDER.index(r["kind"]) if r["kind"] in alignment.KIND_ORDER else 9
+        )
+    )
+    return out
+
+
+def alignment_report(
+    *, run_ids: list[int], with_reasoning: bool = True, by_reviewer: bool = False
+) -> dict[str, Any]:
+    """Everything the alignment dashboard, its API and the study command show, JSON-ready.
+
+    Heavy: called by the snapshot task (services.alignment) and the study command, never by a
+    request. With by_reviewer, `per_reviewer` maps "r<id>" to that reviewer's own curve, coarse
+    rows and verdicts ("My judge").
+    """
+    finals = finals_frame(run_ids=run_ids)
+    scales = _all_scales()
+    scored = finals.dropna(subset=["truth"]) if not finals.empty else finals
+    preds = predictions_frame(run_ids=run_ids)
+    truth = (
+        truth_frame(
+            reviewer_ids=scored["reviewer_id"].unique(), idea_ids=scored["idea_id"].unique()
+        )
+        if not scored.empty
+        else pd.DataFrame(columns=["reviewer_id", "reviewer", "idea_id", "dimension", "score"])
+    )
+    names = (
+        finals.drop_duplicates("reviewer_id").set_index("reviewer_id")["reviewer"].to_dict()
+        if not finals.empty
+        else {}
+    )
+    verdicts = alignment.reviewer_verdicts(scored, scales=scales) if not scored.empty else []
+    for v in verdicts:
+        v["reviewer"] = names.get(v["reviewer_id"], str(v["reviewer_id"]))
+    case_ids = alignment.case_idea_ids(finals)
+    ideas = {i.id: i for i in Idea.objects.filter(id__in=case_ids)}
+    report: dict[str, Any] = {
+        "run_ids": run_ids,
+        "n_finals": int(len(finals)),
+        "n_predictions": int(len(preds)),
+        "curve": alignment.alignment_curve(scored, scales=scales),
+        "coarse": alignment.coarse_alignment(scored),
+        "discard": alignment.discard_rates(preds),
+        "coverage_accuracy": _coverage_curves(preds, truth),
+        "models": _models_by_kind(preds),
+        "verdicts": verdicts,
+        "case_ideas": [
+            {"id": i, "title": ideas[i].title, "external_id": ideas[i].external_id}
+            for i in case_ids
+            if i in ideas
+        ],
+        "reasoning": [],
+        "reasoning_note": "",
+    }
+    if by_reviewer:
+        report["per_reviewer"] = _per_reviewer(
+            scored, scales=scales, verdicts=verdicts, names=names
+        )
+    if with_reasoning and not scored.empty:
+        try:
+            report["reasoning"] = alignment.reasoning_structure(
+                truth, scored, scales=scales, embed=_cached_embedder(embed_texts)
+            )
+        except Exception as exc:  # an unreachable embeddings endpoint must not break it
+            report["reasoning_note"] = f"Reasoning similarity could not be computed: {exc}"
+    return report
+
+
+def _per_reviewer(
+    scored: pd.DataFrame,
+    *,
+    scales: dict[str, tuple[int, int]],
+    verdicts: list[dict[str, Any]],
+    names: dict[int, str],
+) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    if scored.empty:
+        return out
+    for reviewer_id, g in scored.groupby("reviewer_id", sort=True):
+        out[f"r{int(reviewer_id)}"] = {
+            "reviewer": names.get(reviewer_id, str(reviewer_id)),
+            "curve": alignment.alignment_curve(g, scales=scales),
+            "coarse": alignment.coarse_alignment(g),
+            "verdicts": [v for v in verdicts if v["reviewer_id"] == int(reviewer_id)],
+        }
+    return out
+
+
+def alignment_table(report: dict[str, Any]) -> list[dict[str, Any]]:
+    """One row per (configuration, k, dimension): alpha, n and discard rate (the study's table)."""
+    return [
+        {
+            "config": r["kind"],
+            "k": r["k"],
+            "dimension": r["dimension"],
+            "alpha": r["alpha"],
+            "per_reviewer_alpha": r.get("within_alpha"),
+            "level_only_alpha": r.get("baseline_alpha"),
+            "lift": r.get("lift"),
+            "adds_nothing": r.get("adds_nothing"),
+            "n": r["n"],
+            "coverage": r.get("coverage"),
+            "discard_rate": r["discard_rate"],
+        }
+        for r in report["curve"]
+    ]
+
+
+def _cached_embedder(embed: Any) -> Any:
+    """Remote embeddings cost money and time: keep each text's vector in the cache for a day,
+    so reloading the dashboard embeds only reasons it has not seen. The local method is cheap
+    and its vectors are large, so it is not cached."""
+    if not getattr(settings, "EMBEDDINGS_BASE_URL", ""):
+        return embed
+
+    model = getattr(settings, "EMBEDDINGS_MODEL", "")
+
+    def cached(texts: list[str]) -> Any:
+        keys = ["judge-emb:" + hashlib.sha256(f"{model}\0{t}".encode()).hexdigest() for t in texts]
+        found = cache.get_many(keys)
+        missing = [i for i, k in enumerate(keys) if k not in found]
+        if missing:
+            vectors = embed([texts[i] for i in missing])
+            fresh = {keys[i]: np.asarray(vectors[n]) for n, i in enumerate(missing)}
+            cache.set_many(fresh, timeout=24 * 3600)
+            found.update(fresh)
+        return np.vstack([found[k] for k in keys])
+
+    return cached
