@@ -1,27 +1,31 @@
 from django.urls import path
 
-from apps.judges.api import views
+from apps.judges.api.views import alignment, configs, predictions, runs
 
 urlpatterns = [
-    path("judges/configs/", views.JudgeConfigListApi.as_view(), name="judges-api-configs"),
+    path("judges/configs/", configs.JudgeConfigListApi.as_view(), name="judges-api-configs"),
     path(
         "judges/configs/<int:config_id>/",
-        views.JudgeConfigDetailApi.as_view(),
+        configs.JudgeConfigDetailApi.as_view(),
         name="judges-api-config",
     ),
-    path("judges/runs/", views.JudgeRunListApi.as_view(), name="judges-api-runs"),
-    path("judges/runs/<int:run_id>/", views.JudgeRunDetailApi.as_view(), name="judges-api-run"),
+    path("judges/runs/", runs.JudgeRunListApi.as_view(), name="judges-api-runs"),
+    path("judges/runs/<int:run_id>/", runs.JudgeRunDetailApi.as_view(), name="judges-api-run"),
     path(
         "judges/runs/<int:run_id>/cancel/",
-        views.JudgeRunCancelApi.as_view(),
+        runs.JudgeRunCancelApi.as_view(),
         name="judges-api-run-cancel",
     ),
-    path("judges/studies/", views.JudgeStudyStartApi.as_view(), name="judges-api-studies"),
+    path("judges/studies/", runs.JudgeStudyStartApi.as_view(), name="judges-api-studies"),
     path(
-        "judges/predictions/", views.JudgePredictionListApi.as_view(), name="judges-api-predictions"
+        "judges/predictions/",
+        predictions.JudgePredictionListApi.as_view(),
+        name="judges-api-predictions",
     ),
-    path("judges/alignment/", views.JudgeAlignmentApi.as_view(), name="judges-api-alignment"),
+    path("judges/alignment/", alignment.JudgeAlignmentApi.as_view(), name="judges-api-alignment"),
     path(
-        "judges/me/alignment/", views.MyJudgeAlignmentApi.as_view(), name="judges-api-my-alignment"
+        "judges/me/alignment/",
+        alignment.MyJudgeAlignmentApi.as_view(),
+        name="judges-api-my-alignment",
     ),
 ]

@@ -14,7 +14,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from apps.catalog.models import Domain
 from apps.core.errors import ApplicationError
 from apps.judges import selectors, services
-from apps.judges.api.views import resolve_configs
+from apps.judges.api.views.runs import resolve_configs
 from apps.judges.models import LOCAL_LABEL, JudgeConfig, JudgeRun
 from apps.judges.services.runs import parse_signals
 
