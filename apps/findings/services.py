@@ -6,22 +6,24 @@ unique constraint), so a burst of changes costs one SELECT each and produces one
 sent with a countdown; the task claims the row QUEUED -> RUNNING, and changes after the claim
 queue the next one. Only the default threshold is recomputed automatically; other thresholds
 are computed when a manager asks.
+
+The queue/claim/prune mechanics are shared with the metrics, the judge alignment and the
+decision board: apps/core/snapshots.py.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import logging
-import time
+from collections.abc import Callable
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
-from django.utils import timezone
+from django.db import transaction
 
 from apps.accounts.models import User
 from apps.core import snapshots
-from apps.core.errors import ApplicationError, FieldError, NotFound, PermissionDenied
+from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.findings.analysis import compute_findings
 from apps.findings.models import FindingSlice, FindingSnapshot, Source, scope_key
 from apps.findings.selectors import default_threshold, judge_reason_frame, rationale_frame
@@ -49,42 +51,27 @@ def _enqueue(snapshot_id: int, *, countdown: int) -> None:
     """Send the task; an unreachable broker fails the snapshot loudly (no in-request fallback)."""
     from apps.findings.tasks import findings_recompute_task
 
-    try:
-        findings_recompute_task.apply_async(args=[snapshot_id], countdown=countdown)
-    except Exception as exc:  # kombu raises several types for an unreachable broker
-        logger.exception("could not enqueue findings recompute %s", snapshot_id)
-        FindingSnapshot.objects.filter(id=snapshot_id, status=FindingSnapshot.Status.QUEUED).update(
-            status=FindingSnapshot.Status.FAILED,
-            error=f"The task queue is unreachable ({exc.__class__.__name__}).",
-        )
+    failure = snapshots.send_or_fail(
+        FindingSnapshot,
+        snapshot_id,
+        lambda: findings_recompute_task.apply_async(args=[snapshot_id], countdown=countdown),
+        error=lambda exc: f"The task queue is unreachable ({exc.__class__.__name__}).",
+        log=logger,
+        what="findings recompute",
+    )
+    if failure is not None:
         raise ApplicationError(
             "The task queue is unreachable; the findings were not recomputed. Try again later."
-        ) from exc
+        ) from failure
 
 
 def _queue(*, threshold: float, requested_by: User | None) -> tuple[FindingSnapshot, bool]:
+    """The scope's QUEUED snapshot, created if missing (a lost one is failed first)."""
     scope = scope_key(threshold=threshold)
-    FindingSnapshot.objects.filter(
-        scope=scope,
-        status=FindingSnapshot.Status.QUEUED,
-        created_at__lt=timezone.now() - QUEUED_TIMEOUT,
-    ).update(status=FindingSnapshot.Status.FAILED, error="No worker picked this recompute up.")
-    existing = FindingSnapshot.objects.filter(
-        scope=scope, status=FindingSnapshot.Status.QUEUED
-    ).first()
-    if existing is not None:
-        return existing, False
-    try:
-        with transaction.atomic():
-            return (
-                FindingSnapshot.objects.create(
-                    scope=scope, threshold=threshold, requested_by=requested_by
-                ),
-                True,
-            )
-    except IntegrityError:
-        # Another process queued it between our SELECT and INSERT: that one will do.
-        return FindingSnapshot.objects.get(scope=scope, status=FindingSnapshot.Status.QUEUED), False
+    snapshots.expire_lost(
+        FindingSnapshot, scope, timeout=QUEUED_TIMEOUT, error="No worker picked this recompute up."
+    )
+    return snapshots.queue(FindingSnapshot, scope, threshold=threshold, requested_by=requested_by)
 
 
 def findings_mark_stale() -> None:
@@ -94,11 +81,9 @@ def findings_mark_stale() -> None:
     """
     threshold = default_threshold()
     # The common case of a burst: one SELECT, no write.
-    if FindingSnapshot.objects.filter(
-        scope=scope_key(threshold=threshold),
-        status=FindingSnapshot.Status.QUEUED,
-        created_at__gte=timezone.now() - QUEUED_TIMEOUT,
-    ).exists():
+    if snapshots.has_fresh_queued(
+        FindingSnapshot, scope_key(threshold=threshold), timeout=QUEUED_TIMEOUT
+    ):
         return
     snapshot, created = _queue(threshold=threshold, requested_by=None)
     if not created:
@@ -159,68 +144,46 @@ def findings_compute(
 
 
 def findings_recompute(*, snapshot_id: int) -> FindingSnapshot:
-    """Compute and store one queued snapshot.
+    """Compute and store one queued snapshot (claimed once: apps/core/snapshots.py).
 
     Idempotent: claimed with `filter(status=QUEUED).update(status=RUNNING) == 1`, so a second
     delivery finds nothing to claim. The rationales are read after the claim.
     """
-    claimed = FindingSnapshot.objects.filter(
-        id=snapshot_id, status=FindingSnapshot.Status.QUEUED
-    ).update(status=FindingSnapshot.Status.RUNNING, started_at=timezone.now(), progress=5)
-    snapshot = FindingSnapshot.objects.filter(id=snapshot_id).first()
-    if snapshot is None:
-        raise NotFound(f"Findings snapshot {snapshot_id} does not exist.")
-    if claimed != 1:
-        return snapshot
-    started = time.perf_counter()
-    try:
-        summary: dict[str, Any] = {}
-        slices: list[FindingSlice] = []
-        n_rationales = 0
-        for source in (Source.REVIEWERS, Source.JUDGES):
-            frame = rationale_frame() if source == Source.REVIEWERS else judge_reason_frame()
-            if source == Source.REVIEWERS:
-                n_rationales = len(frame)
-            result = compute_findings(frame, embed_texts, threshold=snapshot.threshold)
-            for key, section in result["domains"].items():
-                slices.append(FindingSlice(source=source, domain=key, ideas=section.pop("ideas")))
-            summary[source] = result
-            FindingSnapshot.objects.filter(id=snapshot_id).update(progress=60)
-        with transaction.atomic():
-            for row in slices:
-                row.snapshot_id = snapshot_id
-            FindingSlice.objects.filter(snapshot_id=snapshot_id).delete()
-            FindingSlice.objects.bulk_create(slices)
-            FindingSnapshot.objects.filter(id=snapshot_id).update(
-                status=FindingSnapshot.Status.DONE,
-                progress=100,
-                result=summary,
-                n_rationales=n_rationales,
-                computed_at=timezone.now(),
-                duration_ms=int((time.perf_counter() - started) * 1000),
-                error="",
-            )
-    except Exception as exc:
-        logger.exception("findings snapshot %s failed", snapshot_id)
-        FindingSnapshot.objects.filter(id=snapshot_id).update(
-            status=FindingSnapshot.Status.FAILED,
-            error=f"{exc.__class__.__name__}: {exc}"[:2000],
-            duration_ms=int((time.perf_counter() - started) * 1000),
-        )
-    _prune(snapshot.scope)
-    snapshot.refresh_from_db()
-    return snapshot
-
-
-def _prune(scope: str) -> None:
-    keep = list(
-        FindingSnapshot.objects.filter(scope=scope, status=FindingSnapshot.Status.DONE)
-        .order_by("-computed_at", "-id")
-        .values_list("id", flat=True)[:KEEP_SNAPSHOTS]
+    return snapshots.compute_claimed(
+        FindingSnapshot,
+        snapshot_id,
+        _compute,
+        keep=KEEP_SNAPSHOTS,
+        log=logger,
+        what="findings snapshot",
+        claim_fields={"progress": 5},
     )
-    FindingSnapshot.objects.filter(
-        scope=scope,
-        status__in=[FindingSnapshot.Status.DONE, FindingSnapshot.Status.FAILED],
-    ).exclude(id__in=keep).exclude(
-        status=FindingSnapshot.Status.FAILED, created_at__gte=timezone.now() - QUEUED_TIMEOUT
-    ).delete()
+
+
+def _compute(snapshot: FindingSnapshot, elapsed_ms: Callable[[], int]) -> None:
+    snapshot_id = snapshot.id
+    summary: dict[str, Any] = {}
+    slices: list[FindingSlice] = []
+    n_rationales = 0
+    for source in (Source.REVIEWERS, Source.JUDGES):
+        frame = rationale_frame() if source == Source.REVIEWERS else judge_reason_frame()
+        if source == Source.REVIEWERS:
+            n_rationales = len(frame)
+        result = compute_findings(frame, embed_texts, threshold=snapshot.threshold)
+        for key, section in result["domains"].items():
+            slices.append(FindingSlice(source=source, domain=key, ideas=section.pop("ideas")))
+        summary[source] = result
+        FindingSnapshot.objects.filter(id=snapshot_id).update(progress=60)
+    with transaction.atomic():
+        for row in slices:
+            row.snapshot_id = snapshot_id
+        FindingSlice.objects.filter(snapshot_id=snapshot_id).delete()
+        FindingSlice.objects.bulk_create(slices)
+        snapshots.mark_done(
+            FindingSnapshot,
+            snapshot_id,
+            elapsed_ms,
+            progress=100,
+            result=summary,
+            n_rationales=n_rationales,
+        )
