@@ -82,3 +82,40 @@ def evaluated(domain, two_reviewers_history):
     # Pages read stored snapshots: compute them as the worker would after the runs finish.
     compute_alignment()
     return rita, otto, ideas
+
+
+@pytest.fixture
+def request_loo(domain):
+    """`request_loo(reviewer, configs=None, enqueue=False)`: request (not execute) a reviewer's
+    leave-one-out evaluation on innovativeness, with `small_configs()` unless configs are given;
+    returns the run. The setup the alignment snapshot tests share."""
+
+    def build(reviewer, configs=None, *, enqueue: bool = False):
+        run, _ = services.judge_run_request(
+            purpose="loo_evaluation",
+            domain=domain,
+            dimensions=["innovativeness"],
+            configs=small_configs() if configs is None else configs,
+            reviewer=reviewer,
+            enqueue=enqueue,
+        )
+        return run
+
+    return build
+
+
+@pytest.fixture
+def executed_loo(request_loo):
+    """`executed_loo(reviewer, configs=None, notify=True)`: request and execute a leave-one-out
+    evaluation; with notify, make the after-commit call the run engine makes (inside a test's
+    transaction its on_commit hook never fires)."""
+    from apps.judges.services.alignment import alignment_runs_finished
+
+    def build(reviewer, configs=None, *, notify: bool = True):
+        run = request_loo(reviewer, configs)
+        services.judge_run_execute(run_id=run.id)
+        if notify:
+            alignment_runs_finished(run_ids=[run.id])
+        return run
+
+    return build

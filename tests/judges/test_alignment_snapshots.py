@@ -17,29 +17,12 @@ from apps.judges.services.alignment import (
 from tests.judges.helpers import compute_alignment, small_configs
 
 
-def _loo(domain, reviewer, configs, *, notify: bool = True) -> JudgeRun:
-    """Execute an evaluation run; with notify, make the after-commit call the run engine makes
-    (inside a test's transaction its on_commit hook never fires)."""
-    run, _ = services.judge_run_request(
-        purpose="loo_evaluation",
-        domain=domain,
-        dimensions=["innovativeness"],
-        configs=configs,
-        reviewer=reviewer,
-        enqueue=False,
-    )
-    services.judge_run_execute(run_id=run.id)
-    if notify:
-        alignment_runs_finished(run_ids=[run.id])
-    return run
-
-
 def test_a_finished_evaluation_feeds_the_auto_scopes_and_a_study_its_own(
-    domain, two_reviewers_history
+    domain, two_reviewers_history, executed_loo
 ):
     rita, _, _ = two_reviewers_history
     configs = small_configs()
-    loo = _loo(domain, rita, configs)
+    loo = executed_loo(rita, configs)
     study, _ = services.judge_study_start(
         by=None,
         domain=domain,
@@ -57,11 +40,11 @@ def test_a_finished_evaluation_feeds_the_auto_scopes_and_a_study_its_own(
 
 
 def test_a_burst_of_finished_runs_queues_one_snapshot_per_scope(
-    domain, two_reviewers_history, django_capture_on_commit_callbacks
+    two_reviewers_history, django_capture_on_commit_callbacks, executed_loo
 ):
     rita, otto, _ = two_reviewers_history
     configs = small_configs()
-    runs = [_loo(domain, r, configs, notify=False) for r in (rita, otto)]
+    runs = [executed_loo(r, configs, notify=False) for r in (rita, otto)]
     with django_capture_on_commit_callbacks() as sent:
         for run in runs:
             alignment_runs_finished(run_ids=[run.id])
@@ -71,9 +54,11 @@ def test_a_burst_of_finished_runs_queues_one_snapshot_per_scope(
     assert len(sent) == 2  # one task per scope, sent after commit
 
 
-def test_computing_a_snapshot_twice_changes_nothing_the_second_time(domain, two_reviewers_history):
+def test_computing_a_snapshot_twice_changes_nothing_the_second_time(
+    two_reviewers_history, executed_loo
+):
     rita, _, _ = two_reviewers_history
-    _loo(domain, rita, small_configs())
+    executed_loo(rita, small_configs())
     snapshot = AlignmentSnapshot.objects.get(scope="auto", status="queued")
     first = alignment_snapshot_compute(snapshot_id=snapshot.id)
     assert first.status == "done" and first.result["curve"]
@@ -82,7 +67,7 @@ def test_computing_a_snapshot_twice_changes_nothing_the_second_time(domain, two_
 
 
 def test_the_dashboard_shows_the_stored_number_and_says_when_newer_runs_finished(
-    client, manager, domain, evaluated
+    client, manager, evaluated, executed_loo
 ):
     snapshot = AlignmentSnapshot.objects.get(scope="auto", status="done")
     row = next(r for r in snapshot.result["curve"] if r["alpha"] is not None)
@@ -94,7 +79,7 @@ def test_the_dashboard_shows_the_stored_number_and_says_when_newer_runs_finished
     assert '<td class="num">0.432</td>' in page
     assert "up to date" in page
     rita = evaluated[0]
-    _loo(domain, rita, list(JudgeRun.objects.get(id=snapshot.run_ids[0]).configs.all()))
+    executed_loo(rita, list(JudgeRun.objects.get(id=snapshot.run_ids[0]).configs.all()))
     page = client.get(reverse("judges:alignment")).content.decode()
     assert "runs finished since" in page and "A new computation is queued" in page
 
@@ -120,17 +105,10 @@ def test_a_judge_csv_neutralises_a_formula_looking_reason(client, manager, evalu
 
 
 def test_the_run_page_polls_while_the_run_works_and_stops_when_it_is_done(
-    client, manager, domain, two_reviewers_history
+    client, manager, two_reviewers_history, request_loo
 ):
     rita, _, _ = two_reviewers_history
-    run, _ = services.judge_run_request(
-        purpose="loo_evaluation",
-        domain=domain,
-        dimensions=["innovativeness"],
-        configs=small_configs(),
-        reviewer=rita,
-        enqueue=False,
-    )
+    run = request_loo(rita)
     client.force_login(manager)
     partial = client.get(reverse("judges:run_status", args=[run.id])).content.decode()
     assert 'id="run-status"' in partial and 'hx-trigger="every 2s"' in partial
@@ -148,17 +126,10 @@ def test_the_run_page_polls_while_the_run_works_and_stops_when_it_is_done(
 
 @pytest.mark.parametrize("page", ["judges:alignment", "judges:predictions"])
 def test_pages_say_how_many_runs_wait_instead_of_no_predictions_yet(
-    client, manager, domain, two_reviewers_history, page
+    client, manager, two_reviewers_history, request_loo, page
 ):
     rita, _, _ = two_reviewers_history
-    services.judge_run_request(
-        purpose="loo_evaluation",
-        domain=domain,
-        dimensions=["innovativeness"],
-        configs=small_configs(),
-        reviewer=rita,
-        enqueue=False,
-    )
+    request_loo(rita)
     client.force_login(manager)
     body = client.get(reverse(page)).content.decode()
     assert "1 judge run queued and 0 running" in body

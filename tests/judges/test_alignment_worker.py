@@ -6,26 +6,18 @@ from __future__ import annotations
 import pytest
 from django.urls import reverse
 
-from apps.judges import services
 from apps.judges.models import AlignmentSnapshot, JudgeRun
-from tests.judges.helpers import small_configs
 from tests.workers import wait_for
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
 
 def test_a_finished_run_produces_an_alignment_snapshot_on_the_worker_and_the_page_reads_it(
-    transactional_db, celery_worker, domain, two_reviewers_history, client, manager, settings
+    transactional_db, celery_worker, two_reviewers_history, request_loo, client, manager, settings
 ):
     settings.ALIGNMENT_DEBOUNCE_SECONDS = 0
     rita, _, _ = two_reviewers_history
-    run, _ = services.judge_run_request(
-        purpose="loo_evaluation",
-        domain=domain,
-        dimensions=["innovativeness"],
-        configs=small_configs(),
-        reviewer=rita,
-    )
+    run = request_loo(rita, enqueue=True)
     wait_for(
         lambda: AlignmentSnapshot.objects.filter(status="done").count() == 2,
         timeout=90,

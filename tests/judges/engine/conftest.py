@@ -90,3 +90,14 @@ def llm_backend(fake_llm):
         return get_backend("openai", **defaults)
 
     return build
+
+
+@pytest.fixture
+def local_backend():
+    """`local_backend(**options)`: the offline judge (backends/local.py), e.g. with
+    `vectors=...`, built the way the run engine builds it."""
+
+    def build(**options):
+        return get_backend("local", **options)
+
+    return build

@@ -9,7 +9,6 @@ from apps.judges.backends import (
     LOCAL_BASELINE_LABEL,
     Example,
     JudgeRequest,
-    get_backend,
 )
 from apps.judges.backends.local import RECOMMENDED_THRESHOLD
 from apps.judges.engine.postprocess import aggregate_seeds
@@ -34,12 +33,12 @@ def synthetic_items(n: int, rng: random.Random) -> list[tuple[str, str, int]]:
     return items
 
 
-def test_personalized_examples_reproduce_the_reviewers_own_scale():
+def test_personalized_examples_reproduce_the_reviewers_own_scale(local_backend):
     """Reviewer A scores every item one point above reviewer B. Judging A's items, the judge
     fed A's own examples predicts A's scale; fed B's (aggregate) examples it is off by one."""
     rng = random.Random(42)
     items = synthetic_items(36, rng)
-    backend = get_backend("local")
+    backend = local_backend()
     hits = {"personalized": 0, "aggregate": 0}
     for t, (patent, idea, quality) in enumerate(items):
         a_score = quality + 1
@@ -61,10 +60,10 @@ def test_personalized_examples_reproduce_the_reviewers_own_scale():
     assert hits["personalized"] > hits["aggregate"]
 
 
-def test_the_same_examples_one_point_stricter_give_a_prediction_one_point_lower():
+def test_the_same_examples_one_point_stricter_give_a_prediction_one_point_lower(local_backend):
     rng = random.Random(7)
     items = synthetic_items(30, rng)
-    backend = get_backend("local")
+    backend = local_backend()
     for t, (patent, idea, _) in enumerate(items):
         picked = rng.sample([it for i, it in enumerate(items) if i != t], 9)
         replies = [
@@ -85,13 +84,13 @@ def test_the_same_examples_one_point_stricter_give_a_prediction_one_point_lower(
         assert replies[1].confidence == replies[0].confidence
 
 
-def test_it_votes_for_the_most_similar_examples_and_names_them():
+def test_it_votes_for_the_most_similar_examples_and_names_them(local_backend):
     examples = (
         Example(1, "Battery wear patent", "fleet dashboard predicts batteries failing", 4),
         Example(2, "Battery wear patent", "fleet batteries dashboard alerts", 4),
         Example(3, "Speech patent", "vague something for music", 1),
     )
-    reply = get_backend("local").judge(
+    reply = local_backend().judge(
         make_request(
             examples=examples,
             patent_text="Battery patent",
@@ -105,7 +104,9 @@ def test_it_votes_for_the_most_similar_examples_and_names_them():
     assert 0 <= reply.confidence <= 100
 
 
-def test_each_example_weighs_0_001_plus_its_similarity_and_ties_go_to_the_lower_score():
+def test_each_example_weighs_0_001_plus_its_similarity_and_ties_go_to_the_lower_score(
+    local_backend,
+):
     vectors = {
         0: np.array([1.0, 0.0, 0.0]),  # the target
         1: np.array([0.6, 0.8, 0.0]),  # similarity 0.6, score 4
@@ -114,7 +115,7 @@ def test_each_example_weighs_0_001_plus_its_similarity_and_ties_go_to_the_lower_
         4: np.array([0.0, 1.0, 0.0]),  # 0 (no word in common), score 1
         5: np.array([0.0, 0.0, 1.0]),  # 0, score 1
     }
-    backend = get_backend("local", vectors={i: v.astype(np.float32) for i, v in vectors.items()})
+    backend = local_backend(vectors={i: v.astype(np.float32) for i, v in vectors.items()})
 
     def judge(*scored):
         examples = tuple(
@@ -132,17 +133,17 @@ def test_each_example_weighs_0_001_plus_its_similarity_and_ties_go_to_the_lower_
     assert judge((5, 3), (4, 1)).score == 1
 
 
-def test_unanimous_examples_give_high_confidence_and_split_ones_low():
+def test_unanimous_examples_give_high_confidence_and_split_ones_low(local_backend):
     same = tuple(Example(i, "p", f"idea {i} sensor", 3) for i in range(9))
     split = tuple(Example(i, "p", f"idea {i} sensor", 1 + i % 3) for i in range(9))
-    sure = get_backend("local").judge(make_request(examples=same))
-    unsure = get_backend("local").judge(make_request(examples=split))
+    sure = local_backend().judge(make_request(examples=same))
+    unsure = local_backend().judge(make_request(examples=split))
     assert sure.score == 3 and sure.confidence >= 80  # nine of nine agree: 86 on four levels
     assert unsure.confidence < 60
 
 
-def test_zero_shot_predicts_mid_scale_with_low_confidence_and_no_category():
-    backend = get_backend("local")
+def test_zero_shot_predicts_mid_scale_with_low_confidence_and_no_category(local_backend):
+    backend = local_backend()
     for text in ("", "A vague thing.", "word " * 400 + " 12 34 56 78 90"):
         reply = backend.judge(make_request(examples=(), idea_text=text))
         assert reply.score in (2, 3)
@@ -152,8 +153,8 @@ def test_zero_shot_predicts_mid_scale_with_low_confidence_and_no_category():
         assert need.score in (1, 2, 3)  # never the "not B2B" category
 
 
-def test_it_is_deterministic_and_labelled_as_not_an_llm():
-    backend = get_backend("local")
+def test_it_is_deterministic_and_labelled_as_not_an_llm(local_backend):
+    backend = local_backend()
     assert backend.is_llm is False and backend.name == "local"
     assert backend.label == "Local baseline (not an LLM)"
     first, second = backend.judge(make_request()), backend.judge(make_request())
@@ -193,9 +194,9 @@ def _stored_batch():
     return vectors, requests
 
 
-def test_judge_batch_gives_the_same_replies_as_judging_one_by_one():
+def test_judge_batch_gives_the_same_replies_as_judging_one_by_one(local_backend):
     vectors, requests = _stored_batch()
-    for backend in (get_backend("local", vectors=vectors), get_backend("local")):
+    for backend in (local_backend(vectors=vectors), local_backend()):
         batch = backend.judge_batch(requests)
         alone = [backend.judge(r) for r in requests]
         assert [(r.score, r.confidence, r.reason, r.prompt_fingerprint) for r in batch] == [
@@ -203,13 +204,13 @@ def test_judge_batch_gives_the_same_replies_as_judging_one_by_one():
         ]
 
 
-def test_it_uses_stored_vectors_when_given_and_text_otherwise():
+def test_it_uses_stored_vectors_when_given_and_text_otherwise(local_backend):
     examples = (
         Example(1, "p", "alpha words here", 4, idea_id=1),
         Example(2, "p", "beta words there", 1, idea_id=2),
     )
     request = make_request(examples=examples, idea_id=3, idea_text="beta words there")
-    by_text = get_backend("local").judge(request)
+    by_text = local_backend().judge(request)
     assert by_text.score == 1  # the target's text matches example 2
     # Stored vectors say the target is example 1's twin: the vectors win over the text.
     vectors = {
@@ -217,12 +218,12 @@ def test_it_uses_stored_vectors_when_given_and_text_otherwise():
         2: np.array([0.0, 1.0], np.float32),
         3: np.array([1.0, 0.0], np.float32),
     }
-    by_vector = get_backend("local", vectors=vectors).judge(request)
+    by_vector = local_backend(vectors=vectors).judge(request)
     assert by_vector.score == 4
     assert "most similar: example 1 (score 4, similarity 1.00)" in by_vector.reason
 
 
-def test_zero_shot_says_it_has_no_evidence_and_falls_below_the_recommended_threshold():
-    reply = get_backend("local").judge(make_request(examples=()))
+def test_zero_shot_says_it_has_no_evidence_and_falls_below_the_recommended_threshold(local_backend):
+    reply = local_backend().judge(make_request(examples=()))
     assert "no evidence" in reply.reason
     assert reply.confidence < RECOMMENDED_THRESHOLD
