@@ -13,6 +13,7 @@ import (`from apps.judges import selectors`).
 
 from apps.judges.selectors.common import (
     POOL_COLUMNS,
+    dimension_labels,
     dimension_names,
     dimensions_for_domain,
     domain_by_key,
@@ -78,6 +79,7 @@ __all__ = [
     "alignment_snapshot_pending",
     "alignment_table",
     "case_finals",
+    "dimension_labels",
     "dimension_names",
     "dimensions_for_domain",
     "domain_by_key",

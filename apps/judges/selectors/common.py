@@ -57,17 +57,34 @@ def idea_rows(idea_ids: Iterable[int]) -> dict[int, Idea]:
     return {i.id: i for i in Idea.objects.filter(id__in=set(idea_ids)).select_related("patent")}
 
 
+def dimension_labels() -> dict[int, str]:
+    """Each dimension's label in the judges' frames and figures, by dimension id.
+
+    Its key, which pools a dimension shared by the domains of one rubric (PBIG's, the demo's).
+    Two rubrics may use one key on different scales (a 0-3 "coherence" and a 0-100 one): their
+    ratings must not be pooled into one alpha, nor read on one scale, so each is then labelled
+    with its rubric, "coherence (summaries)".
+    """
+    dimensions = list(Dimension.objects.select_related("rubric").order_by("rubric_id", "position"))
+    scales: dict[str, set[tuple[int, int]]] = {}
+    for d in dimensions:
+        scales.setdefault(d.key, set()).add((d.scale_min, d.scale_max))
+    return {
+        d.id: d.key if len(scales[d.key]) == 1 else f"{d.key} ({d.rubric.key})" for d in dimensions
+    }
+
+
 def _all_scales() -> dict[str, tuple[int, int]]:
-    scales: dict[str, tuple[int, int]] = {}
-    for d in Dimension.objects.order_by("rubric_id", "position"):
-        scales.setdefault(d.key, (d.scale_min, d.scale_max))
-    return scales
+    labels = dimension_labels()
+    return {labels[d.id]: (d.scale_min, d.scale_max) for d in Dimension.objects.all()}
 
 
 def dimension_names() -> dict[str, str]:
+    """Display names by label (dimension_labels); the default rubric's name wins a shared key."""
+    labels = dimension_labels()
     names: dict[str, str] = {}
     for d in Dimension.objects.order_by("-rubric__is_default", "position"):
-        names.setdefault(d.key, d.name)
+        names.setdefault(labels[d.id], d.name)
     return names
 
 

@@ -16,6 +16,7 @@ from apps.judges.models import (
     JudgeRun,
     JudgeShortlist,
 )
+from apps.judges.selectors.common import dimension_labels
 from apps.judges.selectors.runs import latest_done_runs
 from apps.screening.models import Rating
 
@@ -67,6 +68,7 @@ def finals_frame(*, run_ids: Iterable[int], dimension: str | None = None) -> pd.
     if frame.empty:
         frame["truth"] = pd.Series(dtype=float)
         return frame
+    frame["dimension"] = frame["dimension_id"].map(dimension_labels())
     truth = truth_frame(
         reviewer_ids=frame["reviewer_id"].unique(), idea_ids=frame["idea_id"].unique()
     )
@@ -92,10 +94,11 @@ def truth_frame(
         qs = qs.filter(idea_id__in=[int(i) for i in idea_ids])
     if domain is not None:
         qs = qs.filter(idea__patent__domain=domain)
-    rows = qs.values_list("reviewer_id", "reviewer__username", "idea_id", "dimension__key", "score")
+    rows = qs.values_list("reviewer_id", "reviewer__username", "idea_id", "dimension_id", "score")
     frame = pd.DataFrame(
         list(rows), columns=["reviewer_id", "reviewer", "idea_id", "dimension", "score"]
     )
+    frame["dimension"] = frame["dimension"].map(dimension_labels())
     frame["score"] = frame["score"].astype(float)
     return frame
 
@@ -108,7 +111,7 @@ def predictions_frame(*, run_ids: Iterable[int]) -> pd.DataFrame:
             "reviewer_id",
             "idea_id",
             "idea__patent__domain__key",
-            "dimension__key",
+            "dimension_id",
             "kind",
             "k",
             "score",
@@ -122,6 +125,7 @@ def predictions_frame(*, run_ids: Iterable[int]) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=PREDICTION_COLUMNS)
     if frame.empty:
         return frame.assign(scored=pd.Series(dtype=bool), discarded=pd.Series(dtype=bool))
+    frame["dimension"] = frame["dimension"].map(dimension_labels())
     threshold = frame["threshold"].fillna(80)
     frame["scored"] = frame["score"].notna()
     frame["discarded"] = frame["scored"] & (frame["confidence"].fillna(-1) < threshold)
