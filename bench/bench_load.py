@@ -18,12 +18,13 @@ production settings (bench/settings_load.py) and, for each --think time, runs fo
   commit, as in production;
 - one prober fetching a static file (the vendored htmx, served by WhiteNoise) and one fetching
   /healthz, each every 50 ms.
-Prints p50/p95 (ms) of each, and the target: submit p95 <= 2 x static p95. Back to back, 32
+Prints p50/p95 (ms) of each and, for paced reviewers, issue 21's restated target: submit p95
+<= 150 ms and /healthz p95 <= 50 ms on 2 cores, with 0 errors (the former ratio, submit p95
+over static p95, is printed beside it for comparison with earlier runs). Back to back, 32
 clients that never pause keep 32 requests in the server whatever it does, so a submit takes
-32 / throughput on average (Little's law): the target there needs 32 / (2 x static p95)
-submits a second, 800 against a static file at 20 ms. Clients run in separate processes so the
-client's own GIL does not blur the server's latencies. The first second of every run is
-warm-up and not counted.
+32 / throughput on average (Little's law): a capacity figure, with no latency target. Clients
+run in separate processes so the client's own GIL does not blur the server's latencies. The
+first second of every run is warm-up and not counted.
 """
 
 from __future__ import annotations
@@ -47,6 +48,9 @@ sys.path.insert(0, str(ROOT))
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/pluralist_bench"
 STATIC_PATH = "/static/vendor/htmx-2.0.11/htmx.min.js"
 WARMUP_S = 1.0
+# Issue 21, restated: absolute p95s at 32 paced reviewers on 2 cores.
+SUBMIT_P95_TARGET_MS = 150
+HEALTHZ_P95_TARGET_MS = 50
 
 
 def setup_django(url: str) -> None:
@@ -295,8 +299,21 @@ def main() -> None:
                     f"{s['p50']:>9.1f}{s['p95']:>9.1f}{s['per_s']:>8.1f}"
                 )
             ratio = summary["submit"]["p95"] / summary["static"]["p95"]
-            verdict = "met" if ratio <= 2 else "NOT met"
-            print(f"{layout:<40}submit p95 / static p95 = {ratio:.2f} (target <= 2: {verdict})")
+            if not think_s:
+                print(f"{layout:<40}submit p95 / static p95 = {ratio:.2f} (capacity; no target)")
+                continue
+            submit, healthz = summary["submit"], summary["healthz"]
+            errors = sum(summary.get(k, {}).get("errors", 0) for k in ("submit", "healthz"))
+            met = (
+                submit["p95"] <= SUBMIT_P95_TARGET_MS
+                and healthz["p95"] <= HEALTHZ_P95_TARGET_MS
+                and errors == 0
+            )
+            print(
+                f"{layout:<40}target submit p95 <= {SUBMIT_P95_TARGET_MS} ms, healthz p95 <= "
+                f"{HEALTHZ_P95_TARGET_MS} ms, 0 errors: {'met' if met else 'NOT met'} "
+                f"(submit/static p95 {ratio:.2f})"
+            )
 
 
 if __name__ == "__main__":
