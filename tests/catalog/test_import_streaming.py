@@ -11,11 +11,12 @@ from django.core.files.uploadedfile import SimpleUploadedFile, TemporaryUploaded
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from apps.catalog.models import Idea, Patent
+from apps.catalog.models import Domain, Idea, Patent
 from apps.catalog.services.imports import import_file, import_upload
 from apps.core.errors import ApplicationError
 from apps.screening.models import Rating
 from tests.catalog.conftest import example
+from tests.factories import IdeaFactory, PatentFactory, ReviewerFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -118,3 +119,49 @@ def test_the_command_reads_its_file_as_a_stream(tmp_path: Path, capsys):
     with pytest.raises(CommandError, match="not UTF-8"):
         call_command("import_patents", str(bad))
     assert "row 2, file: byte 37 (line 2) is not valid UTF-8" in capsys.readouterr().err
+
+
+STORIES = """
+key: stories
+name: Story quality
+domains: [fiction]
+dimensions:
+  - key: style
+    scale: {min: 1, max: 4}
+    optional: true
+  - key: plot
+    scale: {min: 1, max: 4}
+    optional: true
+"""
+
+
+def test_a_bulk_import_written_to_copy_block_by_block_keeps_every_row(run_import, monkeypatch):
+    """The staging COPY gets the rows in blocks, not as one string: blocks of 7 rows here, with
+    rationales holding commas, quotes, line breaks and accents across the block edges."""
+    from apps.screening.services import rating_store
+
+    monkeypatch.setattr(rating_store, "COPY_BLOCK_ROWS", 7)
+    run_import("rubric", STORIES, "stories.yaml", create_domains=True)
+    fiction = Domain.objects.get(key="fiction")
+    for i in range(110):
+        IdeaFactory(
+            external_id=f"s-{i}", patent=PatentFactory(external_id=f"p-{i}", domain=fiction)
+        )
+    ReviewerFactory(username="rita", profile=[fiction])
+    lines = ["idea,reviewer,dimension,score,rationale"]
+    expected = {}
+    for i in range(110):
+        for dim in ("style", "plot"):
+            text = f'Row {i}, "{dim}"\nnaïve {"é" * (i % 3)}'
+            expected[(f"s-{i}", dim)] = (1 + i % 4, text.strip())  # cells are stripped
+            quoted = text.replace('"', '""')
+            lines.append(f's-{i},rita,{dim},{1 + i % 4},"{quoted}"')
+    result = run_import("ratings", "\n".join(lines) + "\n", "r.csv")
+    assert result.created == 220 > rating_store.COPY_FROM_ROWS
+    stored = {
+        (idea, dim): (score, rationale)
+        for idea, dim, score, rationale in Rating.objects.values_list(
+            "idea__external_id", "dimension__key", "score", "rationale"
+        )
+    }
+    assert stored == expected
