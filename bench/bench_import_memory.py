@@ -52,14 +52,22 @@ def peak_mb() -> float:
 def child(args: argparse.Namespace) -> None:
     """One measurement in this fresh process, on the code in `args.code`."""
     sys.path.insert(0, args.code)
+    # Bound before Django starts: Celery puts the working directory first on sys.path when the
+    # settings load, and the process also runs there (measure()), so both name the same code.
+    import apps  # noqa: F401
+
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
     import django
 
     django.setup()
     import pandas  # noqa: F401  (loaded before the baseline, as in a warm web worker)
 
+    from apps.catalog.importers import common
     from apps.catalog.importers.common import read_table
     from apps.catalog.services.imports import import_file
+
+    # The code measured must be the code asked for (an editable install could shadow it).
+    assert common.__file__.startswith(args.code), (common.__file__, args.code)
 
     path = Path(args.child)
     baseline = peak_mb()
@@ -86,11 +94,12 @@ def child(args: argparse.Namespace) -> None:
 
 def measure(path: Path, *, code: Path, stage: str, mode: str) -> dict[str, float]:
     out = subprocess.run(
-        [sys.executable, __file__, "--child", str(path), "--code", str(code)]
+        [sys.executable, str(Path(__file__).resolve()), "--child", str(path), "--code", str(code)]
         + ["--stage", stage, "--mode", mode],
         check=True,
         capture_output=True,
         text=True,
+        cwd=code,
     ).stdout
     return json.loads(out.strip().splitlines()[-1])
 
