@@ -21,8 +21,18 @@ from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.catalog.services.archive import installation_export, installation_import
 from apps.core.csv_export import FORMULA_PREFIXES
+from apps.core.errors import ApplicationError
+from apps.decisions.models import DomainRouting
 from apps.judges import services as judges
 from apps.judges.models import AlignmentSnapshot, JudgeConfig, JudgePrediction, JudgeRun
+from apps.panels.models import (
+    PanelChunk,
+    PanelDebate,
+    PanelRun,
+    PanelTurn,
+    Persona,
+    PersonaDocument,
+)
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
 from apps.screening.services.ratings import rating_decline, rating_submit
 from tests.factories import PASSWORD, IdeaFactory, PatentFactory, ReviewerFactory, UserFactory
@@ -55,19 +65,11 @@ RECOMPUTED = {
     "decisions.RoutingSuggestion",
     "findings.FindingSnapshot",
     "findings.FindingSlice",
-}
-# Not carried yet (docs/formats.md): invitations (mails sent), the per-domain routing switch and
-# the persona panels (their documents, personas and debates: an admin re-creates them).
-NOT_CARRIED = {
-    "accounts.Invitation",
-    "decisions.DomainRouting",
-    "panels.PersonaDocument",
-    "panels.Persona",
-    "panels.PanelRun",
+    # A panel run's work plan, like a judge run's: an unfinished run comes back failed.
     "panels.PanelChunk",
-    "panels.PanelDebate",
-    "panels.PanelTurn",
 }
+# Not carried (docs/formats.md): invitations, a record of mails sent.
+NOT_CARRIED = {"accounts.Invitation"}
 # The import formats of the catalog carry no times: these rows get the restore's time.
 TIMES_NOT_CARRIED = {"catalog.Patent", "catalog.Idea", "screening.Rubric"}
 
@@ -82,7 +84,11 @@ NATURAL: dict[str, tuple[str, ...]] = {
     "screening.Rating": ("idea__external_id", "reviewer__username", "dimension__key"),
     "judges.JudgeConfig": ("name",),
     "judges.JudgeRun": ("id",),
+    "panels.Persona": ("id",),
+    "panels.PanelRun": ("id",),
 }
+# Tables whose ids the archive keeps (rows name them by id: pages, snapshots, debate members).
+KEEPS_IDS = {"judges.JudgeRun", "panels.PersonaDocument", "panels.Persona", "panels.PanelRun"}
 
 JUDGED_RUBRIC = """
 key: stories
@@ -186,6 +192,83 @@ def busy_installation(examples_loaded, run_import, admin, manager):
     judges.judge_run_execute(run_id=run.id)
     assert not JudgeRun.objects.exclude(status="done").exists()
     assert JudgePrediction.objects.exclude(example_rating_ids=[]).exists()
+    _panels_and_routing(admin=admin, rita=rita, domain=nlp, ideas=ideas, style=style)
+
+
+def _panels_and_routing(*, admin, rita, domain, ideas, style) -> PanelRun:
+    """A persona panel that debated two ideas, from a document and a reviewer's history, and
+    automatic routing switched on for the domain."""
+    DomainRouting.objects.create(domain=domain, automatic=True, updated_by=admin)
+    PersonaDocument.objects.create(
+        domain=domain,
+        title="Reader survey",
+        text="=Readers want plot twists.\nEditors want style.",
+        uploaded_by=admin,
+        status="done",
+        stakeholders_found=2,
+    )
+    editor = Persona.objects.create(
+        domain=domain,
+        source="documents",
+        name="Editor",
+        description="Cares about style.",
+        dimensions=["style"],
+        evidence=[
+            {"dimension": "style", "quote": "Editors want style.", "document": "Reader survey"}
+        ],
+        model="gemma",
+    )
+    like_rita = Persona.objects.create(
+        domain=domain, source="reviewers", name="Like Rita", reviewer=rita, active=False
+    )
+    run = PanelRun.objects.create(
+        domain=domain,
+        persona_source="documents",
+        dimension_keys=["style"],
+        budget_tokens=5000,
+        estimate={"calls": 6},
+        model="gemma",
+        status="done",
+        requested_by=admin,
+        calls=6,
+        prompt_tokens=900,
+        figures={"style": {"alpha_single": 0.4}},
+    )
+    run.personas.set([editor, like_rita])
+    for idea in ideas[:2]:
+        PanelChunk.objects.create(run=run, index=idea.pk, idea=idea, status="done")
+        PanelDebate.objects.create(
+            run=run,
+            idea=idea,
+            dimension=style,
+            single_score=2,
+            before_score=2.5,
+            after_score=3.0,
+            stop_reason="agreed",
+            debate_rounds=1,
+            rounds=[{str(editor.pk): 2, str(like_rita.pk): 3}],
+            synthesis="Both liked the voice.",
+        )
+        for kind, member, rnd in (
+            ("single", 0, 0),
+            ("score", editor.pk, 0),
+            ("revise", editor.pk, 1),
+        ):
+            PanelTurn.objects.create(
+                run=run,
+                idea=idea,
+                dimension=style,
+                kind=kind,
+                member=member,
+                round=rnd,
+                score=3,
+                reason="+voice",
+                raw='{"score": 3}',
+                prompt_fingerprint="abc",
+                prompt_tokens=150,
+                model="gemma",
+            )
+    return run
 
 
 def _project_models() -> list[type[models.Model]]:
@@ -216,7 +299,7 @@ def _table(model: type[models.Model], name: Callable[[str, Any], Any]) -> list[t
     for obj in model.objects.all():
         row: list[Any] = []
         for field in model._meta.concrete_fields:
-            if field.primary_key and label != "judges.JudgeRun":
+            if field.primary_key and label not in KEEPS_IDS:
                 continue
             if label in TIMES_NOT_CARRIED and field.name in ("created_at", "updated_at"):
                 continue
@@ -334,6 +417,7 @@ def test_a_second_admin_restoring_keeps_their_own_account(busy_installation):
 def test_a_version_1_archive_still_restores_what_it_carries(busy_installation):
     from apps.catalog.services.archive.common import plain_csv
     from apps.catalog.services.archive.state import STATE_FILES
+    from apps.catalog.services.archive.state_panels import PANEL_FILES
 
     ratings = sorted(Rating.objects.values_list("idea__external_id", "dimension__key", "status"))
     v2 = zipfile.ZipFile(io.BytesIO(installation_export()))
@@ -344,7 +428,7 @@ def test_a_version_1_archive_still_restores_what_it_carries(busy_installation):
     with zipfile.ZipFile(out, "w") as v1:
         v1.writestr("manifest.json", json.dumps(manifest))
         for name in v2.namelist():
-            if name == "manifest.json" or name in STATE_FILES:
+            if name == "manifest.json" or name in STATE_FILES or name in PANEL_FILES:
                 continue
             data = v2.read(name)
             if name.endswith(".csv"):
@@ -374,3 +458,68 @@ def test_judge_rows_of_a_domain_on_the_default_rubric_come_back(busy_installatio
     _empty_every_table()
     installation_import(content=content)
     assert JudgePrediction.objects.count() == before > 0
+
+
+def test_a_version_2_archive_restores_without_panels_or_routing(busy_installation):
+    from apps.catalog.services.archive.state_panels import PANEL_FILES
+
+    v3 = zipfile.ZipFile(io.BytesIO(installation_export()))
+    manifest = json.loads(v3.read("manifest.json"))
+    manifest.update(version=2, restored=[n for n in manifest["restored"] if n not in PANEL_FILES])
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w") as v2:
+        v2.writestr("manifest.json", json.dumps(manifest))
+        for name in v3.namelist():
+            if name != "manifest.json" and name not in PANEL_FILES:
+                v2.writestr(name, v3.read(name))
+    judged = JudgePrediction.objects.count()
+    _empty_every_table()
+
+    installation_import(content=out.getvalue())
+
+    assert JudgePrediction.objects.count() == judged > 0
+    assert not Persona.objects.exists() and not DomainRouting.objects.exists()
+
+
+def test_an_unfinished_panel_run_comes_back_failed_with_a_note(busy_installation):
+    done = PanelRun.objects.get()
+    running = PanelRun.objects.create(
+        domain=done.domain,
+        persona_source="documents",
+        dimension_keys=["style"],
+        budget_tokens=100,
+        model="gemma",
+        status="running",
+    )
+    running.personas.set(done.personas.all())
+    content = installation_export()
+    _empty_every_table()
+    results = installation_import(content=content)
+    run = PanelRun.objects.get(id=running.id)
+    assert run.status == "failed" and "start it again" in run.error
+    assert run.finished_at == run.updated_at
+    assert not PanelChunk.objects.exists()
+    runs = next(r for r in results if r.kind == "panel runs")
+    assert runs.notes and "1 unfinished panel runs came back failed" in runs.notes[0]
+    # New rows continue after the restored ids.
+    assert (
+        PanelRun.objects.create(
+            domain=Domain.objects.get(key="fiction"),
+            persona_source="documents",
+            budget_tokens=1,
+            model="m",
+        ).id
+        > running.id
+    )
+
+
+def test_an_installation_with_panels_is_not_empty(busy_installation):
+    """Panel rows keep their ids in a restore: an installation holding any is refused, named."""
+    content = installation_export()
+    _empty_every_table()
+    fiction = Domain.objects.create(key="fiction", name="Fiction")
+    DomainRouting.objects.create(domain=fiction, automatic=False)
+    with pytest.raises(ApplicationError) as info:
+        installation_import(content=content)
+    assert info.value.errors[0].field == "installation"
+    assert "panels" in info.value.errors[0].message

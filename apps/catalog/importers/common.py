@@ -4,17 +4,25 @@ Every importer works on a pandas frame whose cells are stripped strings ("" for 
 `_row` column: the spreadsheet row for CSV (the header is row 1, so data starts at row 2) and the
 line number for JSON Lines. Checks are vectorised over whole columns so a million rows validate
 in seconds; each failing cell becomes one FieldError naming its row, column and value.
+
+A file arrives as bytes (tests, the archive's members) or as a binary file object (an upload,
+which Django keeps on disk above FILE_UPLOAD_MAX_MEMORY_SIZE; the command's open file). Either way
+it is read as a stream: decoded chunk by chunk while pandas (CSV) or the line loop (JSON Lines)
+parses it, so no copy of the whole file as bytes or text is ever held (issue 21.2: a 100 MB file
+used to cost the bytes, their decoded text and a StringIO of it before the frame).
 """
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import json
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import IO, Any
 
 import pandas as pd
 from django.conf import settings
@@ -77,24 +85,93 @@ class Problems:
         )
 
 
-def decode_utf8(content: bytes) -> str:
-    """Decode strictly, naming the line of the first byte that is not UTF-8."""
+# What an importer reads: the whole file, or a binary file object positioned anywhere (it is
+# rewound before each read).
+ImportContent = bytes | IO[bytes]
+
+# Bytes read at a time when scanning a stream (blank check, locating a bad UTF-8 byte).
+STREAM_CHUNK = 1 << 16
+BOM = codecs.BOM_UTF8
+
+
+def as_stream(content: ImportContent) -> IO[bytes]:
+    """A seekable binary stream over `content`; bytes are wrapped without a copy (BytesIO shares
+    an immutable bytes object until it is written to)."""
+    return io.BytesIO(content) if isinstance(content, bytes | bytearray) else content
+
+
+def is_empty(content: ImportContent) -> bool:
+    stream = as_stream(content)
+    stream.seek(0)
+    empty = not stream.read(1)
+    stream.seek(0)
+    return empty
+
+
+def read_all(content: ImportContent) -> bytes:
+    """The whole file, for the formats parsed whole (a rubric: small, YAML or JSON)."""
+    if isinstance(content, bytes):
+        return content
+    content.seek(0)
+    return content.read()
+
+
+@contextmanager
+def text_stream(content: ImportContent, *, newline: str | None) -> Iterator[IO[str]]:
+    """The file as UTF-8 text (BOM dropped), decoded as it is read. A byte that is not UTF-8
+    raises an ApplicationError naming its byte and line (`utf8_error`). The caller's file object
+    is left open (the wrapper is detached, not closed)."""
+    stream = as_stream(content)
+    stream.seek(0)
+    text = io.TextIOWrapper(stream, encoding="utf-8-sig", newline=newline)
     try:
-        return content.decode("utf-8-sig")
+        yield text
     except UnicodeDecodeError as exc:
-        line = content[: exc.start].count(b"\n") + 1
-        bad = content[exc.start : exc.start + 4]
-        raise ApplicationError(
-            "The file is not UTF-8 text; save it as UTF-8 and import it again.",
-            errors=[
-                FieldError(
-                    field="file",
-                    message=f"byte {exc.start + 1} (line {line}) is not valid UTF-8",
-                    row=line,
-                    value=repr(bad),
-                )
-            ],
-        ) from exc
+        raise utf8_error(stream) from exc
+    finally:
+        text.detach()
+
+
+def utf8_error(stream: IO[bytes]) -> ApplicationError:
+    """Find the first byte that is not UTF-8 by scanning the stream again in chunks, and name
+    it: its position counted after any BOM (as Python's utf-8-sig codec counts), its line and
+    the 4 bytes from it."""
+    stream.seek(0)
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    first = stream.read(STREAM_CHUNK)
+    bom = len(BOM) if first.startswith(BOM) else 0
+    chunk, end, lines = first[bom:], len(first), 0
+    while True:
+        try:
+            decoder.decode(chunk, final=not chunk)
+        except UnicodeDecodeError as exc:
+            # exc.object is the decoder's pending bytes plus this chunk; it ends at `end`.
+            at = end - len(exc.object) + exc.start
+            stream.seek(at)
+            bad = stream.read(4)
+            line = lines + exc.object[: exc.start].count(b"\n") + 1
+            return _utf8_refusal(position=at - bom, line=line, bad=bad)
+        if not chunk:
+            break
+        lines += chunk.count(b"\n")
+        chunk = stream.read(STREAM_CHUNK)
+        end += len(chunk)
+    # Unreachable for a stream that raised while decoding; kept so the caller always has an error.
+    return _utf8_refusal(position=0, line=1, bad=b"")
+
+
+def _utf8_refusal(*, position: int, line: int, bad: bytes) -> ApplicationError:
+    return ApplicationError(
+        "The file is not UTF-8 text; save it as UTF-8 and import it again.",
+        errors=[
+            FieldError(
+                field="file",
+                message=f"byte {position + 1} (line {line}) is not valid UTF-8",
+                row=line,
+                value=repr(bad),
+            )
+        ],
+    )
 
 
 def file_format(filename: str, *, allowed: Sequence[str]) -> str:
@@ -127,14 +204,15 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def read_table(content: bytes, filename: str) -> pd.DataFrame:
-    """The file as a frame of stripped strings with a `_row` column; raises on unreadable files."""
+def read_table(content: ImportContent, filename: str) -> pd.DataFrame:
+    """The file as a frame of stripped strings with a `_row` column; raises on unreadable files.
+
+    `content` is read as a stream (see the module's docstring), never held whole."""
     fmt = file_format(filename, allowed=("csv", "jsonl"))
-    text = decode_utf8(content)
     if fmt == "csv":
-        frame = _read_csv(text)
+        frame = _read_csv(content)
     else:
-        frame = _read_jsonl(text)
+        frame = _read_jsonl(content)
     refuse_nul_characters(frame)
     refuse_long_cells(frame)
     return frame
@@ -186,20 +264,32 @@ def refuse_nul_characters(frame: pd.DataFrame) -> None:
     problems.raise_if_any("The file contains NUL characters.")
 
 
-def _read_csv(text: str) -> pd.DataFrame:
-    if not text.strip():
+def _is_blank(content: ImportContent) -> bool:
+    """Whether the file holds only whitespace, read until its first other character."""
+    with text_stream(content, newline="") as text:
+        while chunk := text.read(STREAM_CHUNK):
+            if chunk.strip():
+                return False
+    return True
+
+
+def _read_csv(content: ImportContent) -> pd.DataFrame:
+    if _is_blank(content):
         raise ApplicationError(
             "The file is empty.", errors=[FieldError(field="file", message="has no header row")]
         )
     try:
-        frame = pd.read_csv(
-            io.StringIO(text),
-            dtype=str,
-            keep_default_na=False,
-            na_filter=False,
-            skip_blank_lines=True,
-            quoting=csv.QUOTE_MINIMAL,
-        )
+        # pandas reads the decoding stream in blocks and builds each column as it goes; every
+        # column is text (dtype=str), as the importers' checks expect.
+        with text_stream(content, newline="") as text:
+            frame = pd.read_csv(
+                text,
+                dtype=str,
+                keep_default_na=False,
+                na_filter=False,
+                skip_blank_lines=True,
+                quoting=csv.QUOTE_MINIMAL,
+            )
     except pd.errors.ParserError as exc:
         # pandas counts physical lines from 1 including the header, like our rows do.
         match = re.search(r"line (\d+)", str(exc))
@@ -229,32 +319,44 @@ def per_distinct(column: pd.Series, convert: Callable[[pd.Series], pd.Series]) -
     return pd.Series(converted.array.take(codes), index=column.index, name=column.name)
 
 
-def _read_jsonl(text: str) -> pd.DataFrame:
-    records: list[dict[str, str]] = []
+def _read_jsonl(content: ImportContent) -> pd.DataFrame:
+    """One record per line, read line by line into one list per column (a key missing from a
+    record is ""; columns in the order their keys first appear), never the whole text."""
+    columns: dict[str, list[str]] = {}
     rows: list[int] = []
     problems = Problems()
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = untrusted.json_loads(line)
-        except ValueError as exc:
-            # Only JSONDecodeError has .msg; other ValueErrors (a huge integer) say it in str().
-            reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-            problems.add("file", f"is not valid JSON: {reason}", row=number, value=line[:80])
-            continue
-        if not isinstance(obj, dict):
-            problems.add("file", "must be one JSON object per line", row=number, value=line[:80])
-            continue
-        records.append({str(k).strip(): _cell(v).strip() for k, v in obj.items()})
-        rows.append(number)
+    with text_stream(content, newline=None) as text:
+        for number, raw in enumerate(text, start=1):
+            line = raw.rstrip("\n")
+            if not line.strip():
+                continue
+            try:
+                obj = untrusted.json_loads(line)
+            except ValueError as exc:
+                # Only JSONDecodeError has .msg; other ValueErrors (a huge integer) say it in str().
+                reason = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
+                problems.add("file", f"is not valid JSON: {reason}", row=number, value=line[:80])
+                continue
+            if not isinstance(obj, dict):
+                problems.add(
+                    "file", "must be one JSON object per line", row=number, value=line[:80]
+                )
+                continue
+            if problems:
+                continue  # the file is refused anyway; only its other unreadable lines matter
+            record = {str(k).strip(): _cell(v).strip() for k, v in obj.items()}
+            for key in record:
+                if key not in columns:
+                    columns[key] = [""] * len(rows)
+            for key, values in columns.items():
+                values.append(record.get(key, ""))
+            rows.append(number)
     problems.raise_if_any("The JSON Lines file cannot be read.")
-    if not records:
+    if not rows:
         raise ApplicationError(
             "The file is empty.", errors=[FieldError(field="file", message="holds no records")]
         )
-    frame = pd.DataFrame.from_records(records).fillna("")
-    frame = frame.astype(str)
+    frame = pd.DataFrame({key: pd.Series(values, dtype=object) for key, values in columns.items()})
     frame[ROW] = rows
     frame.attrs["missing_keys"] = True
     return frame

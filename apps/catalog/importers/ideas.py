@@ -12,6 +12,7 @@ import pandas as pd
 
 from apps.catalog.importers import ImportResult
 from apps.catalog.importers.common import (
+    ImportContent,
     Problems,
     check_columns,
     check_lengths,
@@ -28,7 +29,7 @@ OPTIONAL = ["title", "description", "implementation", "differentiation", "source
 TEXT_FIELDS = ["title", "description", "implementation", "differentiation", "source"]
 
 
-def import_ideas(*, content: bytes, filename: str, actor: Any = None) -> ImportResult:
+def import_ideas(*, content: ImportContent, filename: str, actor: Any = None) -> ImportResult:
     frame = read_table(content, filename)
     check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="ideas")
     problems = Problems()

@@ -11,6 +11,7 @@ from apps.catalog.importers import ImportResult
 from apps.catalog.importers.common import (
     ROW,
     SLUG,
+    ImportContent,
     Problems,
     check_columns,
     check_lengths,
@@ -28,7 +29,7 @@ TEXT_FIELDS = ["title", "abstract", "claims"]
 
 
 def import_patents(
-    *, content: bytes, filename: str, actor: Any = None, create_domains: bool = False
+    *, content: ImportContent, filename: str, actor: Any = None, create_domains: bool = False
 ) -> ImportResult:
     frame = read_table(content, filename)
     check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="patents")

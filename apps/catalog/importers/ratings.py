@@ -25,6 +25,7 @@ from apps.catalog.importers import ImportResult
 from apps.catalog.importers.common import (
     INTEGER,
     ROW,
+    ImportContent,
     Problems,
     check_columns,
     chunked,
@@ -53,7 +54,7 @@ STATUS_WORDS = {
 
 
 def import_ratings(
-    *, content: bytes, filename: str, actor: Any = None, dry_run: bool = False
+    *, content: ImportContent, filename: str, actor: Any = None, dry_run: bool = False
 ) -> ImportResult:
     frame = read_table(content, filename)
     check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="ratings")

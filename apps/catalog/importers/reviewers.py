@@ -16,6 +16,7 @@ from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.importers import ImportResult
 from apps.catalog.importers.common import (
     INTEGER,
+    ImportContent,
     Problems,
     check_columns,
     check_lengths,
@@ -36,7 +37,7 @@ def _split_name(name: str) -> tuple[str, str]:
     return first.strip()[:150], last.strip()[:150]
 
 
-def import_reviewers(*, content: bytes, filename: str, actor: Any = None) -> ImportResult:
+def import_reviewers(*, content: ImportContent, filename: str, actor: Any = None) -> ImportResult:
     frame = read_table(content, filename)
     check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="reviewers")
     problems = Problems()

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from apps.catalog.importers import ImportResult
+from apps.catalog.importers.common import ImportContent, read_all
 from apps.catalog.importers.domains import check_new_domains
 from apps.catalog.models import Domain
 from apps.core.errors import ApplicationError, FieldError
@@ -26,7 +27,7 @@ EXTENSIONS = (".yaml", ".yml", ".json")
 
 def import_rubric(
     *,
-    content: bytes,
+    content: ImportContent,
     filename: str,
     actor: Any = None,
     make_default: bool = False,
@@ -46,7 +47,7 @@ def import_rubric(
             ],
         )
     try:
-        data = load_rubric_text(content, filename=filename.lower())
+        data = load_rubric_text(read_all(content), filename=filename.lower())
     except ApplicationError as exc:
         if exc.errors:
             raise

@@ -1,6 +1,6 @@
 """Shared body of the import_<kind> commands.
 
-Read a file, import it, print a summary or every error.
+Open a file, import it (read as a stream), print a summary or every error.
 """
 
 from __future__ import annotations
@@ -38,15 +38,17 @@ class ImportCommand(BaseCommand):
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         try:
-            result = import_file(
-                kind=self.kind,
-                content=path.read_bytes(),
-                filename=path.name,
-                dry_run=options["dry_run"],
-                make_default=options.get("default", False),
-                domains=options.get("domain") or (),
-                create_domains=options.get("create_domains", False),
-            )
+            # The open file, read as a stream: a large file is never held whole.
+            with path.open("rb") as file:
+                result = import_file(
+                    kind=self.kind,
+                    content=file,
+                    filename=path.name,
+                    dry_run=options["dry_run"],
+                    make_default=options.get("default", False),
+                    domains=options.get("domain") or (),
+                    create_domains=options.get("create_domains", False),
+                )
         except ApplicationError as exc:
             for err in exc.errors:
                 row = "-" if err.row is None else err.row

@@ -5,12 +5,13 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import IO, Any, Protocol, cast
 
 from django.conf import settings
 from django.db import transaction
 
 from apps.catalog.importers import ImportResult
+from apps.catalog.importers.common import ImportContent, is_empty
 from apps.catalog.importers.ideas import import_ideas
 from apps.catalog.importers.patents import import_patents
 from apps.catalog.importers.ratings import import_ratings
@@ -29,7 +30,7 @@ IMPORT_KINDS = ("rubric", "patents", "ideas", "reviewers", "ratings")
 def import_file(
     *,
     kind: str,
-    content: bytes,
+    content: ImportContent,
     filename: str,
     dry_run: bool = False,
     actor: Any = None,
@@ -38,6 +39,9 @@ def import_file(
     create_domains: bool = False,
 ) -> ImportResult:
     """Validate a whole file and, unless `dry_run`, store it; all or nothing.
+
+    `content` is the file's bytes or a binary file object (an upload, an open file): CSV and
+    JSON Lines are read from it as a stream, never held whole (apps.catalog.importers.common).
 
     Every problem in the file is reported at once as an ApplicationError whose FieldErrors name
     the row, the field and the value. Records are upserted by their natural key (external id,
@@ -59,7 +63,7 @@ def import_file(
         )
     if actor is not None and not getattr(actor, "is_admin", False):
         raise PermissionDenied("Only admins import data.")
-    if not content:
+    if is_empty(content):
         raise ApplicationError(
             "The file is empty.",
             errors=[FieldError(field="file", message="is empty", value=filename)],
@@ -97,7 +101,9 @@ def import_file(
 class UploadedFile(Protocol):
     name: str | None
 
-    def read(self) -> bytes: ...
+    def read(self, size: int = -1, /) -> bytes: ...
+
+    def seek(self, offset: int, whence: int = 0, /) -> int: ...
 
 
 @dataclass
@@ -130,7 +136,7 @@ def import_upload(
     limit = int(settings.IMPORT_MAX_BYTES)
     size = int(getattr(upload, "size", 0) or 0)
     if size > limit:
-        # Refused before it is read: a file is parsed in memory, several times its size.
+        # Refused before it is read: its frame in memory is several times its size.
         return UploadOutcome(
             ok=False,
             filename=filename,
@@ -147,7 +153,9 @@ def import_upload(
     try:
         result = import_file(
             kind=kind,
-            content=upload.read(),
+            # The upload itself, read as a stream (Django keeps large uploads on disk; its
+            # UploadedFile proxies the file API).
+            content=cast(IO[bytes], upload),
             filename=filename,
             dry_run=dry_run,
             actor=actor,

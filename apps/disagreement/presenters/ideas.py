@@ -92,17 +92,20 @@ def split_rows(
 def split_chart(rows: list[dict[str, Any]], *, groups: list[str]) -> dict[str, Any]:
     colors = {**group_colors(groups), ALL: "#1d2330"}
     keys = [*groups, ALL]
+    datasets = [
+        {
+            "label": "Everyone" if g == ALL else label_background(g),
+            "color": colors[g],
+            "alpha": [r["groups"][i]["alpha"] for r in rows],
+            "jaccard": [r["groups"][i]["jaccard"] for r in rows],
+        }
+        for i, g in enumerate(keys)
+    ]
     return {
         "labels": [r["name"] for r in rows],
-        "datasets": [
-            {
-                "label": "Everyone" if g == ALL else label_background(g),
-                "color": colors[g],
-                "alpha": [r["groups"][i]["alpha"] for r in rows],
-                "jaccard": [r["groups"][i]["jaccard"] for r in rows],
-            }
-            for i, g in enumerate(keys)
-        ],
+        "datasets": datasets,
+        # Every bar undefined (no ratings, too few pairs): the page says why, no empty axes.
+        "has_data": any(v is not None for d in datasets for v in [*d["alpha"], *d["jaccard"]]),
     }
 
 

@@ -45,7 +45,8 @@ def panel_chart(
                 "points": [{"x": c["k"], "y": c["reliability"]} for c in p["curve"]],
             }
         )
-    return {"series": series, "overlaps": overlaps}
+    # No curve at all: the page says why instead of drawing empty axes.
+    return {"series": series, "overlaps": overlaps, "has_data": bool(series)}
 
 
 def panel_rows(

@@ -205,18 +205,18 @@ def contested(request: AuthenticatedHttpRequest) -> HttpResponse:
             }
             for r in rows
         ]
-    chart = {
-        "points": [
-            {
-                "x": r["raw_spread"],
-                "y": r["z_spread"],
-                "idea": r.get("title", r["idea"]),
-                "dimension": r["dimension_name"],
-            }
-            for r in rows or []
-            if r.get("z_spread") is not None
-        ]
-    }
+    points = [
+        {
+            "x": r["raw_spread"],
+            "y": r["z_spread"],
+            "idea": r.get("title", r["idea"]),
+            "dimension": r["dimension_name"],
+        }
+        for r in rows or []
+        if r.get("z_spread") is not None
+    ]
+    # No point to place: the page says why instead of drawing empty axes.
+    chart = {"points": points, "has_data": bool(points)}
     total = len(rows or [])
     show_all = request.GET.get("all") == "1"
     shown = rows if show_all or rows is None else rows[:CONTESTED_SHOWN]

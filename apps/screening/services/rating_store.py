@@ -19,7 +19,6 @@ whole path with the bare COPY floor.
 
 from __future__ import annotations
 
-import io
 import json
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -46,6 +45,8 @@ COLUMNS = [
 ]
 # Below this many rows, building a CSV for COPY costs more than inserting with parameters.
 COPY_FROM_ROWS = 200
+# Rows written to COPY at a time: a few MB of CSV text, never the whole file's.
+COPY_BLOCK_ROWS = 50_000
 # Never null: the rating's key and state.
 KEY_COLUMNS = ("reviewer_id", "idea_id", "dimension_id", "status")
 
@@ -210,9 +211,6 @@ def _load_stage(cur, rows: pd.DataFrame, *, with_copy: bool) -> None:
         # Columns null on every row (no answers, rationales or times in the file) are left to
         # the table's default, NULL: a million empty fields cost time to write and to parse.
         out = out[[c for c in COLUMNS if c in KEY_COLUMNS or out[c].notna().any()]]
-        buf = io.StringIO()
-        out.to_csv(buf, index=False, header=False, na_rep="")
-        data = buf.getvalue()
         # CSV reads an empty field as NULL. Rationales are either all given (then "" is an empty
         # rationale) or none are (an import without that column: NULL keeps the stored ones).
         given = rows["rationale"].notna()
@@ -220,11 +218,12 @@ def _load_stage(cur, rows: pd.DataFrame, *, with_copy: bool) -> None:
             raise ValueError("ratings_store: give a rationale for every row or for none")
         force = ", FORCE_NOT_NULL (rationale)" if given.all() else ""
         columns = ", ".join(out.columns)
-        del buf, out
         with cur.cursor.copy(f"COPY {STAGE} ({columns}) FROM STDIN (FORMAT csv{force})") as copy:
-            step = 8 << 20
-            for start in range(0, len(data), step):
-                copy.write(data[start : start + step])
+            # Block by block: the whole CSV as one string (and its StringIO, 4 bytes a
+            # character once a rationale has an accent) was the import's peak (issue 21.2).
+            for start in range(0, len(out), COPY_BLOCK_ROWS):
+                block = out.iloc[start : start + COPY_BLOCK_ROWS]
+                copy.write(block.to_csv(index=False, header=False, na_rep=""))
         cur.execute(f"ANALYZE {STAGE}")
         return
     params = []

@@ -16,8 +16,10 @@ FORMAT = "pluralist-archive"
 # 1: the import formats, rating history, judge files for audit; cells written as they are.
 # 2: also accounts (password hashes, roles), assignments, rating sources, judge configurations,
 #    runs, predictions, finals, calibrations and history; every CSV cell neutralised reversibly.
-VERSION = 2
-READABLE_VERSIONS = (1, 2)
+# 3: also the persona panels (documents, personas, runs, debates, turns) and the per-domain
+#    routing switch (apps.catalog.services.archive.state_panels).
+VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 RATING_COLUMNS = [
     "idea",
     "reviewer",

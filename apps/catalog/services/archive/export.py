@@ -25,7 +25,9 @@ from apps.catalog.services.archive.common import (
     score_cell,
 )
 from apps.catalog.services.archive.state import STATE_FILES, state_files
+from apps.catalog.services.archive.state_panels import PANEL_FILES, panel_files
 from apps.judges.models import JudgePrediction, JudgeRun
+from apps.panels.models import PanelRun, Persona
 from apps.screening.models import Assignment, Rating, RatingHistory, Rubric
 
 # The history file's columns that are not fields of RatingHistory, and where they come from.
@@ -170,6 +172,7 @@ def installation_export(*, actor: Any = None) -> bytes:
         ),
     )
     files.update(state_files())
+    files.update(panel_files())
     default = Rubric.objects.filter(is_default=True).values_list("key", flat=True).first()
     manifest = {
         "format": FORMAT,
@@ -179,7 +182,7 @@ def installation_export(*, actor: Any = None) -> bytes:
         "load_order": [*rubric_files, "patents.csv", "ideas.csv", "reviewers.csv", "ratings.csv"],
         # Cells a spreadsheet would evaluate start with a quote, undone by the import.
         "neutralised": True,
-        "restored": [*STATE_FILES, "rating_history.csv"],
+        "restored": [*STATE_FILES, "rating_history.csv", *PANEL_FILES],
         "recomputed": ["metric snapshots", "alignment snapshots", "item vectors"],
         "counts": {
             "rubrics": len(rubrics),
@@ -192,6 +195,8 @@ def installation_export(*, actor: Any = None) -> bytes:
             "assignments": Assignment.objects.count(),
             "judge_runs": JudgeRun.objects.count(),
             "judge_predictions": JudgePrediction.objects.count(),
+            "panel_personas": Persona.objects.count(),
+            "panel_runs": PanelRun.objects.count(),
         },
     }
     out = io.BytesIO()

@@ -28,6 +28,7 @@ from apps.catalog.services.archive.state import (
     rating_sources_restore,
     snapshots_recompute,
 )
+from apps.catalog.services.archive.state_panels import panel_rows_exist, panels_restore
 from apps.catalog.services.imports import import_file
 from apps.core.errors import ApplicationError, FieldError
 from apps.judges.models import JudgeRun
@@ -68,14 +69,15 @@ def _read_archive(content: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
 
 
 def installation_is_empty() -> bool:
-    """No catalog, reviewers, ratings or judge runs yet (rubrics may exist: PBIG is installed by
-    default; so may admins and managers, who are kept as they are)."""
+    """No catalog, reviewers, ratings, judge runs, panels or routing switches yet (rubrics may
+    exist: PBIG is installed by default; so may admins and managers, who are kept as they are)."""
     return not (
         Patent.objects.exists()
         or Idea.objects.exists()
         or Rating.objects.exists()
         or User.objects.filter(role=User.Role.REVIEWER).exists()
         or JudgeRun.objects.exists()
+        or panel_rows_exist()
     )
 
 
@@ -86,8 +88,9 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
     Each file goes through the same importer as a single upload; an error in any file names the
     file (field `<file>: <column>`) and rolls everything back. From version 2 on, the accounts
     come first (password hashes and roles), then the import files, the ratings' sources, the
-    assignments, the history and the judges (apps.catalog.services.archive.state); snapshots are
-    queued for recompute after commit.
+    assignments, the history and the judges (apps.catalog.services.archive.state); from version
+    3 on, the persona panels and the routing switch (state_panels); snapshots are queued for
+    recompute after commit.
     """
     check_admin(actor)
     manifest, files = _read_archive(content)
@@ -95,8 +98,8 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
         raise _refuse(
             "The installation is not empty; nothing was imported.",
             "installation",
-            "already holds patents, ideas, reviewers or ratings: import an archive only into "
-            "a new installation (or import its files one by one)",
+            "already holds patents, ideas, reviewers, ratings or panels: import an archive "
+            "only into a new installation (or import its files one by one)",
         )
     full = manifest["version"] >= 2
     neutralised = bool(manifest.get("neutralised"))
@@ -142,6 +145,8 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
     results.append(_restore_history(history, actor=actor))
     if full:
         results += judges_restore(files)
+    if manifest["version"] >= 3:
+        results += panels_restore(files)
     snapshots_recompute()
     return results
 

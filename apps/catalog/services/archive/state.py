@@ -380,7 +380,7 @@ def insert_rows(
     return n
 
 
-class _Keys:
+class Keys:
     """Natural keys of the restored installation -> ids, with an error list naming the file."""
 
     def __init__(self) -> None:
@@ -401,7 +401,7 @@ class _Keys:
         self.configs = dict(JudgeConfig.objects.values_list("name", "id"))
         self.errors: list[FieldError] = []
 
-    def _miss(self, name: str, column: str, row: int, value: str, what: str) -> None:
+    def miss(self, name: str, column: str, row: int, value: str, what: str) -> None:
         if len(self.errors) < 50:
             self.errors.append(
                 FieldError(field=f"{name}: {column}", message=what, row=row, value=value)
@@ -412,19 +412,19 @@ class _Keys:
             return None
         found = self.users.get(value)
         if found is None:
-            self._miss(name, column, row, value, "names an account that is not in accounts.csv")
+            self.miss(name, column, row, value, "names an account that is not in accounts.csv")
         return found
 
     def idea(self, name: str, row: int, value: str) -> tuple[int, int | None] | None:
         found = self.ideas.get(value)
         if found is None:
-            self._miss(name, "idea", row, value, "names an idea that is not in ideas.csv")
+            self.miss(name, "idea", row, value, "names an idea that is not in ideas.csv")
         return found
 
     def dimension(self, name: str, row: int, idea: tuple[int, int | None], key: str) -> Any:
         found = self.dims.get((idea[1], key))
         if found is None:
-            self._miss(name, "dimension", row, key, "is not a dimension of the idea's rubric")
+            self.miss(name, "dimension", row, key, "is not a dimension of the idea's rubric")
         return found
 
     def raise_if_any(self) -> None:
@@ -486,7 +486,7 @@ def assignments_restore(content: bytes) -> ImportResult:
     """The archived assignments replace those the ratings import settled."""
     records = csv_records(content)
     result = ImportResult(kind="assignments", rows=len(records))
-    keys = _Keys()
+    keys = Keys()
     name = "assignments.csv"
     rows = []
     for n, r in enumerate(records, start=2):
@@ -519,7 +519,7 @@ def assignments_restore(content: bytes) -> ImportResult:
 def judges_restore(files: dict[str, bytes]) -> list[ImportResult]:
     """Configurations, runs (ids kept), predictions, finals, calibrations and history."""
     results = [_configs_restore(files["judge_configs.jsonl"])]
-    keys = _Keys()
+    keys = Keys()
     results.append(_runs_restore(files["judge_runs.jsonl"], keys))
     results.append(
         _rows_restore(
@@ -553,7 +553,7 @@ def _configs_restore(content: bytes) -> ImportResult:
     return result
 
 
-def _runs_restore(content: bytes, keys: _Keys) -> ImportResult:
+def _runs_restore(content: bytes, keys: Keys) -> ImportResult:
     records = jsonl_records(content)
     result = ImportResult(kind="judge runs", rows=len(records))
     name = "judge_runs.jsonl"
@@ -561,7 +561,7 @@ def _runs_restore(content: bytes, keys: _Keys) -> ImportResult:
     for n, r in enumerate(records, start=1):
         domain = keys.domains.get(r["domain"])
         if domain is None:
-            keys._miss(name, "domain", n, r["domain"], "is not a domain of the archive")
+            keys.miss(name, "domain", n, r["domain"], "is not a domain of the archive")
             continue
         status, error, finished = r["status"], r["error"], parse_time(r["finished_at"])
         if status in JudgeRun.ACTIVE:
@@ -586,7 +586,7 @@ def _runs_restore(content: bytes, keys: _Keys) -> ImportResult:
             if config in keys.configs:
                 links.append((r["id"], keys.configs[config]))
             else:
-                keys._miss(name, "configs", n, config, "is not in judge_configs.jsonl")
+                keys.miss(name, "configs", n, config, "is not in judge_configs.jsonl")
     if rows:
         columns = list(rows[0])
         result.created = insert_rows(JudgeRun, columns, ([v[c] for c in columns] for v in rows))
@@ -599,7 +599,7 @@ def _runs_restore(content: bytes, keys: _Keys) -> ImportResult:
     return result
 
 
-def _target(keys: _Keys, name: str, n: int, r: dict[str, str]) -> tuple[Any, Any, Any] | None:
+def _target(keys: Keys, name: str, n: int, r: dict[str, str]) -> tuple[Any, Any, Any] | None:
     reviewer = keys.user(name, "reviewer", n, r["reviewer"])
     idea = keys.idea(name, n, r["idea"])
     dim = keys.dimension(name, n, idea, r["dimension"]) if idea else None
@@ -640,7 +640,7 @@ FINAL_FIELDS = FINAL_COLUMNS
 
 
 def _prediction_row(
-    keys: _Keys, n: int, r: dict[str, str], ratings: dict[tuple[str, ...], int]
+    keys: Keys, n: int, r: dict[str, str], ratings: dict[tuple[str, ...], int]
 ) -> tuple[Any, ...] | None:
     target = _target(keys, "judge_predictions.csv", n, r)
     if target is None:
@@ -676,7 +676,7 @@ def _signal_values(r: dict[str, str]) -> tuple[str, int, int | None]:
 
 
 def _final_row(
-    keys: _Keys, n: int, r: dict[str, str], ratings: dict[tuple[str, ...], int]
+    keys: Keys, n: int, r: dict[str, str], ratings: dict[tuple[str, ...], int]
 ) -> tuple[Any, ...] | None:
     target = _target(keys, "judge_finals.csv", n, r)
     if target is None:
@@ -700,8 +700,8 @@ def _final_row(
 def _rows_restore(
     name: str,
     content: bytes,
-    keys: _Keys,
-    make: Callable[[_Keys, int, dict[str, str], dict[tuple[str, ...], int]], tuple | None],
+    keys: Keys,
+    make: Callable[[Keys, int, dict[str, str], dict[tuple[str, ...], int]], tuple | None],
 ) -> ImportResult:
     records = csv_records(content)
     result = ImportResult(kind=name.split(".")[0].replace("_", " "), rows=len(records))
@@ -723,7 +723,7 @@ def _rows_restore(
     return result
 
 
-def _calibrations_restore(content: bytes, keys: _Keys) -> ImportResult:
+def _calibrations_restore(content: bytes, keys: Keys) -> ImportResult:
     records = jsonl_records(content)
     result = ImportResult(kind="judge calibrations", rows=len(records))
     result.created = insert_rows(
@@ -747,7 +747,7 @@ def _calibrations_restore(content: bytes, keys: _Keys) -> ImportResult:
     return result
 
 
-def _history_restore(content: bytes, keys: _Keys) -> ImportResult:
+def _history_restore(content: bytes, keys: Keys) -> ImportResult:
     records = jsonl_records(content)
     result = ImportResult(kind="judge history", rows=len(records))
     result.created = insert_rows(
