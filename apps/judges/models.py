@@ -535,3 +535,28 @@ class JudgeShortlist(models.Model):
 
     def __str__(self) -> str:
         return f"shortlist #{self.rank} of run {self.run_id}: idea {self.idea_id}"
+
+
+class ItemTextChoice(models.Model):
+    """Which parts of an item (idea, source document) the offline judge's text fallback reads
+    in one domain, chosen by measurement (apps.judges.engine.item_parts) and written by
+    apps.judges.services.item_parts; apps.judges.vectors reads it when it fits the domain's
+    item vectors. No row: the full text (item_text.DEFAULT_PARTS)."""
+
+    PARTS_CHOICES = [
+        ("idea+source", "Idea and source document"),
+        ("idea", "Idea only"),
+        ("source", "Source document only"),
+    ]
+
+    domain = models.OneToOneField(
+        "catalog.Domain", on_delete=models.CASCADE, related_name="item_text_choice"
+    )
+    parts = models.CharField(max_length=16, choices=PARTS_CHOICES, default="idea+source")
+    # The measurement behind the choice: figures per candidate, the baseline, k, the reason
+    # (engine.item_parts.PartsChoice.to_dict()).
+    measurement = models.JSONField(default=dict, blank=True)
+    measured_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"item text of domain {self.domain_id}: {self.parts}"

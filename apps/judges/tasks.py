@@ -68,3 +68,13 @@ def judge_runs_reclaim_task() -> dict:
 def alignment_snapshot_compute_task(snapshot_id: int) -> str:
     """Thin: the service claims the snapshot, so a redelivered message does nothing twice."""
     return alignment_snapshot_compute(snapshot_id=snapshot_id).status
+
+
+@shared_task(name="judges.item_parts_measure")
+def item_parts_measure_task(domain_id: int | None = None) -> list[str]:
+    """Measure and store the item text parts of one domain (or every domain)."""
+    from apps.catalog.models import Domain
+    from apps.judges.services.item_parts import item_parts_measure
+
+    domains = Domain.objects.filter(id=domain_id) if domain_id else Domain.objects.order_by("key")
+    return [f"{d.key}:{item_parts_measure(domain=d).parts}" for d in domains]

@@ -20,6 +20,11 @@ of the requested ideas (prompting.patent_text + idea_text), and
   else ever does.
 Vectors of different domains are never compared (examples come from the target's domain).
 
+Which parts of each item are fitted (idea + source, idea only, source only) is the domain's
+measured choice (``ItemTextChoice``, written by apps.judges.services.item_parts; none = the
+full text). The parts are part of the stored model name (``item_text.vector_model``), so a new
+choice refits the domain on its next use, once.
+
 Storage (``ItemVector.vector``): the row's nonzero entries, int32 column indices then float32
 values, both little-endian; ``dimensions`` is the row's width. A demo idea has a few hundred
 nonzeros (a few KB), whatever the size of the vocabulary.
@@ -34,12 +39,32 @@ import numpy as np
 from scipy import sparse
 
 from apps.catalog.models import Idea
-from apps.judges.engine.item_text import VECTOR_MODEL, corpus_sha256, fit_item_vectors, text_sha256
+from apps.judges.engine.item_text import (
+    DEFAULT_PARTS,
+    corpus_sha256,
+    fit_item_vectors,
+    text_sha256,
+    vector_model,
+)
 from apps.judges.engine.prompting import idea_text, patent_text
-from apps.judges.models import ItemVector
+from apps.judges.models import ItemTextChoice, ItemVector
 
 
-def _domain_texts(domain_id: int) -> dict[int, tuple[str, str]]:
+def domain_parts(domain_id: int) -> str:
+    """The item text parts the domain's vectors use (its measured choice, else the full text)."""
+    chosen = (
+        ItemTextChoice.objects.filter(domain_id=domain_id).values_list("parts", flat=True).first()
+    )
+    return chosen or DEFAULT_PARTS
+
+
+def item_text_choices() -> list[ItemTextChoice]:
+    """Every domain's stored choice with its measurement, for the judges page."""
+    return list(ItemTextChoice.objects.select_related("domain").order_by("domain__name"))
+
+
+def domain_texts(domain_id: int) -> dict[int, tuple[str, str]]:
+    """(source text, idea text) of every idea of the domain, rendered as the judges see them."""
     ideas = (
         Idea.objects.filter(patent__domain_id=domain_id)
         .select_related("patent")
@@ -82,16 +107,19 @@ def _decode(stored: bytes | memoryview, width: int) -> sparse.csr_matrix:
     )
 
 
-def _refit_domain(texts: dict[int, tuple[str, str]], corpus: str) -> dict[int, sparse.csr_matrix]:
+def _refit_domain(
+    texts: dict[int, tuple[str, str]], corpus: str, parts: str
+) -> dict[int, sparse.csr_matrix]:
     ids = sorted(texts)
-    matrix = fit_item_vectors([texts[i] for i in ids])
+    model = vector_model(parts)
+    matrix = fit_item_vectors([texts[i] for i in ids], parts)
     vectors = {idea_id: matrix[n] for n, idea_id in enumerate(ids)}
-    ItemVector.objects.filter(idea_id__in=ids).exclude(model=VECTOR_MODEL).delete()
+    ItemVector.objects.filter(idea_id__in=ids).exclude(model=model).delete()
     ItemVector.objects.bulk_create(
         [
             ItemVector(
                 idea_id=idea_id,
-                model=VECTOR_MODEL,
+                model=model,
                 text_sha256=text_sha256(*texts[idea_id]),
                 corpus_sha256=corpus,
                 dimensions=matrix.shape[1],
@@ -120,17 +148,18 @@ def item_vectors(idea_ids: Iterable[int]) -> dict[int, sparse.csr_matrix]:
         by_domain[domain_id].add(idea_id)
     result: dict[int, sparse.csr_matrix] = {}
     for domain_id, ids in by_domain.items():
-        texts = _domain_texts(domain_id)
+        texts = domain_texts(domain_id)
+        parts = domain_parts(domain_id)
         corpus = corpus_sha256({i: text_sha256(*t) for i, t in texts.items()})
         rows = {
             row.idea_id: row
             for row in ItemVector.objects.filter(
-                idea_id__in=ids, model=VECTOR_MODEL, corpus_sha256=corpus
+                idea_id__in=ids, model=vector_model(parts), corpus_sha256=corpus
             )
         }
         if len(rows) == len(ids):
             result.update({i: _decode(r.vector, r.dimensions) for i, r in rows.items()})
         else:
-            vectors = _refit_domain(texts, corpus)
+            vectors = _refit_domain(texts, corpus, parts)
             result.update({i: vectors[i] for i in ids})
     return result

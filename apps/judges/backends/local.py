@@ -59,6 +59,15 @@ from apps.judges.engine.judgment import (
     JudgeRequest,
 )
 
+# The rule itself lives in engine.text_rule, shared with the measurement of item text parts.
+from apps.judges.engine.text_rule import (
+    BASE_WEIGHT,
+    VOTE_MAX_LEVELS,
+    sharpen,
+    vote,
+    weighted_mean,
+)
+
 MODEL_NAME = "local-panel-text-v4"
 ZERO_SHOT_MAX_CONFIDENCE = 20
 # The confidence threshold recommended for local configurations: the lowest that still discards
@@ -68,30 +77,12 @@ ZERO_SHOT_MAX_CONFIDENCE = 20
 # (chance of being exactly right under 21 %) are rare: 0-0.06 % of personalized predictions on
 # the demo. Measured in docs/decisions/0006-local-confidence-threshold-21.md.
 RECOMMENDED_THRESHOLD = ZERO_SHOT_MAX_CONFIDENCE + 1
-# Every example's weight is BASE_WEIGHT + cosine (the reference judge of issue 7).
-BASE_WEIGHT = 0.001
-# Total weights closer than this to the heaviest are a tie (the lowest tied score wins).
-TIE_TOLERANCE = 1e-6
 # Smoothing of the vote share into a chance of being exactly right, for small k.
 SMOOTHING = 0.5
 # Up to this many distinct items, one Gram matrix of the batch; past it, one dot product per
 # (target, example) pair, REQUEST_CHUNK requests at a time.
 GRAM_MAX_ITEMS = 3000
 REQUEST_CHUNK = 4096
-
-
-# Scales with more levels than this are predicted by a weighted mean, not a vote.
-VOTE_MAX_LEVELS = 6
-# On fine scales the weighted mean's weights are sharpened, BASE_WEIGHT + cosine ** SHARPNESS,
-# so that the nearest examples dominate (with plain cosines, all near 0.1, the weighted mean is
-# about the examples' mean: the level alone). Coarse scales keep issue 7's reference vote: on
-# the demo (4-5 levels, k = 9) sharpening moved personalized alpha by +0.003 (2) and +0.004
-# (3), aggregate by +0.013 and -0.005, noise, so the reference rule stays there.
-SHARPNESS = 3.0
-
-
-def sharpen(sims: np.ndarray) -> np.ndarray:
-    return sims if SHARPNESS == 1.0 else np.power(sims, SHARPNESS)
 
 
 _WORD = re.compile(r"[A-Za-z][A-Za-z-]{2,}")
@@ -153,12 +144,6 @@ def _sparse_width(vector: object) -> int:
     if sparse.issparse(vector):
         return int(vector.shape[1])  # type: ignore[attr-defined]
     return int(np.asarray(vector).size)
-
-
-def _winner(votes: np.ndarray) -> np.ndarray:
-    """The heaviest level; ties (within TIE_TOLERANCE): the lowest level."""
-    tied = votes >= votes.max(axis=1, keepdims=True) - TIE_TOLERANCE
-    return np.argmax(tied, axis=1)
 
 
 class LocalBackend:
@@ -353,8 +338,6 @@ class LocalBackend:
         matrix, target_rows, example_rows = self._item_matrix(requests)
         present = example_rows >= 0
         sims = self._similarities(matrix, target_rows, example_rows)
-        weights = np.where(present, BASE_WEIGHT + sims, 0.0)
-
         lows = np.array([r.dimension.scale_min for r in requests], dtype=np.int64)
         highs = np.array([r.dimension.scale_max for r in requests], dtype=np.int64)
         scores = np.zeros(example_rows.shape, dtype=np.int64)
@@ -362,12 +345,8 @@ class LocalBackend:
             scores[i, : len(request.examples)] = [e.score for e in request.examples]
         n_levels = highs - lows + 1
         width = int(n_levels.max())
-        offsets = np.where(present, np.clip(scores - lows[:, None], 0, width - 1), 0)
-        n, kmax = example_rows.shape
-        votes = np.zeros((n, width))
-        np.add.at(votes, (np.repeat(np.arange(n), kmax), offsets.ravel()), weights.ravel())
-
-        winner = _winner(votes)
+        n = example_rows.shape[0]
+        votes, winner = vote(sims, present, scores, lows, width)
         share = votes[np.arange(n), winner] / votes.sum(axis=1)
         k = present.sum(axis=1)
         confidence = np.rint(100 * (k * share + SMOOTHING) / (k + SMOOTHING * n_levels))
@@ -379,7 +358,7 @@ class LocalBackend:
         if fine.any():
             weights = np.where(present, BASE_WEIGHT + sharpen(sims), 0.0)
             total = weights.sum(axis=1)
-            mean = (weights * scores).sum(axis=1) / total
+            mean = weighted_mean(sims, present, scores)
             tol = np.array(
                 [
                     panel_method.tolerance(r.dimension.scale_min, r.dimension.scale_max)

@@ -12,7 +12,14 @@ from django.conf import settings
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.judges import selectors
-from apps.judges.models import LOCAL_LABEL, AlignmentSnapshot, JudgeConfig, JudgeFinal, JudgeRun
+from apps.judges.models import (
+    LOCAL_LABEL,
+    AlignmentSnapshot,
+    ItemTextChoice,
+    JudgeConfig,
+    JudgeFinal,
+    JudgeRun,
+)
 from apps.judges.presenters.shapes import (
     KIND_LABELS,
     VERDICT_ROWS_SHOWN,
@@ -27,6 +34,7 @@ from apps.judges.presenters.shapes import (
     verdict_table,
 )
 from apps.judges.services.alignment import AUTO_SCOPE, scope_for_source
+from apps.judges.vectors import item_text_choices
 from apps.screening.models import Rating
 
 
@@ -129,9 +137,41 @@ def alignment_page(*, user: User, domain: Domain | None, source: str) -> dict[st
             is_active=True, backend=JudgeConfig.Backend.LOCAL
         ).exists(),
         "case_ideas": result.get("case_ideas", []),
+        "item_texts": item_text_rows(domain),
         "recompute_scope": scope,
         **runs_context(user=user, limit=8),
     }
+
+
+PARTS_LABELS = dict(ItemTextChoice.PARTS_CHOICES)
+
+
+def item_text_rows(domain: Domain | None) -> list[dict[str, Any]]:
+    """Which item text parts each domain's offline text fallback reads, with the measured
+    figures (stored by manage.py judge_item_parts; nothing is measured here)."""
+    rows = []
+    for choice in item_text_choices():
+        if domain is not None and choice.domain_id != domain.id:
+            continue
+        m = choice.measurement or {}
+        rows.append(
+            {
+                "domain": choice.domain.name,
+                "parts": choice.parts,
+                "label": PARTS_LABELS.get(choice.parts, choice.parts),
+                "measured_at": choice.measured_at,
+                "reason": m.get("reason", ""),
+                "k": m.get("k"),
+                "n_targets": m.get("n_targets", 0),
+                "baseline": m.get("baseline_pooled_alpha"),
+                "figures": [
+                    {**f, "label": PARTS_LABELS.get(f["parts"], f["parts"]),
+                     "chosen": f["parts"] == choice.parts}
+                    for f in m.get("figures", [])
+                ],
+            }
+        )  # fmt: skip
+    return rows
 
 
 def my_judge_page(*, user: User) -> dict[str, Any]:
