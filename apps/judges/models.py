@@ -52,6 +52,14 @@ class JudgeConfig(TimestampedModel):
     auto = models.BooleanField(
         default=True, help_text="Used by the automatic runs after new ratings."
     )
+    # LLM configurations only: add to the prompt the other reviewers' scores on the target idea,
+    # mapped onto the target reviewer's scale (never the target's own; engine.panel). Off keeps
+    # the paper's three configurations exactly.
+    panel_evidence = models.BooleanField(
+        default=False,
+        help_text="LLM only: show the judge the other reviewers' scores on the idea, "
+        "mapped onto this reviewer's scale.",
+    )
 
     class Meta:
         ordering = ["kind", "name"]

@@ -68,8 +68,9 @@ RECOMPUTED = {
     # A panel run's work plan, like a judge run's: an unfinished run comes back failed.
     "panels.PanelChunk",
 }
-# Not carried (docs/formats.md): invitations, a record of mails sent.
-NOT_CARRIED = {"accounts.Invitation"}
+# Not carried (docs/formats.md): invitations, a record of mails sent; the per-domain item text
+# choice (measured again by manage.py judge_item_parts).
+NOT_CARRIED = {"accounts.Invitation", "judges.ItemTextChoice"}
 # The import formats of the catalog carry no times: these rows get the restore's time.
 TIMES_NOT_CARRIED = {"catalog.Patent", "catalog.Idea", "screening.Rubric"}
 

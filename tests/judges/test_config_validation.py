@@ -154,3 +154,13 @@ def test_a_run_refuses_an_endpoint_that_left_the_allowlist_after_the_config_was_
     assert services.judge_run_execute(run_id=run.id) == "failed"
     run.refresh_from_db()
     assert "not an allowed LLM endpoint" in run.error
+
+
+def test_panel_evidence_is_off_by_default_and_must_be_a_boolean(admin):
+    config = services.judge_config_create(by=admin, **{**VALID, "backend": "local"})
+    assert config.panel_evidence is False
+    with pytest.raises(ApplicationError) as err:
+        services.judge_config_create(by=admin, **{**VALID, "name": "b", "panel_evidence": "yes"})
+    assert [(e.field, e.value) for e in err.value.errors] == [("panel_evidence", "yes")]
+    updated = services.judge_config_update(config=config, by=admin, panel_evidence=True)
+    assert updated.panel_evidence is True

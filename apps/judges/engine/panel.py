@@ -144,6 +144,67 @@ class PanelIndex:
         return tuple(out)
 
 
+def _mapping(degree: Sequence[PanelScore], examples: Sequence[float]) -> tuple[float, float, int]:
+    """(level, spread, k) the panel's z-scores are mapped with (module docstring, step 3)."""
+    n = len(degree)
+    panel_spread = sum(p.spread for p in degree) / n
+    if examples:
+        k = len(examples)
+        level, sd = _mean_sd(examples)
+        spread = math.sqrt(
+            ((k - 1) * sd**2 + SPREAD_PRIOR * panel_spread**2) / (k - 1 + SPREAD_PRIOR)
+        )
+    else:
+        k = 0
+        level = sum(p.mean for p in degree) / n
+        spread = panel_spread
+    return level, max(MIN_SPREAD_LEVELS, spread), k
+
+
+@dataclass(frozen=True)
+class PanelEvidence:
+    """The other reviewers' scores on the target idea, each put on the target's scale: what an
+    LLM judge's prompt shows when its configuration asks for panel evidence."""
+
+    mapped: tuple[float, ...]  # one per member who gave a degree, in reviewer order
+    categories: tuple[tuple[int, int], ...]  # (category level, members who gave it)
+    level: float  # the level and spread the members were mapped with
+    spread: float
+    k: int  # examples behind the mapping (0: the panel's own typical scale)
+
+
+def evidence(
+    panel: Sequence[PanelScore],
+    example_scores: Sequence[int],
+    *,
+    scale_min: int,
+    scale_max: int,
+    categories: Iterable[int] = (),
+) -> PanelEvidence | None:
+    """Each other reviewer's score standardised by their own mean and spread and put on the
+    examples' scale with the same mapping as ``predict`` (clipped to the scale, not rounded);
+    None without other reviewers. The target reviewer is never in ``panel``
+    (``PanelIndex.panel`` leaves them out)."""
+    if not panel:
+        return None
+    cats = frozenset(int(c) for c in categories)
+    degree = [p for p in panel if not p.is_category]
+    counts: dict[int, int] = defaultdict(int)
+    for p in panel:
+        if p.is_category:
+            counts[p.score] += 1
+    examples = [float(s) for s in example_scores if int(s) not in cats]
+    if not degree:
+        return PanelEvidence((), tuple(sorted(counts.items())), 0.0, 0.0, len(examples))
+    level, spread, k = _mapping(degree, examples)
+    lo = min((s for s in range(scale_min, scale_max + 1) if s not in cats), default=scale_min)
+    mapped = tuple(
+        min(float(scale_max), max(float(lo), level + spread * (p.score - p.mean) / p.spread))
+        for p in degree
+    )
+    return PanelEvidence(mapped, tuple(sorted(counts.items())), level, spread, k)
+
+
 def _normal_cdf(x: float) -> float:
     return 0.5 * (1.0 + math.erf(x / math.sqrt(2.0)))
 
@@ -184,18 +245,7 @@ def predict(
     zs = [(p.score - p.mean) / p.spread for p in degree]
     n = len(zs)
     z = sum(zs) / n
-    panel_spread = sum(p.spread for p in degree) / n
-    if examples:
-        k = len(examples)
-        level, sd = _mean_sd(examples)
-        spread = math.sqrt(
-            ((k - 1) * sd**2 + SPREAD_PRIOR * panel_spread**2) / (k - 1 + SPREAD_PRIOR)
-        )
-    else:
-        k = 0
-        level = sum(p.mean for p in degree) / n
-        spread = panel_spread
-    spread = max(MIN_SPREAD_LEVELS, spread)
+    level, spread, k = _mapping(degree, examples)
     value = level + spread * z
     lo = min((s for s in range(scale_min, scale_max + 1) if s not in cats), default=scale_min)
     score = int(min(scale_max, max(lo, math.floor(value + 0.5))))

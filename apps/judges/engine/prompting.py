@@ -5,6 +5,10 @@ Layout (messages):
   2. user    - the SHARED BLOCK: the dimension's instruction, its levels (categories noted),
                the examples (patent, idea, score), then the TARGET BLOCK: the patent and idea to
                score, and a one-line reminder of the output.
+When the request carries a panel (other reviewers' scores on the target; only for LLM
+configurations with ``panel_evidence`` on), the target block also shows those scores mapped
+onto the examples' scale (``panel_block``), after the target and before the reminder; without a
+panel the prompt is the paper's, byte for byte.
 Everything before the target block depends only on (dimension, example set), so it is
 byte-identical across all targets judged with the same examples: providers that cache prompt
 prefixes (OpenAI, vLLM prefix caching, llama.cpp slots) reuse it. The target comes last.
@@ -17,6 +21,7 @@ import hashlib
 import json
 import re
 
+from apps.judges.engine import panel as panel_method
 from apps.judges.engine.judgment import (
     PBIG_WORDING,
     Example,
@@ -176,8 +181,62 @@ def shared_block(request: JudgeRequest) -> str:
     return "\n\n".join(parts) + "\n\n"
 
 
+def _number(value: float) -> str:
+    return f"{value:.1f}".rstrip("0").rstrip(".") if value != int(value) else str(int(value))
+
+
+def panel_block(request: JudgeRequest) -> str:
+    """The other reviewers' scores on the target, each mapped onto the examples' scale
+    (engine.panel.evidence); "" without a panel. The target reviewer's own scores are never
+    in ``request.panel``, so they cannot appear here."""
+    d = request.dimension
+    found = panel_method.evidence(
+        request.panel,
+        [e.score for e in request.examples],
+        scale_min=d.scale_min,
+        scale_max=d.scale_max,
+        categories=d.categories,
+    )
+    if found is None:
+        return ""
+    item = d.wording.item_noun
+    n = len(found.mapped) + sum(c for _, c in found.categories)
+    lines = [
+        f"## What other reviewers gave this {item}",
+        f"{n} other reviewer{'s' if n != 1 else ''} scored this {item} on this dimension.",
+    ]
+    if found.mapped:
+        if found.k:
+            how = (
+                "Each of their scores was compared with that reviewer's own usual scores and "
+                "then restated on the scale of the examples above (their average "
+                f"{_number(round(found.level, 1))}, typical spread "
+                f"{_number(round(found.spread, 1))})."
+            )
+        else:
+            how = (
+                "Each of their scores was compared with that reviewer's own usual scores and "
+                "then restated on the panel's typical scale (average "
+                f"{_number(round(found.level, 1))}, typical spread "
+                f"{_number(round(found.spread, 1))}), since no examples show this scale."
+            )
+        values = ", ".join(_number(round(v, 1)) for v in found.mapped)
+        mean = sum(found.mapped) / len(found.mapped)
+        lines += [how, f"Restated scores: {values} (mean {_number(round(mean, 1))})."]
+    for level, count in found.categories:
+        lines.append(
+            f"{count} of them chose level {level}, which marks a category rather than a degree."
+        )
+    lines.append(
+        f"Treat this as evidence about how the {item} is seen, not as the answer: weigh it "
+        f"together with the examples and the {item} itself."
+    )
+    return "\n".join(lines)
+
+
 def target_block(request: JudgeRequest) -> str:
     d = request.dimension
+    evidence = panel_block(request)
     return "\n".join(
         [
             target_heading(d.wording),
@@ -185,6 +244,7 @@ def target_block(request: JudgeRequest) -> str:
             request.patent_text.strip(),
             _label(d.wording.item_noun),
             request.idea_text.strip(),
+            *(["", evidence] if evidence else []),
             "",
             f"Reply with one line of JSON: a score from {d.scale_min} to {d.scale_max}, a brief "
             "reason and your confidence (0-100).",

@@ -43,6 +43,7 @@ CONFIG_FIELDS = [
     "concurrency",
     "is_active",
     "auto",
+    "panel_evidence",
 ]
 # Inclusive bounds of every numeric field (issue 9.3: a value the database cannot hold must be a
 # clear error naming the field, never "smallint out of range").
@@ -168,6 +169,9 @@ def judge_config_errors(data: Mapping[str, Any]) -> tuple[dict[str, Any], list[F
             clean[name] = _number(data, name, errors, whole=True)
     if "temperature" in data:
         clean["temperature"] = _number(data, "temperature", errors, whole=False)
+    for name in ("panel_evidence",):
+        if name in data and not isinstance(data[name], bool):
+            errors.append(FieldError(name, "must be true or false", value=str(data[name])))
     if "base_url" in data:
         problem = base_url_error(str(data["base_url"] or ""))
         if problem:

@@ -89,7 +89,11 @@ CONFIG_FIELDS = [
     "concurrency",
     "is_active",
     "auto",
+    "panel_evidence",
 ]
+# Configuration fields added after archives were first written, with the value an older
+# archive's configurations had.
+CONFIG_FIELDS_ADDED = {"panel_evidence": False}
 RUN_FIELDS = [
     "id",
     "purpose",
@@ -543,7 +547,10 @@ def _configs_restore(content: bytes) -> ImportResult:
         [*CONFIG_FIELDS, "created_at", "updated_at"],
         (
             (
-                *(r[f] for f in CONFIG_FIELDS),
+                *(
+                    r[f] if f in r or f not in CONFIG_FIELDS_ADDED else CONFIG_FIELDS_ADDED[f]
+                    for f in CONFIG_FIELDS
+                ),
                 parse_time(r["created_at"]),
                 parse_time(r["updated_at"]),
             )
