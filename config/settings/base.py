@@ -276,6 +276,13 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env.int("JUDGE_RECLAIM_SECONDS", default=30)),
         "options": {"queue": "celery", "expires": 60},
     },
+    # The offline judge's item text parts, measured again per domain (judges/services/item_parts.py):
+    # a few seconds per domain, and ratings drift slowly, so once a day by default.
+    "judges-item-parts": {
+        "task": "judges.item_parts_measure",
+        "schedule": float(env.int("JUDGE_ITEM_PARTS_SECONDS", default=24 * 3600)),
+        "options": {"expires": 3600},
+    },
     # Queued snapshots whose message was lost with Redis: sent again (snapshots.resend_overdue).
     "disagreement-resend": {
         "task": "disagreement.metrics_resend_lost",

@@ -11,8 +11,9 @@ The measurement replays the text-only judge in leave-one-out on the domain's own
 per candidate (``item_text.PARTS``: idea + source, idea only, source only), with the same
 examples for every candidate:
 
-1. for each reviewer, dimension and scored idea (the target), ``k`` of the reviewer's other
-   scored ideas on the dimension are drawn as examples (seeded; ``seeds`` draws);
+1. for each reviewer, dimension and scored idea (the target; at most MAX_TARGETS per reviewer
+   and dimension, a seeded sample), ``k`` of the reviewer's other scored ideas on the dimension
+   are drawn as examples (seeded; ``seeds`` draws);
 2. the vectors of every rated idea are fitted on the candidate's text (one TF-IDF per domain,
    as stored), and the judge's own text rule (apps/judges/engine/text_rule.py: the weighted
    vote on coarse scales, the sharpened weighted mean on fine ones) predicts the target;
@@ -48,6 +49,9 @@ K = 9  # examples per target (the paper's largest k, the automatic runs' default
 SEEDS = (0, 1, 2)  # example draws averaged over
 MIN_TARGETS = 8  # targets a reviewer needs on a dimension for a per-reviewer alpha
 MARGIN = 0.01  # figures closer than this to the best are a tie
+# Targets per reviewer and dimension at most (a seeded sample past it): enough for a
+# per-reviewer alpha, and a domain of 50 reviewers x 2,000 ideas x 6 dimensions stays seconds.
+MAX_TARGETS = 60
 # Up to this many rated ideas, one dense Gram matrix; past it, one dot product per pair.
 GRAM_MAX_ITEMS = 4000
 
@@ -90,7 +94,11 @@ def _alpha(truth: np.ndarray, pred: np.ndarray, values: list[float]) -> float | 
 
 
 def _draw(
-    ratings: Iterable[tuple[int, int, str, int]], *, k: int, seeds: Sequence[int]
+    ratings: Iterable[tuple[int, int, str, int]],
+    *,
+    k: int,
+    seeds: Sequence[int],
+    max_targets: int = MAX_TARGETS,
 ) -> dict[str, np.ndarray]:
     """The leave-one-out design: one row per (draw, target), with its examples (-1 = none)."""
     cells: dict[tuple[int, str], dict[int, int]] = defaultdict(dict)
@@ -105,7 +113,11 @@ def _draw(
             ideas = np.array(sorted(cell), dtype=np.int64)
             scores = np.array([cell[i] for i in ideas], dtype=np.int64)
             rng = np.random.default_rng([seed, reviewer_id, zlib.crc32(dimension.encode())])
-            for t in range(len(ideas)):
+            targets = range(len(ideas))
+            if len(ideas) > max_targets:
+                sample = np.random.default_rng([reviewer_id, zlib.crc32(dimension.encode())])
+                targets = sorted(sample.choice(len(ideas), size=max_targets, replace=False))
+            for t in targets:
                 others = np.delete(np.arange(len(ideas)), t)
                 take = rng.choice(others, size=min(k, len(others)), replace=False)
                 padded = np.full(k, -1, dtype=np.int64)

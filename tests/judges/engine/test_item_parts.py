@@ -140,3 +140,12 @@ def test_the_replayed_rule_is_the_local_judges_own(scale):
     )
     assert [r.score for r in replies] == pred.tolist()
     assert sparse.issparse(matrix)
+
+
+def test_a_reviewer_with_many_ratings_is_sampled_to_max_targets_per_dimension():
+    from apps.judges.engine.item_parts import MAX_TARGETS
+
+    texts = {i: (f"source {i}", f"idea {i % 7}") for i in range(1, 151)}
+    ratings = [(i, 3, "dim", 1 + i % 3) for i in texts]
+    choice = measure_item_parts(texts, ratings, {"dim": (1, 3)}, k=3, seeds=(0, 1))
+    assert choice.n_targets == 2 * MAX_TARGETS
