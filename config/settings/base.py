@@ -276,7 +276,7 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env.int("JUDGE_RECLAIM_SECONDS", default=30)),
         "options": {"queue": "celery", "expires": 60},
     },
-    # The offline judge's item text parts, measured again per domain (judges/services/item_parts.py):
+    # The offline judge's item text parts, measured again per domain (services/item_parts.py):
     # a few seconds per domain, and ratings drift slowly, so once a day by default.
     "judges-item-parts": {
         "task": "judges.item_parts_measure",

@@ -113,7 +113,7 @@ def _draw(
             ideas = np.array(sorted(cell), dtype=np.int64)
             scores = np.array([cell[i] for i in ideas], dtype=np.int64)
             rng = np.random.default_rng([seed, reviewer_id, zlib.crc32(dimension.encode())])
-            targets = range(len(ideas))
+            targets: Sequence[int] = range(len(ideas))
             if len(ideas) > max_targets:
                 sample = np.random.default_rng([reviewer_id, zlib.crc32(dimension.encode())])
                 targets = sorted(sample.choice(len(ideas), size=max_targets, replace=False))
