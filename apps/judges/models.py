@@ -568,3 +568,38 @@ class ItemTextChoice(models.Model):
 
     def __str__(self) -> str:
         return f"item text of domain {self.domain_id}: {self.parts}"
+
+
+class PanelShortlist(models.Model):
+    """One idea of a domain's panel shortlist (engine.shortlist.panel_shortlists): the top
+    JUDGE_SHORTLIST_SIZE ideas that most of the domain's reviewers have not read, by the mean
+    of their judges' predictions; one list per dimension and one over all dimensions
+    (``dimension`` null). Stored when a prediction run of the domain finishes, read by the
+    predictions page and the shortlists CSV (managers only: it averages every reviewer's
+    predictions)."""
+
+    domain = models.ForeignKey("catalog.Domain", on_delete=models.CASCADE, related_name="+")
+    dimension = models.ForeignKey(
+        "screening.Dimension", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveSmallIntegerField()
+    predicted_score = models.FloatField()
+    confidence = models.SmallIntegerField(null=True, blank=True)
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    # Reviewers whose predictions are averaged (the most over dimensions for the overall list).
+    panel_size = models.PositiveSmallIntegerField(default=0)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["domain_id", "dimension_id", "rank"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["domain", "dimension", "rank"],
+                name="unique_panel_shortlist_rank",
+                nulls_distinct=False,
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"panel shortlist #{self.rank} of domain {self.domain_id}: idea {self.idea_id}"

@@ -60,6 +60,7 @@ RECOMPUTED = {
     "judges.JudgeRunChunk",
     "judges.JudgeScheduleRequest",
     "judges.JudgeShortlist",
+    "judges.PanelShortlist",
     "decisions.DecisionSnapshot",
     "decisions.DecisionSlice",
     "decisions.RoutingSuggestion",
