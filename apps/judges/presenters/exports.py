@@ -285,11 +285,14 @@ SHORTLIST_CSV_HEADER = [
 
 
 def shortlist_csv_rows(entries: Iterable[Any]) -> Iterable[list[Any]]:
-    """One row per shortlisted idea (selectors.shortlist_for); ``dimension`` empty for the
-    all-dimensions list, whose predicted_score is the mean position on the scales (0 to 1)."""
+    """One row per shortlisted idea (selectors.shortlist_for, then
+    selectors.panel_shortlist_for); ``dimension`` empty for the all-dimensions list, whose
+    predicted_score is the mean position on the scales (0 to 1); ``reviewer`` empty for the
+    domain's panel shortlist (the mean of its reviewers' predictions)."""
     for e in entries:
+        reviewer = getattr(e, "reviewer", None)
         yield [
-            e.reviewer.username,
+            reviewer.username if reviewer is not None else "",
             e.domain.key,
             e.dimension.key if e.dimension_id else "",
             e.idea.external_id,

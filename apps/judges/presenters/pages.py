@@ -312,12 +312,16 @@ def shortlist_rows(
     *, reviewer: User | None, domain: Domain | None, dimension: str | None
 ) -> list[Any]:
     """The stored shortlists under the page's filters (selectors.shortlist_for): with a
-    dimension, that dimension's lists; without, every list (all dimensions first)."""
-    return list(
+    dimension, that dimension's lists; without, every list (all dimensions first). Without a
+    reviewer filter, the domains' panel shortlists follow (selectors.panel_shortlist_for)."""
+    rows: list[Any] = list(
         selectors.shortlist_for(
             reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
         )
     )
+    if reviewer is None:
+        rows += list(selectors.panel_shortlist_for(domain=domain, dimension=dimension))
+    return rows
 
 
 def predictions_page(
@@ -330,8 +334,17 @@ def predictions_page(
     n_rows = selectors.unrated_predictions(
         reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
     ).count()
+    # The domains' panel shortlists: managers' reading (the page is theirs), hidden when the
+    # page is filtered to one reviewer.
+    panel = (
+        selectors.panel_shortlist_for(domain=domain, dimension=dimension)
+        if reviewer is None
+        else selectors.panel_shortlist_for().none()
+    )
     return {
         "form": form,
+        "panel_entries": list(panel[:SHORTLIST_SHOWN]),
+        "n_panel_entries": panel.count(),
         "entries": list(entries[:SHORTLIST_SHOWN]),
         "n_entries": entries.count(),
         "n_lists": entries.filter(rank=1).count(),

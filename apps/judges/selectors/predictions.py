@@ -15,6 +15,7 @@ from apps.judges.models import (
     JudgePrediction,
     JudgeRun,
     JudgeShortlist,
+    PanelShortlist,
 )
 from apps.judges.selectors.common import dimension_labels
 from apps.judges.selectors.runs import latest_done_runs
@@ -203,6 +204,23 @@ def shortlist_for(
         F("dimension__position").asc(nulls_first=True),
         "rank",
     )
+
+
+def panel_shortlist_for(
+    *, domain: Domain | None = None, dimension: str | None = None
+) -> QuerySet[PanelShortlist]:
+    """The stored panel shortlists (services.shortlists.panel_shortlist_store): per domain, the
+    ideas most of its reviewers have not read, by the mean of their judges' predictions.
+    Managers only: it averages every reviewer's predictions. ``dimension`` as in
+    ``shortlist_for``. Ordered by domain, list, rank, with domain, dimension and idea loaded."""
+    qs = PanelShortlist.objects.select_related("domain", "dimension", "idea")
+    if domain is not None:
+        qs = qs.filter(domain=domain)
+    if dimension == ALL_DIMENSIONS:
+        qs = qs.filter(dimension__isnull=True)
+    elif dimension:
+        qs = qs.filter(dimension__key=dimension)
+    return qs.order_by("domain__key", F("dimension__position").asc(nulls_first=True), "rank")
 
 
 def shortlisted_keys(*, run_ids: Iterable[int]) -> set[tuple[int, int, int]]:

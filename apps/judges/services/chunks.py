@@ -136,8 +136,9 @@ class _Executor:
             int(r[0]): (int(r[1]), int(r[4])) for rows in plan.pools.values() for r in rows
         }
         self.rubric = {d_id: _rubric_dimension(d) for d_id, d in plan.dims.items()}
-        # The panel signal: who else scored each idea, per dimension (engine.panel). Only for
-        # the offline judge, and only when the run uses it (a text-only study does not).
+        # The panel signal: who else scored each idea, per dimension (engine.panel). For the
+        # offline judge and LLM configurations with panel evidence, and only when the run uses
+        # it (a text-only study does not).
         self.panels: dict[int, PanelIndex] = {}
         if "panel" in (run.signals or "").split(","):
             for d_id, rows in plan.pools.items():
@@ -195,10 +196,13 @@ class _Executor:
             patent, idea = self.texts[u.idea_id]
             index = self.panels.get(u.dimension_id)
             local = self.plan.specs[u.config_id].backend == JudgeConfig.Backend.LOCAL
-            # Never the target reviewer's own scores: the panel leaves them out.
+            # The offline judge always reads the panel; an LLM only when its configuration asks
+            # for panel evidence in the prompt (engine.prompting.panel_block). Never the target
+            # reviewer's own scores: the panel leaves them out.
+            uses_panel = local or bool(config is not None and config.panel_evidence)
             panel = (
                 index.panel(u.idea_id, exclude_reviewer=u.reviewer_id)
-                if index is not None and local
+                if index is not None and uses_panel
                 else ()
             )
             out.append(

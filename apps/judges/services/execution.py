@@ -47,6 +47,7 @@ from apps.judges.services.chunks import LeaseLost, _work
 from apps.judges.services.finals import _finalize
 from apps.judges.services.run_plans import _ensure_plan
 from apps.judges.services.runs import history_status, judge_run_request
+from apps.judges.services.shortlists import panel_shortlist_after_run
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,8 @@ def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
         transaction.on_commit(lambda: alignment.alignment_runs_finished(run_ids=[run.id]))
         if run.purpose == JudgeRun.Purpose.PREDICTION and status == JudgeRun.Status.DONE:
             transaction.on_commit(decisions_mark_stale)
+            # After the DONE status is committed: the last run of a burst sees all finished.
+            transaction.on_commit(lambda: panel_shortlist_after_run(run))
     return bool(n)
 
 

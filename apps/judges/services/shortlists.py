@@ -1,5 +1,17 @@
-"""The reviewer's stored shortlists (JudgeShortlist; engine.shortlist): stored when a prediction
-run finishes (services.finals), and rebuilt from the finished runs after a restore.
+"""The stored shortlists (engine.shortlist): the reviewer's (JudgeShortlist), stored when a
+prediction run finishes (services.finals), and the domain's panel shortlist (PanelShortlist);
+both rebuilt from the finished runs after a restore.
+
+The panel shortlist (issue 17: "per domain, the same for the panel"): ``panel_shortlist_store``
+ranks (engine.shortlist.panel_shortlists) the newest predictions of every reviewer of the
+domain: per reviewer and dimension, the newest finished prediction run of each scope, its first
+kind of SHORTLIST_KINDS at its largest k, the finals the reviewer's own shortlists rank; stored
+in ``PanelShortlist``, replacing the domain's previous lists. ``panel_shortlist_after_run`` is
+called once a prediction run's DONE status is committed (services.execution): the domain is
+recomputed only when no other prediction run of the domain is queued or running, so a burst of
+automatic runs (one per reviewer and dimension) recomputes it once, by the last run to finish
+(each run's status is committed before it looks at the others', so the last one sees them all
+finished).
 """
 
 from __future__ import annotations
@@ -10,16 +22,19 @@ from typing import cast
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Count
 
 from apps.accounts.models import User
+from apps.catalog.models import Domain
 from apps.judges import selectors
 from apps.judges.engine import shortlist
 from apps.judges.models import (
     JudgeFinal,
     JudgeRun,
     JudgeShortlist,
+    PanelShortlist,
 )
-from apps.screening.models import Dimension
+from apps.screening.models import Dimension, Rating
 
 # A shortlist comes from the personalized judge when there is one (the reviewer's own scale),
 # else aggregate, else zero-shot.
@@ -130,7 +145,115 @@ def judge_shortlists_rebuild() -> int:
         purpose=JudgeRun.Purpose.PREDICTION, status=JudgeRun.Status.DONE, reviewer__isnull=False
     ).order_by("id")
     n = 0
+    domains = {}
     for run in runs.select_related("domain"):
         _store_shortlist(run, list(JudgeFinal.objects.filter(run=run)))
+        domains[run.domain_id] = run.domain
         n += 1
+    for domain in domains.values():
+        panel_shortlist_store(domain=domain)
     return n
+
+
+def _panel_candidates(domain: Domain) -> list[shortlist.PanelCandidate]:
+    newest: dict[tuple[int, str], int] = {}
+    for run_id, reviewer_id, scope in (
+        JudgeRun.objects.filter(
+            purpose=JudgeRun.Purpose.PREDICTION,
+            domain=domain,
+            status=JudgeRun.Status.DONE,
+            reviewer__isnull=False,
+        )
+        .order_by("id")
+        .values_list("id", "reviewer_id", "scope_key")
+    ):
+        newest[(reviewer_id, scope)] = run_id
+    if not newest:
+        return []
+    scales = {
+        d_id: (lo, hi)
+        for d_id, lo, hi in Dimension.objects.values_list("id", "scale_min", "scale_max")
+    }
+    rows = JudgeFinal.objects.filter(run_id__in=list(newest.values())).values_list(
+        "run_id", "reviewer_id", "dimension_id", "idea_id", "kind", "k", "score", "confidence",
+        "signal",
+    )  # fmt: skip
+    by_cell: dict[tuple[int, int], list[tuple]] = defaultdict(list)
+    for row in rows.iterator(chunk_size=10000):
+        by_cell[(row[1], row[2])].append(row)
+    out = []
+    for (reviewer_id, dimension_id), cell in by_cell.items():
+        kinds = {r[4] for r in cell}
+        kind = next((k for k in SHORTLIST_KINDS if k in kinds), None)
+        top_k = max((r[5] for r in cell if r[4] == kind), default=0)
+        newest_run: dict[int, int] = {}
+        for r in cell:  # one prediction per idea: the newest run's
+            if r[4] == kind and r[5] == top_k:
+                newest_run[r[3]] = max(newest_run.get(r[3], 0), r[0])
+        lo, hi = scales[dimension_id]
+        out += [
+            shortlist.PanelCandidate(
+                reviewer_id=reviewer_id,
+                idea_id=r[3],
+                dimension_id=dimension_id,
+                score=r[6],
+                confidence=r[7],
+                signal=r[8],
+                scale_min=lo,
+                scale_max=hi,
+            )
+            for r in cell
+            if r[4] == kind and r[5] == top_k and newest_run[r[3]] == r[0]
+        ]
+    return out
+
+
+def panel_shortlist_store(*, domain: Domain) -> int:
+    """Rank and store the domain's panel shortlists; returns the entries stored."""
+    size = int(getattr(settings, "JUDGE_SHORTLIST_SIZE", 10))
+    readers = {
+        (d_id, idea_id): n
+        for d_id, idea_id, n in Rating.objects.filter(
+            idea__patent__domain=domain, status=Rating.Status.SCORED
+        )
+        .values("dimension_id", "idea_id")
+        .annotate(n=Count("reviewer_id", distinct=True))
+        .values_list("dimension_id", "idea_id", "n")
+    }
+    entries = shortlist.panel_shortlists(_panel_candidates(domain), readers=readers, size=size)
+    with transaction.atomic():
+        Domain.objects.select_for_update().filter(id=domain.id).first()
+        PanelShortlist.objects.filter(domain=domain).delete()
+        PanelShortlist.objects.bulk_create(
+            [
+                PanelShortlist(
+                    domain=domain,
+                    dimension_id=e.dimension_id,
+                    idea_id=e.idea_id,
+                    rank=e.rank,
+                    predicted_score=e.predicted_score,
+                    confidence=e.confidence,
+                    signal=e.signal,
+                    panel_size=e.panel_size,
+                )
+                for e in entries
+            ],
+            batch_size=1000,
+        )
+    return len(entries)
+
+
+def panel_shortlist_after_run(run: JudgeRun) -> int | None:
+    """Recompute the run's domain unless other prediction runs of the domain are still queued
+    or running (module docstring); None when skipped."""
+    if (
+        JudgeRun.objects.filter(
+            purpose=JudgeRun.Purpose.PREDICTION,
+            domain_id=run.domain_id,
+            status__in=JudgeRun.ACTIVE,
+        )
+        .exclude(id=run.id)
+        .exists()
+    ):
+        return None
+    return panel_shortlist_store(domain=run.domain)

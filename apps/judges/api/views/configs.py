@@ -50,6 +50,7 @@ class ConfigSerializer(serializers.ModelSerializer):
             "concurrency",
             "is_active",
             "auto",
+            "panel_evidence",
             "created_at",
             "updated_at",
         ]
@@ -72,6 +73,11 @@ class ConfigInputSerializer(serializers.Serializer):
     concurrency = serializers.IntegerField(min_value=1, max_value=64, required=False)
     is_active = serializers.BooleanField(required=False)
     auto = serializers.BooleanField(required=False)
+    panel_evidence = serializers.BooleanField(
+        required=False,
+        help_text="LLM configurations: add the other reviewers' scores on the idea, mapped onto "
+        "this reviewer's scale, to the prompt (never the reviewer's own). Default false.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         # The one configuration validator (services.configs): bounds, kinds, the SSRF allowlist.
