@@ -36,6 +36,7 @@ from apps.panels.models import (
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
 from apps.screening.services.ratings import rating_decline, rating_submit
 from tests.factories import PASSWORD, IdeaFactory, PatentFactory, ReviewerFactory, UserFactory
+from tests.judges import broker
 from tests.judges.helpers import small_configs
 
 pytestmark = pytest.mark.django_db
@@ -349,14 +350,18 @@ def test_every_project_table_is_restored_or_documented_as_recomputed(busy_instal
     assert all(tables[t] for t in tables), [t for t in tables if not tables[t]]
 
 
-def test_a_restore_into_an_empty_database_brings_every_table_back(busy_installation, client):
+def test_a_restore_into_an_empty_database_brings_every_table_back(
+    busy_installation, client, django_capture_on_commit_callbacks
+):
     before = _every_table()
     counts = {label: len(rows) for label, rows in before.items()}
     content = installation_export()
     _empty_every_table()
     assert not User.objects.exists() and not JudgeRun.objects.exists()
+    broker.purge()
 
-    installation_import(content=content)
+    with django_capture_on_commit_callbacks(execute=True):
+        installation_import(content=content)
 
     after = _every_table()
     assert {label: len(rows) for label, rows in after.items()} == counts
@@ -369,6 +374,8 @@ def test_a_restore_into_an_empty_database_brings_every_table_back(busy_installat
     assert RatingHistory.objects.filter(changed_by__username="mona").exists()
     # Snapshots are derived: the restore queues them for the worker.
     assert AlignmentSnapshot.objects.filter(status="queued").exists()
+    # The item text parts' choice is not carried: the worker measures every domain again.
+    assert [m.args for m in broker.sent("judges.item_parts_measure")] == [[]]
     assert client.login(username="ada", password=PASSWORD)
     assert User.objects.get(username="ada").is_admin
     assert User.objects.get(username="mona").role == User.Role.MANAGER

@@ -22,6 +22,7 @@ RUN_CHUNK = "judges.judge_run_chunk"
 RUNS_SCHEDULE = "judges.judge_runs_schedule"
 RUNS_RECLAIM = "judges.judge_runs_reclaim"
 ALIGNMENT_SNAPSHOT = "judges.alignment_snapshot_compute"
+ITEM_PARTS_MEASURE = "judges.item_parts_measure"
 
 
 def send_run(run_id: int, *, countdown: float = 0) -> None:
@@ -83,3 +84,9 @@ def send_alignment_snapshot(snapshot_id: int, *, countdown: float = 0) -> None:
         countdown=countdown or None,
         queue=current_app.conf.task_default_queue,
     )
+
+
+def send_item_parts_measure() -> None:
+    """Measure every domain's item text parts again (after a restore, which does not carry the
+    choice). Raises when the broker is unreachable."""
+    current_app.send_task(ITEM_PARTS_MEASURE, queue=current_app.conf.task_default_queue)

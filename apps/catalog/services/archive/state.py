@@ -51,6 +51,7 @@ from apps.judges.models import (
 )
 from apps.judges.services import judge_shortlists_rebuild
 from apps.judges.services.alignment import alignment_runs_finished
+from apps.judges.services.dispatch import send_item_parts_measure
 from apps.screening.models import Assignment, Dimension, Rating, Rubric
 
 ACCOUNT_COLUMNS = [
@@ -780,8 +781,10 @@ def _history_restore(content: bytes, keys: Keys) -> ImportResult:
 def snapshots_recompute() -> None:
     """Snapshots are derived: after a restore, queue the metrics, the decision board, the
     findings and the alignment of every finished run's scope, computed by the worker as after
-    any change; the judges' shortlists are stored again from the restored prediction runs."""
+    any change; the judges' shortlists are stored again from the restored prediction runs, and
+    every domain's item text parts are measured again (the choice is derived, not carried)."""
     judge_shortlists_rebuild()
+    transaction.on_commit(send_item_parts_measure)
     transaction.on_commit(decisions_mark_stale)
     transaction.on_commit(findings_mark_stale)
     done = list(JudgeRun.objects.filter(status=JudgeRun.Status.DONE).values_list("id", flat=True))
