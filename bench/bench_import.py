@@ -15,13 +15,14 @@ UPDATE into the ratings table plus one history row per rating, in one committed 
 pays the deferred foreign-key checks at commit like the product does), then truncated away so the
 product import starts from the same empty tables. No validation, no gates, no
 not-rated-by-design rows: the least any import of this file must cost. The product's import is
-reported as a multiple of it (target: at most 1.2x).
+reported as a multiple of it, for comparison with earlier runs.
 
-For information, after the re-import it also times the same floor on what the product stored
+After the re-import it also times the same floor on what the product stored
 (exported from the ratings table: the not-rated-by-design rows the gates add, with their status)
 plus one completed assignment per screening: the least it costs to write the rows the
 specification requires, so the difference from the product is the product's own overhead
-(validation, staging, separate statements).
+(validation, staging, separate statements). Issue 21 restated the target on this floor: the
+product's import at most 1.2x of it.
 
 This machine's speed drifts between runs, the floor's by up to a quarter, so `--repeat N` times N
 rounds (the ratings tables emptied before each) and prints every ratio and their median.
@@ -336,7 +337,7 @@ def main() -> None:
             settle()
             took = timed_import("ratings", paths["ratings"])
             ratios.append(took / floor)
-            print(f"{'':<18}product import / floor = {took / floor:.2f}x (target <= 1.2x)")
+            print(f"{'':<18}product import / floor of the file = {took / floor:.2f}x")
             settle()
             timed_import("ratings (again)", paths["ratings"])
             export_stored_rows(stored)
@@ -344,9 +345,15 @@ def main() -> None:
             settle()
             stored_floor = timed_floor("floor, stored", stored, stored_rows=True)
             stored_ratios.append(took / stored_floor)
-            print(f"{'':<18}product import / floor of the stored rows = {took / stored_floor:.2f}x")
+            print(
+                f"{'':<18}product import / floor of the stored rows = "
+                f"{took / stored_floor:.2f}x (target <= 1.2x)"
+            )
         if len(ratios) > 1:
-            for name, values in (("floor", ratios), ("floor of the stored rows", stored_ratios)):
+            for name, values in (
+                ("floor of the file", ratios),
+                ("floor of the stored rows (target <= 1.2x)", stored_ratios),
+            ):
                 listed = ", ".join(f"{r:.2f}x" for r in values)
                 print(f"product import / {name}: {listed}; median {statistics.median(values):.2f}x")
 
