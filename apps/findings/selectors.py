@@ -13,7 +13,7 @@ from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.findings.analysis.compute import COLUMNS
 from apps.findings.analysis.dedup import DEFAULT_THRESHOLD
 from apps.findings.models import FindingSlice, FindingSnapshot, Source, scope_key
-from apps.judges.models import JudgePrediction, JudgeRun
+from apps.judges.models import JudgeConfig, JudgePrediction, JudgeRun
 from apps.judges.selectors import latest_done_runs
 from apps.screening.models import Rating
 
@@ -42,12 +42,20 @@ def rationale_frame(*, domain: str | None = None, idea_id: int | None = None) ->
 
 
 def judge_reason_frame(*, domain: str | None = None) -> pd.DataFrame:
-    """Judges' reasons from the newest finished run of every scope, one row per prediction;
-    `member` is the judge configuration ("personalized k=8"), the judges' sampling unit."""
+    """LLM judges' reasons from the newest finished run of every scope, one row per prediction;
+    `member` is the judge configuration ("personalized k=8"), the judges' sampling unit.
+
+    The local baseline's reasons are left out: they describe its arithmetic ("7 of 9 examples
+    scored 2", "3 other reviewers scored this idea ...") rather than anything about the idea,
+    and a demo's studies write tens of thousands of them."""
     run_ids = latest_done_runs(purpose=JudgeRun.Purpose.PREDICTION) + latest_done_runs(
         purpose=JudgeRun.Purpose.LOO_EVALUATION
     )
-    qs = JudgePrediction.objects.filter(run_id__in=run_ids).exclude(reason="")
+    qs = (
+        JudgePrediction.objects.filter(run_id__in=run_ids)
+        .exclude(reason="")
+        .exclude(backend=JudgeConfig.Backend.LOCAL)
+    )
     if domain is not None:
         qs = qs.filter(idea__patent__domain__key=domain)
     rows = qs.order_by("id").values_list(

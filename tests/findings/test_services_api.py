@@ -167,3 +167,31 @@ def test_the_command_refuses_an_unknown_domain_and_a_bad_threshold(rated, idea):
         call_command("findings", "--domain", "nope")
     with pytest.raises(CommandError, match="--threshold"):
         call_command("findings", "--domain", idea.patent.domain.key, "--threshold", "x")
+
+
+def test_judges_reasons_are_the_llm_judges_not_the_local_baselines_arithmetic(rated, reviewer):
+    from django.utils import timezone
+
+    from apps.findings.selectors import judge_reason_frame
+    from apps.judges.models import JudgeConfig, JudgePrediction, JudgeRun
+    from apps.screening.models import Dimension
+
+    dimension = Dimension.objects.filter(key="specificity").first()
+    run = JudgeRun.objects.create(
+        purpose=JudgeRun.Purpose.PREDICTION,
+        status=JudgeRun.Status.DONE,
+        finished_at=timezone.now(),
+        scope_key="findings-test",
+        domain=rated.patent.domain,
+    )
+    said = {
+        JudgeConfig.Backend.LOCAL: "Local baseline (not an LLM): 7 of 9 examples scored 2.",
+        JudgeConfig.Backend.OPENAI: "The pricing ignores how hospitals buy equipment.",
+    }
+    for seed, (backend, reason) in enumerate(said.items()):
+        JudgePrediction.objects.create(
+            run=run, kind="personalized", k=2, seed=seed, reviewer=reviewer, idea=rated,
+            dimension=dimension, score=2, reason=reason, backend=backend,
+        )  # fmt: skip
+    frame = judge_reason_frame()
+    assert frame["text"].tolist() == [said[JudgeConfig.Backend.OPENAI]]

@@ -69,6 +69,8 @@ def name_of(texts: Sequence[str], vectors: np.ndarray) -> str:
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     v = v / norms
-    mean_sim = (v @ v.T).sum(axis=1)
+    # Each unit's summed similarity to all units is its dot product with their sum: the medoid
+    # without the n x n matrix (a finding may hold tens of thousands of units).
+    mean_sim = v @ v.sum(axis=0)
     best = min(range(len(texts)), key=lambda i: (-round(float(mean_sim[i]), 9), len(texts[i]), i))
     return texts[best]
