@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import cast
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import transaction
@@ -123,18 +123,25 @@ def _store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
                     run_id=run.id,
                     reviewer_id=reviewer_id,
                     domain_id=run.domain_id,
-                    dimension_id=e.dimension_id,
-                    idea_id=e.idea_id,
-                    rank=e.rank,
-                    predicted_score=e.predicted_score,
-                    confidence=e.confidence,
-                    signal=e.signal,
-                    panel_size=e.panel_size,
+                    **_entry_fields(e),
                 )
                 for e in entries
             ],
             batch_size=1000,
         )
+
+
+def _entry_fields(entry: shortlist.Entry) -> dict[str, Any]:
+    """The columns a reviewer's and a domain's shortlist rows share, from one engine entry."""
+    return {
+        "dimension_id": entry.dimension_id,
+        "idea_id": entry.idea_id,
+        "rank": entry.rank,
+        "predicted_score": entry.predicted_score,
+        "confidence": entry.confidence,
+        "signal": entry.signal,
+        "panel_size": entry.panel_size,
+    }
 
 
 def judge_shortlists_rebuild() -> int:
@@ -225,19 +232,7 @@ def panel_shortlist_store(*, domain: Domain) -> int:
         Domain.objects.select_for_update().filter(id=domain.id).first()
         PanelShortlist.objects.filter(domain=domain).delete()
         PanelShortlist.objects.bulk_create(
-            [
-                PanelShortlist(
-                    domain=domain,
-                    dimension_id=e.dimension_id,
-                    idea_id=e.idea_id,
-                    rank=e.rank,
-                    predicted_score=e.predicted_score,
-                    confidence=e.confidence,
-                    signal=e.signal,
-                    panel_size=e.panel_size,
-                )
-                for e in entries
-            ],
+            [PanelShortlist(domain=domain, **_entry_fields(e)) for e in entries],
             batch_size=1000,
         )
     return len(entries)
