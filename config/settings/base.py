@@ -111,6 +111,12 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # database is noticed. Connections = gunicorn workers x threads (config/gunicorn.py).
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # Seconds to wait for a connection: an unreachable database host makes a request answer the
+    # 503 outage page (apps/core/health.py) after this long, instead of after TCP's minutes.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int(
+        "DB_CONNECT_TIMEOUT", default=5
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Django's standard four: not like the username or name, at least 8 characters, not one of the
