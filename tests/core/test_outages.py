@@ -17,8 +17,8 @@ from django.db import connections
 from django.test import Client
 
 from apps.core import health
-from tests.outages import PrivatePostgres, PrivateRedis, postgres_bin
 from tests import workers
+from tests.outages import PrivatePostgres, PrivateRedis, postgres_bin
 
 
 @pytest.fixture

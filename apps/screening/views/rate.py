@@ -34,7 +34,6 @@ from apps.screening.services.ratings import (
     rating_submit,
 )
 
-
 # Sent by static/js/save-retry.js with every save it makes.
 SAVE_RETRY_HEADER = "X-Save-Retry"
 
