@@ -17,7 +17,14 @@ import socket
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+import pytest
+from django.db import connections
+
+from tests.workers import test_database_url
 
 
 def free_port() -> int:
@@ -162,3 +169,25 @@ class PrivatePostgres:
             check=True,
             stdout=subprocess.DEVNULL,
         )
+
+
+@contextmanager
+def served_by_private_cluster() -> Iterator[PrivatePostgres]:
+    """Copy the test database into a private cluster and point every connection of this process
+    (the test client's, the live server's threads') at it; undone on exit."""
+    if postgres_bin() is None:
+        pytest.skip("needs the PostgreSQL server binaries (initdb, pg_ctl)")
+    cluster = PrivatePostgres().init()
+    cluster.start()
+    settings_dict = connections["default"].settings_dict
+    name, port = settings_dict["NAME"], settings_dict["PORT"]
+    try:
+        connections.close_all()
+        cluster.copy_database(test_database_url(), name)
+        # Every thread's connection is built from this one dict (django.db.connections.settings).
+        settings_dict["PORT"] = str(cluster.port)
+        yield cluster
+    finally:
+        settings_dict["PORT"] = port
+        connections.close_all()
+        cluster.destroy()

@@ -135,7 +135,8 @@
     const body = new FormData(form);
     body.append(saving.name, saving.value);
     if (attempt) show("Not saved yet: trying again…", false);
-    fetch(form.action, {
+    // getAttribute: form.action would be the form's own field named "action" (the buttons).
+    fetch(form.getAttribute("action") || window.location.pathname, {
       method: "POST",
       body: body,
       credentials: "same-origin",

@@ -10,15 +10,12 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
 
 import pytest
-from django.db import connections
 from django.test import Client
 
 from apps.core import health
-from tests import workers
-from tests.outages import PrivatePostgres, PrivateRedis, postgres_bin
+from tests.outages import PrivateRedis, served_by_private_cluster
 
 
 @pytest.fixture
@@ -29,28 +26,6 @@ def private_redis() -> Iterator[PrivateRedis]:
     server.start()
     yield server
     server.stop()
-
-
-@contextmanager
-def served_by_private_cluster() -> Iterator[PrivatePostgres]:
-    """Copy the test database into a private cluster and point every connection of this process
-    (the test client's, the live server's threads') at it; undone on exit."""
-    if postgres_bin() is None:
-        pytest.skip("needs the PostgreSQL server binaries (initdb, pg_ctl)")
-    cluster = PrivatePostgres().init()
-    cluster.start()
-    settings_dict = connections["default"].settings_dict
-    name, port = settings_dict["NAME"], settings_dict["PORT"]
-    try:
-        connections.close_all()
-        cluster.copy_database(workers.test_database_url(), name)
-        # Every thread's connection is built from this one dict (django.db.connections.settings).
-        settings_dict["PORT"] = str(cluster.port)
-        yield cluster
-    finally:
-        settings_dict["PORT"] = port
-        connections.close_all()
-        cluster.destroy()
 
 
 def test_healthz_answers_200_and_each_dependencys_status_when_both_answer(db, client):
