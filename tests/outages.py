@@ -191,3 +191,24 @@ def served_by_private_cluster() -> Iterator[PrivatePostgres]:
         settings_dict["PORT"] = port
         connections.close_all()
         cluster.destroy()
+
+
+@contextmanager
+def celery_sending_to(url: str) -> Iterator[None]:
+    """Messages this process sends (the services' dispatch) go to the broker at `url`."""
+    from config.celery import app
+
+    def reset_pools() -> None:
+        # The connection and producer pools were built for the old URL; looked up again on next
+        # use (kombu keeps one pool per URL, so they are not closed: the old URL's is reused).
+        app._pool = None
+        app.amqp._producer_pool = None
+
+    before = app.conf.broker_url
+    app.conf.broker_url = url
+    reset_pools()
+    try:
+        yield
+    finally:
+        app.conf.broker_url = before
+        reset_pools()
