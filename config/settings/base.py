@@ -253,6 +253,9 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=60 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=55 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
+# Niceness of the worker and beat processes (config/celery.py): on a host shared with the web
+# server, the web gets the CPU first. 0 runs them at the web's priority.
+WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
 # Judge runs can keep a worker busy for minutes; their own queue keeps metric recomputes and
 # other short tasks from waiting behind them. Workers consume both (see bin/demo, compose).
 CELERY_TASK_ROUTES = {"judges.*": {"queue": "judges"}}
