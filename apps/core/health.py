@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import redis
+from celery import current_app
 from django.conf import settings
 from django.db import Error as DatabaseError
 from django.db import InterfaceError as DatabaseInterfaceError
@@ -109,8 +110,6 @@ def check_broker() -> Check:
         if url.startswith(("redis://", "rediss://")):
             _redis_client(url).ping()
         else:
-            from celery import current_app
-
             with current_app.connection_for_write() as conn:
                 conn.ensure_connection(max_retries=1)
     except Exception as exc:  # redis-py and kombu raise several types for an unreachable server

@@ -123,3 +123,23 @@ def test_while_postgresql_is_down_pages_api_and_sign_ins_answer_503_and_recover_
             "/accounts/login/", {"username": reviewer.username, "password": password}
         )
         assert signed_in.status_code == 302
+
+
+def test_a_page_that_needs_redis_answers_503_naming_it_while_redis_is_down(
+    db, settings, private_redis, reviewer
+):
+    """The password reset counts requests in the Redis cache: with Redis down, the outage page
+    names the broker (Redis) instead of a 500; other pages keep working without it."""
+    from config.settings.base import cache_settings
+
+    settings.CACHES = cache_settings(private_redis.url)
+    client = Client(raise_request_exception=False)
+    private_redis.stop()
+    response = client.post("/accounts/password-reset/", {"email": reviewer.email})
+    assert response.status_code == 503
+    assert response["X-Unavailable"] == "broker"
+    assert "the task queue (Redis)" in response.content.decode()
+    assert client.get("/accounts/login/").status_code == 200, "a page without Redis still works"
+    private_redis.start()
+    after = client.post("/accounts/password-reset/", {"email": reviewer.email})
+    assert after.status_code == 302
