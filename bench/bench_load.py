@@ -177,17 +177,23 @@ def _prober(port: int, kind: str, path: str, until: float, out: mp.Queue) -> Non
     out.put((kind, rows))
 
 
-def _wait_ready(port: int, deadline_s: float = 60) -> None:
+def _wait_ready(port: int, deadline_s: float = 120) -> None:
+    """Until /healthz answers 200 (its database and broker both answer); on a busy machine a
+    gunicorn, a worker and beat starting together take a while."""
     end = time.time() + deadline_s
+    last = "no answer"
     while time.time() < end:
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
+            response = conn.getresponse()
+            if response.status == 200:
                 return
-        except OSError:
-            time.sleep(0.3)
-    raise SystemExit("gunicorn did not answer /healthz within a minute")
+            last = f"{response.status} {response.read()[:300]!r}"
+        except OSError as exc:
+            last = str(exc)
+        time.sleep(0.3)
+    raise SystemExit(f"gunicorn did not answer /healthz 200 within {deadline_s:.0f} s: {last}")
 
 
 def reset_background_work() -> None:

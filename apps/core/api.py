@@ -125,10 +125,11 @@ def service_unavailable(exc: BaseException | None) -> ServiceUnavailable | None:
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     unavailable = service_unavailable(exc)
     if unavailable is not None:
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        if unavailable.errors:
+            headers["X-Unavailable"] = unavailable.errors[0].field
         return Response(
-            unavailable.as_dict(),
-            status=status.HTTP_503_SERVICE_UNAVAILABLE,
-            headers={"Retry-After": str(RETRY_AFTER_SECONDS)},
+            unavailable.as_dict(), status=status.HTTP_503_SERVICE_UNAVAILABLE, headers=headers
         )
     if isinstance(exc, ApplicationError):
         code: int = status.HTTP_400_BAD_REQUEST

@@ -87,6 +87,7 @@ def test_while_postgresql_is_down_pages_api_and_sign_ins_answer_503_and_recover_
         api = client.get("/api/ideas/")
         assert api.status_code == 503
         assert api["Content-Type"] == "application/json"
+        assert api["Retry-After"] == "5" and api["X-Unavailable"] == "database"
         assert api.json() == {
             "detail": health.unavailable_message("database"),
             "errors": [
