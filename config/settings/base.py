@@ -111,6 +111,12 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # database is noticed. Connections = gunicorn workers x threads (config/gunicorn.py).
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # Seconds to wait for a connection: an unreachable database host makes a request answer the
+    # 503 outage page (apps/core/health.py) after this long, instead of after TCP's minutes.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int(
+        "DB_CONNECT_TIMEOUT", default=5
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Django's standard four: not like the username or name, at least 8 characters, not one of the
@@ -247,6 +253,9 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=60 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=55 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
+# Niceness of the worker and beat processes (config/celery.py): on a host shared with the web
+# server, the web gets the CPU first. 0 runs them at the web's priority.
+WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
 # Judge runs can keep a worker busy for minutes; their own queue keeps metric recomputes and
 # other short tasks from waiting behind them. Workers consume both (see bin/demo, compose).
 CELERY_TASK_ROUTES = {"judges.*": {"queue": "judges"}}
