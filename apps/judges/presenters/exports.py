@@ -17,9 +17,7 @@ def alignment_csv(*, table: str, scope: str) -> tuple[str, list[str], list[list[
     if snapshot is None:
         return csv_table(table, {})
     points = snapshot.reasoning_points if table == "reasoning" else None
-    return csv_table(
-        table, with_current_verdicts(snapshot.result or {}), reasoning_points=points
-    )
+    return csv_table(table, with_current_verdicts(snapshot.result or {}), reasoning_points=points)
 
 
 def csv_table(

@@ -33,8 +33,9 @@ def test_a_positive_lift_whose_interval_reaches_zero_is_not_shown_rather_than_ad
     assert v["level"] == "partly"
     assert "adds nothing" not in v["reason"]
     assert "not shown to beat the reviewer's usual level" in v["reason"]
-    assert "+0.81 [+0.00, +1.17]" in v["reason"] and "departs from that level on 3 of 14" in (
-        v["reason"]
+    assert (
+        "+0.81 [+0.00, +1.17]" in v["reason"]
+        and "departs from that level on 3 of 14" in (v["reason"])
     )
 
 
@@ -55,9 +56,7 @@ def test_a_nil_or_negative_lift_adds_nothing_and_is_not_yet_whatever_the_alpha(l
 
 
 def test_a_partly_judge_with_an_unproven_lift_keeps_partly_and_says_both_reasons():
-    v = verdict(
-        alpha_value=0.5, low=0.1, high=0.8, n=14, coverage=1.0, lift=_lift(0.3, -0.05, 0.6)
-    )
+    v = verdict(alpha_value=0.5, low=0.1, high=0.8, n=14, coverage=1.0, lift=_lift(0.3, -0.05, 0.6))
     assert v["level"] == "partly"
     assert v["reason"].startswith("alpha below 0.667; not shown to beat")
 

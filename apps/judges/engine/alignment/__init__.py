@@ -64,8 +64,8 @@ from apps.judges.engine.alignment.verdicts import (
     VERDICT_WELL_ALPHA,
     VERDICT_WELL_LOWER,
     reviewer_verdicts,
-    verdict_again,
     verdict,
+    verdict_again,
 )
 
 __all__ = [

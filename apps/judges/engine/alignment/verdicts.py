@@ -24,8 +24,8 @@ VERDICT_LABELS = {"well": "reproduces well", "partly": "partly", "not_yet": "not
 # The rule in words, as the alignment page states it (the one home of its wording).
 VERDICT_RULE = (
     f"reproduces well: per-reviewer alpha ≥ {VERDICT_WELL_ALPHA} with its 95 % bootstrap "
-    f"interval above {VERDICT_WELL_LOWER} and coverage ≥ {100 * VERDICT_MIN_COVERAGE:.0f} %; partly: "
-    f"alpha ≥ {VERDICT_PARTLY_ALPHA}; not yet: lower, or fewer than {VERDICT_MIN_N} kept "
+    f"interval above {VERDICT_WELL_LOWER} and coverage ≥ {100 * VERDICT_MIN_COVERAGE:.0f} %; "
+    f"partly: alpha ≥ {VERDICT_PARTLY_ALPHA}; not yet: lower, or fewer than {VERDICT_MIN_N} kept "
     "predictions. Then the lift over the level-only baseline (the mean of the judge's "
     "examples) on the same targets: a lift of +0.00 or less means the judge adds nothing "
     "beyond the reviewer's usual level (not yet, whatever its alpha); a positive lift whose "
