@@ -149,6 +149,7 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
         "policy": POLICY.__dict__,
         "suggested": len(suggestions),
     }
+    summary["ratings"] = rating_counts(inputs.frame, rows)
     latest = inputs.frame["rated_at"].max() if len(inputs.frame) else None
     with transaction.atomic():
         DecisionSlice.objects.bulk_create(
@@ -191,6 +192,21 @@ def _focus(rows: list[dict[str, Any]], labels: dict[str, str]) -> dict[int, str]
         if r["idea_id"] not in best or rel > best[r["idea_id"]][0]:
             best[r["idea_id"]] = (rel, r["dimension"])
     return {i: labels.get(d, d) for i, (_, d) in best.items()}
+
+
+def rating_counts(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> dict[str, int]:
+    """What the snapshot's rating count is made of, so Decide can say what it counts (the Data
+    page counts scored ratings only): every stored rating, by status, and the category answers
+    among the scored ones (kept out of the estimate)."""
+    by_status = frame["status"].astype(str).value_counts().to_dict() if len(frame) else {}
+    return {
+        "all": int(len(frame)),
+        "scored": int(by_status.get("scored", 0)),
+        "gated": int(by_status.get("gated", 0)),
+        "declined": int(by_status.get("declined", 0)),
+        "unanswered": int(by_status.get("unanswered", 0)),
+        "category": int(sum(r["n_category"] for r in rows if r["dimension"] == ALL)),
+    }
 
 
 def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:

@@ -121,6 +121,7 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
                 after=snapshot.created_at if snapshot else None
             ),
             "changed_since": selectors.ratings_changed_since(snapshot) if snapshot else 0,
+            "prediction_work": selectors.prediction_work(snapshot),
             "tab": "decide",
         },
     )

@@ -224,3 +224,71 @@ def test_decide_flags_ideas_with_open_findings_and_shows_a_panels_scores_as_judg
     html = page.content.decode()
     assert 'data-flag="llm_panel"' in html and "Panel of LLM judges (not reviewers)" in html
     assert "Innovativeness 3.0" in html and 'data-flag="findings_open"' in html
+
+
+def _freshness(client) -> str:
+    import re
+
+    html = client.get(reverse("decisions:decide") + "?domain=nlp").content.decode()
+    match = re.search(
+        r'<span id="decide-freshness">(.*?)</span>\s*<span class="muted small">', html, re.S
+    )
+    assert match, "the freshness line is on the page"
+    return " ".join(match.group(1).split())
+
+
+def test_decide_says_up_to_date_only_when_no_prediction_run_it_would_use_is_pending(
+    client, manager, predicted, domain
+):
+    client.force_login(manager)
+    assert "up to date" in _freshness(client)
+    run = JudgeRun.objects.create(
+        purpose=JudgeRun.Purpose.PREDICTION,
+        domain=domain,
+        reviewer=User.objects.get(username="nlp-rev1"),
+        dimensions=["innovativeness"],
+        scope_key="prediction|nlp-rev1|nlp|innovativeness",
+        status=JudgeRun.Status.QUEUED,
+    )
+    text = _freshness(client)
+    assert "up to date" not in text
+    assert "judges' predictions pending (1 prediction run queued or running)" in text
+    # Done after the ranking read its inputs: still not up to date until recomputed.
+    JudgeRun.objects.filter(id=run.id).update(
+        status=JudgeRun.Status.DONE, finished_at=timezone.now()
+    )
+    assert "1 finished since this ranking" in _freshness(client)
+    compute_decisions()
+    assert "up to date" in _freshness(client)
+
+
+def test_an_evaluation_run_does_not_keep_decide_from_being_up_to_date(
+    client, manager, predicted, domain
+):
+    client.force_login(manager)
+    JudgeRun.objects.create(
+        purpose=JudgeRun.Purpose.LOO_EVALUATION,
+        domain=domain,
+        reviewer=User.objects.get(username="nlp-rev1"),
+        dimensions=["innovativeness"],
+        scope_key="loo|nlp-rev1|nlp|innovativeness",
+        status=JudgeRun.Status.RUNNING,
+    )
+    assert "up to date" in _freshness(client)
+
+
+def test_decide_says_what_its_rating_count_is_made_of_and_the_data_page_labels_its_own(
+    client, manager, admin, predicted
+):
+    from apps.screening.models import Rating
+
+    client.force_login(manager)
+    html = client.get(reverse("decisions:decide") + "?domain=nlp").content.decode()
+    scored = Rating.objects.filter(status=Rating.Status.SCORED).count()
+    gated = Rating.objects.filter(status=Rating.Status.NOT_RATED_BY_DESIGN).count()
+    assert f"from {Rating.objects.count():,} ratings" in html
+    assert f"({scored:,} scored" in html and f"{gated:,} closed by a gate" in html
+    client.force_login(admin)
+    data = client.get(reverse("catalog:admin_home")).content.decode()
+    assert "Scored ratings" in data and "Ratings stored in all" in data
+    assert f'<div class="catalog-count-value">{Rating.objects.count():,}</div>' in data
