@@ -80,6 +80,16 @@ def snapshot_rows(snapshot: DecisionSnapshot, *, domain: str, dimension: str) ->
     return list(piece.rows) if piece else []
 
 
+def snapshot_domain_rows(snapshot: DecisionSnapshot, *, domain: str) -> dict[str, list[dict]]:
+    """Every ranking of one domain (dimension key or "__all__" -> its rows): one query."""
+    return {
+        dim: list(rows)
+        for dim, rows in DecisionSlice.objects.filter(snapshot=snapshot, domain=domain)
+        .order_by("dimension")
+        .values_list("dimension", "rows")
+    }
+
+
 def ratings_changed_since(snapshot: DecisionSnapshot) -> int:
     """Ratings made or changed after the snapshot read them (0 when it is fresh)."""
     if snapshot.started_at is None:

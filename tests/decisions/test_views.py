@@ -292,3 +292,20 @@ def test_decide_says_what_its_rating_count_is_made_of_and_the_data_page_labels_i
     data = client.get(reverse("catalog:admin_home")).content.decode()
     assert "Scored ratings" in data and "Ratings stored in all" in data
     assert f'<div class="catalog-count-value">{Rating.objects.count():,}</div>' in data
+
+
+def test_the_idea_page_says_when_the_idea_is_not_ranked_yet_or_nothing_is(
+    client, manager, predicted, domain
+):
+    client.force_login(manager)
+    rated = Idea.objects.filter(patent__domain=domain).order_by("id").first()
+    late = Idea.objects.create(external_id="nlp-LATE", patent=rated.patent, title="Added late")
+    html = client.get(reverse("disagreement:idea", args=[late.id])).content.decode()
+    assert "This idea is not on the latest ranking" in html
+    html = client.get(reverse("disagreement:idea", args=[rated.id])).content.decode()
+    assert 'id="standing-overall"' in html and "P(top 10 %)" in html
+    from apps.decisions.models import DecisionSnapshot
+
+    DecisionSnapshot.objects.all().delete()
+    html = client.get(reverse("disagreement:idea", args=[rated.id])).content.decode()
+    assert "The ranking has not been computed yet." in html
