@@ -309,3 +309,45 @@ def test_the_idea_page_says_when_the_idea_is_not_ranked_yet_or_nothing_is(
     DecisionSnapshot.objects.all().delete()
     html = client.get(reverse("disagreement:idea", args=[rated.id])).content.decode()
     assert "The ranking has not been computed yet." in html
+
+
+def test_no_link_on_the_pages_a_manager_reaches_from_decide_is_forbidden_to_them(
+    client, manager, predicted, domain, newcomer_nlp
+):
+    """Issue 26: the routing page's "Back to assignments" gave the manager a 403. Every
+    same-site link of Decide, the routing page, an idea's page (its standing and case links),
+    the Judges' shortlists and alignment pages answers a manager with something else."""
+    import re
+
+    compute_decisions()  # with the newcomer, routing has suggestions to show
+    client.force_login(manager)
+    unread = Idea.objects.get(external_id="nlp-UNREAD")
+    pages = [
+        reverse("decisions:decide") + "?domain=nlp",
+        reverse("decisions:routing"),
+        reverse("disagreement:idea", args=[unread.id]) + "?from=decide",
+        reverse("judges:predictions"),
+        reverse("judges:alignment"),
+    ]
+    checked = set()
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        for href in re.findall(r'href="(/[^"#]*)', response.content.decode()):
+            href = href.replace("&amp;", "&")
+            if href in checked or href.startswith(("/static/", "/accounts/logout")):
+                continue
+            checked.add(href)
+            status = client.get(href).status_code
+            assert status != 403, f"{href} (linked from {url}) is forbidden to a manager"
+    assert reverse("judges:case", args=[unread.id]) in checked
+    assert not any(h.startswith(reverse("assignments:index")) for h in checked)
+
+
+@pytest.fixture
+def newcomer_nlp(domain):
+    from apps.accounts.models import ReviewerProfile
+
+    user = User.objects.create_user(username="newcomer", password="x", role=User.Role.REVIEWER)
+    ReviewerProfile.objects.create(user=user).domains.add(domain)
+    return user

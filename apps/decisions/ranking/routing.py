@@ -29,8 +29,8 @@ predictions) decides what it may claim. Only an idea the board places near the c
 (NEAR_CUT_LOW <= P(top) <= NEAR_CUT_HIGH) is told "your read can decide whether it makes the
 shortlist". An idea the board places safely in or out but whose place is open on people's
 reads only says so, in those words; one far from the cut on both fills the reviewer's queue and
-says that. Every reason names the dimension where one more read narrows the idea most
-(``IdeaState.focus``).
+says that. Every model's pick names the dimension where one more read narrows the idea most
+(``IdeaState.focus``); a first read (MIN_READS) covers every dimension and names none.
 """
 
 from __future__ import annotations
@@ -180,12 +180,11 @@ def _reason(
     cut: float | None = None,
     closeness: float = 0.0,
 ) -> str:
-    focus = f" on {st.focus}" if st.focus else ""
     if kind == MIN_READS:
         reads = f"{st.n_reads} human read{'s' if st.n_reads != 1 else ''}"
         return (
             f"This idea has {reads}; every idea needs {policy.min_reads} before its rank is "
-            f"trusted. Read it{focus} first."
+            "trusted."
         )
     if kind == RANDOM:
         return "Picked at random, so the ranking also hears about ideas it has not singled out."
@@ -194,6 +193,7 @@ def _reason(
         if confidence is not None and confidence < 60
         else ""
     )
+    focus = f" on {st.focus}" if st.focus else ""
     p = board_p_top(st, cut if cut is not None else st.estimate)
     top = f"P(top {100 * policy.share:g} %) {p:.2f}"
     reads = f"{st.n_reads} human read{'s' if st.n_reads != 1 else ''}"
