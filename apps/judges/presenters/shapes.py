@@ -207,6 +207,7 @@ def alignment_table(curve: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "lift_low": r.get("lift_low"),
             "lift_high": r.get("lift_high"),
             "adds_nothing": r.get("adds_nothing"),
+            "lift_status": r.get("lift_status"),
             "n": r["n"],
             "coverage": r.get("coverage"),
             "discard_rate": r["discard_rate"],
