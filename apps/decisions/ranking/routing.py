@@ -27,10 +27,11 @@ The reason a model's pick gives (``_reason``) is worded on the board the manager
 idea's P(top) there (``IdeaState.p_top``, the board's own figure, which counts the judges'
 predictions) decides what it may claim. Only an idea the board places near the cut
 (NEAR_CUT_LOW <= P(top) <= NEAR_CUT_HIGH) is told "your read can decide whether it makes the
-shortlist". An idea the board places safely in or out but whose place is open on people's
-reads only says so, in those words; one far from the cut on both fills the reviewer's queue and
-says that. Every model's pick names the dimension where one more read narrows the idea most
-(``IdeaState.focus``); a first read (MIN_READS) covers every dimension and names none.
+shortlist". An idea the board places safely in or out, whose evidence is partly the judges'
+and whose place is open on people's reads only, says so in those words; any other pick is
+"unlikely to change the shortlist" and says it fills the reviewer's queue. Every model's pick
+names the dimension where one more read narrows the idea most (``IdeaState.focus``); a first
+read (MIN_READS) covers every dimension and names none.
 """
 
 from __future__ import annotations
@@ -48,6 +49,9 @@ MIN_READS, FROM_MODEL, RANDOM = "min_reads", "boundary", "random"
 # only fills the reviewer's queue.
 NEAR_CUT_LOW, NEAR_CUT_HIGH = 0.05, 0.95
 OPEN_ON_PEOPLE = 0.05
+# "On people's reads only" is said only where the judges' predictions carry at least this share
+# of the idea's evidence: otherwise they are not what makes the board sure.
+JUDGES_MATTER = 0.05
 
 
 @dataclass(frozen=True)
@@ -203,15 +207,16 @@ def _reason(
             f"whether this idea makes the shortlist.{judge}"
         )
     side = "in" if p > NEAR_CUT_HIGH else "out of"
-    if closeness >= OPEN_ON_PEOPLE:
+    if closeness >= OPEN_ON_PEOPLE and st.judge_share >= JUDGES_MATTER:
         return (
             f"The board, which counts the judges' predictions, has this idea safely {side} the "
             f"shortlist ({top}); on people's reads only ({reads}) its place is still open. "
             f"Your read{focus} checks what the predictions assume.{judge}"
         )
     return (
-        f"Far from the shortlist's cut ({top} on the board): not a deciding read. Suggested "
-        f"to fill your queue where one more read narrows an interval most{focus}.{judge}"
+        f"Unlikely to change the shortlist ({top} on the board): not a deciding read. "
+        f"Suggested to fill your queue where one more read narrows an interval most{focus}."
+        f"{judge}"
     )
 
 

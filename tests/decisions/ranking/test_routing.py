@@ -134,7 +134,7 @@ def test_only_an_idea_the_board_places_near_the_cut_is_told_its_read_decides():
     assert "can decide" not in why[5] and "near" not in why[5].lower()
     assert "safely out of the shortlist (P(top 10 %) 0.00)" in why[5]
     assert "on people's reads only (1 human read)" in why[5] and "on Need validity" in why[5]
-    assert why[2].startswith("Far from the shortlist's cut (P(top 10 %) 0.00 on the board)")
+    assert why[2].startswith("Unlikely to change the shortlist (P(top 10 %) 0.00 on the board)")
 
 
 def test_the_reason_never_claims_the_cut_outside_the_boards_band():
