@@ -51,7 +51,9 @@ def _counts() -> list[tuple[str, int]]:
         ("Patents", Patent.objects.count()),
         ("Ideas", Idea.objects.count()),
         ("Reviewers", User.objects.filter(role=User.Role.REVIEWER).count()),
-        ("Ratings", Rating.objects.filter(status=Rating.Status.SCORED).count()),
+        ("Scored ratings", Rating.objects.filter(status=Rating.Status.SCORED).count()),
+        # Decide counts every stored rating (and says which enter its estimate).
+        ("Ratings stored in all", Rating.objects.count()),
         ("Rubrics", Rubric.objects.count()),
     ]
 

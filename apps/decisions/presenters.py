@@ -147,3 +147,44 @@ def csv_rows(rows: list[dict[str, Any]], *, sort: str) -> tuple[list[str], list[
             ]
         )
     return CSV_HEADER, out
+
+
+def idea_standing(
+    rows_by_dimension: Mapping[str, list[dict[str, Any]]],
+    *,
+    idea_id: int,
+    labels: Mapping[str, str],
+) -> dict[str, Any] | None:
+    """One idea's place on every ranking of its domain, as Decide shows it: its rank in Decide's
+    default order, estimate, interval, P(top), the people's and judges' shares, its readers and
+    the predictions used (each with the reviewer whose judge made it). None when the snapshot
+    does not rank the idea (it was added after the last computation)."""
+    out: dict[str, Any] = {"overall": None, "dimensions": []}
+    for dim, rows in rows_by_dimension.items():
+        ranked = sort_rows(rows, sort=DEFAULT_SORT)
+        mine = next((r for r in ranked if r["idea_id"] == idea_id), None)
+        if mine is None:
+            continue
+        overall = dim == ALL
+        entry = {
+            **mine,
+            **shares(mine),
+            "of": len(ranked),
+            "name": "All dimensions (overall)" if overall else labels.get(dim, dim),
+            "flag_items": [MODEL_FLAGS[c] for c in mine.get("flags", []) if c in MODEL_FLAGS],
+            "score_items": [score_text(s, overall=overall) for s in mine["scores"]],
+            "predictions": [
+                {"reviewer": p[0], "score": p[1], "confidence": p[2]} for p in mine["preds"]
+            ],
+        }
+        if overall:
+            out["overall"] = entry
+        else:
+            out["dimensions"].append(entry)
+    if out["overall"] is None:
+        return None
+    order = list(labels)
+    out["dimensions"].sort(
+        key=lambda e: order.index(e["dimension"]) if e["dimension"] in order else len(order)
+    )
+    return out

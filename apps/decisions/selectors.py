@@ -15,7 +15,7 @@ from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting
 from apps.decisions.ranking.board import scales_from
 from apps.decisions.ranking.model import Scale
 from apps.disagreement import selectors as metrics_selectors
-from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
+from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun, JudgeScheduleRequest
 from apps.judges.selectors import latest_done_runs
 from apps.screening.models import Assignment, Rating
 
@@ -80,11 +80,50 @@ def snapshot_rows(snapshot: DecisionSnapshot, *, domain: str, dimension: str) ->
     return list(piece.rows) if piece else []
 
 
+def snapshot_domain_rows(snapshot: DecisionSnapshot, *, domain: str) -> dict[str, list[dict]]:
+    """Every ranking of one domain (dimension key or "__all__" -> its rows): one query."""
+    return {
+        dim: list(rows)
+        for dim, rows in DecisionSlice.objects.filter(snapshot=snapshot, domain=domain)
+        .order_by("dimension")
+        .values_list("dimension", "rows")
+    }
+
+
 def ratings_changed_since(snapshot: DecisionSnapshot) -> int:
     """Ratings made or changed after the snapshot read them (0 when it is fresh)."""
     if snapshot.started_at is None:
         return 0
     return Rating.objects.filter(updated_at__gt=snapshot.started_at).count()
+
+
+@dataclass
+class PredictionWork:
+    """Judge work the board would use that it has not read yet (Decide's freshness line)."""
+
+    runs_active: int  # prediction runs queued or running
+    schedules: int  # reviewers whose judge scheduling (which starts prediction runs) is pending
+    finished_since: int  # prediction runs finished after the snapshot read its inputs
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.runs_active or self.schedules or self.finished_since)
+
+
+def prediction_work(snapshot: DecisionSnapshot | None) -> PredictionWork:
+    """The board weighs the latest done prediction runs (``prediction_frame``): it is up to
+    date only when no such run is queued, running, about to be scheduled, or done since."""
+    runs = JudgeRun.objects.filter(purpose=JudgeRun.Purpose.PREDICTION)
+    finished = 0
+    if snapshot is not None and snapshot.started_at is not None:
+        finished = runs.filter(
+            status=JudgeRun.Status.DONE, finished_at__gt=snapshot.started_at
+        ).count()
+    return PredictionWork(
+        runs_active=runs.filter(status__in=JudgeRun.ACTIVE).count(),
+        schedules=JudgeScheduleRequest.objects.count(),
+        finished_since=finished,
+    )
 
 
 @dataclass

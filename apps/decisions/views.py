@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
-from apps.catalog.models import Domain
+from apps.catalog.models import Domain, Idea
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
 from apps.core.requests import AuthenticatedHttpRequest
@@ -90,6 +90,28 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     }
 
 
+def idea_standing_context(*, idea: Idea) -> dict[str, Any]:
+    """The context of templates/decisions/_idea_standing.html (the idea page's include): the
+    idea's rank, interval, P(top) and predictions from the stored decision snapshot."""
+    snapshot = selectors.snapshot_latest()
+    if snapshot is None:
+        return {"standing_ready": False}
+    domain = idea.patent.domain.key
+    standing = P.idea_standing(
+        selectors.snapshot_domain_rows(snapshot, domain=domain),
+        idea_id=idea.id,
+        labels=metrics_selectors.dimension_labels(),
+    )
+    result = snapshot.result or {}
+    return {
+        "standing_ready": True,
+        "standing": standing,
+        "standing_snapshot": snapshot,
+        "standing_top_pct": f"{100 * result.get('top_share', 0.1):g}",
+        "standing_decide_query": urlencode({"domain": domain, "q": idea.external_id}),
+    }
+
+
 @managers_only
 @require_GET
 def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
@@ -121,6 +143,7 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
                 after=snapshot.created_at if snapshot else None
             ),
             "changed_since": selectors.ratings_changed_since(snapshot) if snapshot else 0,
+            "prediction_work": selectors.prediction_work(snapshot),
             "tab": "decide",
         },
     )

@@ -77,7 +77,9 @@ def test_an_admin_accepts_suggestions_and_the_reviewer_sees_why_in_their_queue(
     assert routed.count() == len(ids) and all(a.reason for a in routed)
     client.force_login(newcomer)
     page = client.get("/screening/").content.decode()
-    assert "Why you:" in page and routed.first().reason.split(":")[0] in page
+    from html import escape
+
+    assert "Why you:" in page and escape(routed.first().reason.split(":")[0]) in page
 
 
 def test_accepting_stops_at_the_reviewers_cap(planted, newcomer, admin, domain):
@@ -112,3 +114,25 @@ def test_automatic_routing_assigns_a_domains_suggestions_without_an_admin(
         POLICY.per_batch, POLICY.cap
     )
     assert not RoutingSuggestion.objects.filter(status=RoutingSuggestion.Status.OPEN).exists()
+
+
+def test_routing_reasons_agree_with_the_boards_p_top_and_name_a_dimension(planted, newcomer):
+    from apps.decisions.ranking.routing import NEAR_CUT_HIGH, NEAR_CUT_LOW
+    from apps.disagreement.selectors import dimension_labels
+
+    snapshot = compute_decisions()
+    (overall,) = DecisionSlice.objects.filter(snapshot=snapshot, domain="nlp", dimension="__all__")
+    p_top = {r["idea_id"]: r["p_top"] for r in overall.rows}
+    picks = list(
+        RoutingSuggestion.objects.filter(reviewer=newcomer, kind=RoutingSuggestion.Kind.BOUNDARY)
+    )
+    assert picks
+    labels = set(dimension_labels().values())
+    for s in picks:
+        p = p_top[s.idea_id]
+        assert f"P(top 10 %) {p:.2f}" in s.reason, s.reason
+        near = "can decide whether this idea makes the shortlist" in s.reason
+        assert near == (NEAR_CUT_LOW <= p <= NEAR_CUT_HIGH), (p, s.reason)
+        assert any(f"on {label}" in s.reason for label in labels), s.reason
+    # The case: never "decides" for an idea the board puts at P(top) 0.00.
+    assert not any("can decide" in s.reason for s in picks if round(p_top[s.idea_id], 2) == 0.0)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlencode
 
@@ -12,6 +13,7 @@ from django.conf import settings
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.judges import selectors
+from apps.judges.engine.alignment import VERDICT_RULE
 from apps.judges.models import (
     LOCAL_LABEL,
     AlignmentSnapshot,
@@ -32,6 +34,7 @@ from apps.judges.presenters.shapes import (
     model_labels,
     reasoning,
     verdict_table,
+    with_current_verdicts,
 )
 from apps.judges.services.alignment import AUTO_SCOPE, scope_for_source
 from apps.judges.vectors import item_text_choices
@@ -48,9 +51,9 @@ class SnapshotState:
     failure: AlignmentSnapshot | None
     stale: bool
 
-    @property
+    @cached_property
     def result(self) -> dict[str, Any]:
-        return (self.snapshot.result or {}) if self.snapshot else {}
+        return with_current_verdicts(self.snapshot.result or {}) if self.snapshot else {}
 
 
 def snapshot_state(scope: str, snapshot: AlignmentSnapshot | None = None) -> SnapshotState:
@@ -129,6 +132,7 @@ def alignment_page(*, user: User, domain: Domain | None, source: str) -> dict[st
         "verdict_rows": verdict_rows[:VERDICT_ROWS_SHOWN],
         "n_verdict_rows": len(verdict_rows),
         "verdict_counts": verdict_counts,
+        "verdict_rule": VERDICT_RULE,
         "kinds": list(KIND_LABELS.items()),
         "gaps": gaps[:12],
         "n_gaps": len(gaps),
@@ -177,6 +181,7 @@ def item_text_rows(domain: Domain | None) -> list[dict[str, Any]]:
 def my_judge_page(*, user: User) -> dict[str, Any]:
     """A reviewer's own judge: only their own section of the stored snapshot."""
     snapshot, mine = selectors.reviewer_alignment(reviewer_id=user.id)
+    mine = with_current_verdicts(mine)
     names = selectors.dimension_names()
     gaps = selectors.history_gaps(reviewer_ids=[user.id])
     state = snapshot_state(AUTO_SCOPE, snapshot) if snapshot else snapshot_state(AUTO_SCOPE)
@@ -195,7 +200,8 @@ def my_judge_page(*, user: User) -> dict[str, Any]:
 
 
 def my_alignment_api(*, user: User) -> dict[str, Any]:
-    _, mine = selectors.reviewer_alignment(reviewer_id=user.id)
+    _, stored = selectors.reviewer_alignment(reviewer_id=user.id)
+    mine = with_current_verdicts(stored)
     return {
         "reviewer": user.username,
         "curve": mine.get("curve", []),
