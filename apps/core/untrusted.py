@@ -27,7 +27,7 @@ MAX_DEPTH = 64
 # The longest integer a document may write as a number; longer ones stay text (see above).
 # 18 digits: every value PostgreSQL's bigint holds that has no more digits than it.
 MAX_INT_DIGITS = 18
-_INTEGER_TEXT = re.compile(r"[+-]?[0-9]{1,%d}" % MAX_INT_DIGITS)
+_INTEGER_TEXT = re.compile(rf"[+-]?[0-9]{{1,{MAX_INT_DIGITS}}}")
 
 
 def parse_int(value: object, *, low: int | None = None, high: int | None = None) -> int | None:
@@ -127,9 +127,7 @@ class _BoundedSafeLoader(yaml.SafeLoader):
             self._depth -= 1
 
 
-_BoundedSafeLoader.add_constructor(
-    "tag:yaml.org,2002:int", _BoundedSafeLoader.construct_yaml_int
-)
+_BoundedSafeLoader.add_constructor("tag:yaml.org,2002:int", _BoundedSafeLoader.construct_yaml_int)
 _BoundedSafeLoader.add_constructor(
     "tag:yaml.org,2002:binary", _BoundedSafeLoader.construct_yaml_binary
 )

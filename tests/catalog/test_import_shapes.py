@@ -146,9 +146,7 @@ def _rubric_yaml(**values: str) -> bytes:
 BAD_RUBRICS = {
     "requires-nested": (_rubric_yaml(requires="[[a]]"), "dimensions[1].requires[0]"),
     "question-scores-list": (
-        _rubric_yaml(
-            questions="[{key: q1, text: Is it new}]", question_scores="[1, 2]"
-        ),
+        _rubric_yaml(questions="[{key: q1, text: Is it new}]", question_scores="[1, 2]"),
         "dimensions[1].question_scores",
     ),
     "superscript-bound": (_rubric_yaml(low='"²"'), "dimensions[1].scale.min"),
@@ -230,7 +228,7 @@ def test_a_score_in_other_digits_is_named_as_not_a_whole_number(api, reviewer_al
     response = _upload(api, "ratings", "r.csv", content)
     assert response.status_code == 400
     messages = [(e["field"], e["message"]) for e in _errors(response)]
-    assert messages == [
-        ("score", "must be a whole number (or empty when the stage is closed)")
-    ], messages
+    assert messages == [("score", "must be a whole number (or empty when the stage is closed)")], (
+        messages
+    )
     assert not Rating.objects.filter(idea__external_id="idea-002").exists()

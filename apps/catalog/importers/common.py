@@ -566,7 +566,7 @@ SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
 # A whole number in ASCII digits, as many as an int64 always holds: `\d` would also match "٣"
 # or "²" (Unicode digits), which pandas then reads as nothing and int() as another number or not
 # at all; 5,000 digits made int() raise (a 500). Same bound as apps.core.untrusted.parse_int.
-INTEGER = r"^[+-]?[0-9]{1,%d}$" % untrusted.MAX_INT_DIGITS
+INTEGER = rf"^[+-]?[0-9]{{1,{untrusted.MAX_INT_DIGITS}}}$"
 
 
 def chunked(values: Sequence[Any], size: int = 5000) -> Iterable[Sequence[Any]]:
