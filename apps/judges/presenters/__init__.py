@@ -25,12 +25,12 @@ from apps.judges.presenters.pages import (
     my_alignment_api,
     my_judge_page,
     prediction_rows,
+    prediction_rows_of,
     predictions_page,
     run_page,
-    prediction_rows_of,
     runs_context,
-    skipped_configs,
     shortlist_rows,
+    skipped_configs,
     snapshot_state,
 )
 from apps.judges.presenters.shapes import (
