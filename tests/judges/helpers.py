@@ -103,7 +103,8 @@ def stored_predictions(domain, reviewer, *, ideas: int, ks: tuple[int, ...] = (2
     from apps.catalog.models import Idea, Patent
     from apps.judges.models import JudgeFinal
 
-    dims = list(Dimension.objects.filter(rubric=domain.rubric or Rubric.objects.get(is_default=True)))
+    rubric = domain.rubric or Rubric.objects.get(is_default=True)
+    dims = list(Dimension.objects.filter(rubric=rubric))
     tag = f"{domain.key}-{reviewer.username}"
     patents = Patent.objects.bulk_create(
         [
