@@ -135,18 +135,36 @@ def rubric_shape_errors(data: dict[str, Any]) -> list[FieldError]:
     try:
         RubricDoc.model_validate(data)
     except ValidationError as exc:
-        errors: dict[str, FieldError] = {}
-        for error in exc.errors(include_url=False):
-            where = _path(tuple(error["loc"]))
-            template = MESSAGES.get(error["type"])
-            if template is not None:
-                message = template.format(**(error.get("ctx") or {}))
-            elif error["type"] == "value_error":
-                message = str(error["msg"]).removeprefix("Value error, ")
-            else:
-                message = str(error["msg"])
-            value = error.get("input")
-            shown = None if isinstance(value, dict | list) else str(value)[:80]
-            errors.setdefault(where, FieldError(field=where, message=message, value=shown))
-        return list(errors.values())
+        return _field_errors(exc)
     return []
+
+
+# A dimension's fields stored as JSON, which the Django admin edits as text.
+JSON_FIELDS = ("levels", "requires", "categories", "questions", "question_scores")
+
+
+def dimension_shape_errors(values: dict[str, Any]) -> list[FieldError]:
+    """The shape of a stored dimension's JSON fields (the admin's inline form), by field name."""
+    doc = {name: values[name] for name in JSON_FIELDS if values.get(name) is not None}
+    try:
+        DimensionDoc.model_validate(doc)
+    except ValidationError as exc:
+        return _field_errors(exc)
+    return []
+
+
+def _field_errors(exc: ValidationError) -> list[FieldError]:
+    errors: dict[str, FieldError] = {}
+    for error in exc.errors(include_url=False):
+        where = _path(tuple(error["loc"]))
+        template = MESSAGES.get(error["type"])
+        if template is not None:
+            message = template.format(**(error.get("ctx") or {}))
+        elif error["type"] == "value_error":
+            message = str(error["msg"]).removeprefix("Value error, ")
+        else:
+            message = str(error["msg"])
+        value = error.get("input")
+        shown = None if isinstance(value, dict | list) else str(value)[:80]
+        errors.setdefault(where, FieldError(field=where, message=message, value=shown))
+    return list(errors.values())
