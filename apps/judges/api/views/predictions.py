@@ -71,6 +71,26 @@ class PredictionFilterSerializer(serializers.Serializer):
         return domain
 
 
+# The fields of JudgeFinal and its relations that prediction_api_rows reads.
+ROW_FIELDS = (
+    "run_id",
+    "kind",
+    "k",
+    "score",
+    "confidence",
+    "signal",
+    "panel_size",
+    "level_score",
+    "kept",
+    "discarded",
+    "failed",
+    "reason",
+    "reviewer__username",
+    "idea__external_id",
+    "dimension__key",
+)
+
+
 class JudgePredictionListApi(APIView):
     """Paginated like every list (limit/offset, a total in `count`): the database counts and
     slices, and only the page's rows are loaded and labelled (issue 29: the whole list was
@@ -87,10 +107,16 @@ class JudgePredictionListApi(APIView):
         filters.is_valid(raise_exception=True)
         v = filters.validated_data
         reviewer = v.get("reviewer")
-        finals = selectors.unrated_predictions(
-            reviewer_id=reviewer.id if reviewer else None,
-            domain=v.get("domain"),
-            dimension=v.get("dimension"),
+        finals = (
+            selectors.unrated_predictions(
+                reviewer_id=reviewer.id if reviewer else None,
+                domain=v.get("domain"),
+                dimension=v.get("dimension"),
+            )
+            # Only what a row shows: three related rows, not five, and their one field each.
+            .select_related(None)
+            .select_related("reviewer", "idea", "dimension")
+            .only(*ROW_FIELDS)
         )
         paginator = Pagination()
         page = paginator.paginate_queryset(finals, request, view=self) or []
