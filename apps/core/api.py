@@ -222,6 +222,21 @@ class ReadOnly(BasePermission):
         return request.method in SAFE_METHODS
 
 
+class BoundedAuthTokenSerializer(AuthTokenSerializer):
+    """DRF's sign-in body with lengths: a username longer than any account's is refused before
+    authenticating (django-axes records each failure in a 255-character column: a longer one
+    was a 500), and a password is at most 4,096 characters (hashing a megabyte costs)."""
+
+    username = serializers.CharField(label="Username", write_only=True, max_length=150)
+    password = serializers.CharField(
+        label="Password",
+        style={"input_type": "password"},
+        trim_whitespace=False,
+        write_only=True,
+        max_length=4096,
+    )
+
+
 class AuthTokenCreateApi(ObtainAuthToken):
     """POST username + password for the user's API token; DELETE (signed in) revokes it.
 
@@ -229,6 +244,7 @@ class AuthTokenCreateApi(ObtainAuthToken):
     the sign-in lockout shared with the login form (django-axes): once locked, 429.
     """
 
+    serializer_class = BoundedAuthTokenSerializer
     # api_settings imports the dotted paths; the stubs type the setting as the strings.
     authentication_classes = api_settings.DEFAULT_AUTHENTICATION_CLASSES  # type: ignore[assignment]
 
@@ -243,7 +259,7 @@ class AuthTokenCreateApi(ObtainAuthToken):
         return super().get_authenticators()
 
     @extend_schema(
-        request=AuthTokenSerializer,
+        request=BoundedAuthTokenSerializer,
         responses={
             200: inline_serializer(
                 "AuthToken",

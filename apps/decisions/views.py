@@ -13,8 +13,10 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
 from apps.catalog.models import Domain, Idea
+from apps.core import untrusted
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
+from apps.core.pagination import BIGINT_MAX
 from apps.core.requests import AuthenticatedHttpRequest
 from apps.decisions import presenters as P
 from apps.decisions import selectors
@@ -213,7 +215,8 @@ def routing(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_POST
 def routing_accept(request: AuthenticatedHttpRequest) -> HttpResponse:
     ids = request.POST.getlist("suggestions")
-    form = AcceptForm(request.POST, choices=[(i, i) for i in ids if i.isdigit()])
+    ids = [i for i in ids if untrusted.parse_int(i, low=1, high=BIGINT_MAX) is not None]
+    form = AcceptForm(request.POST, choices=[(i, i) for i in ids])
     back = reverse("decisions:routing")
     if not form.is_valid():
         messages.error(request, "Choose at least one suggestion to accept.")

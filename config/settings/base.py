@@ -206,6 +206,13 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
 ARCHIVE_MAX_BYTES = env.int("ARCHIVE_MAX_BYTES", default=200 * 1024 * 1024)
 TEXT_MAX_CHARS = env.int("TEXT_MAX_CHARS", default=100_000)
+# The shape of an import file, checked on its bytes before any parser reads it (issue 29: a
+# 1,000,000-column header kept pandas busy for hours, its cost growing with the square of the
+# columns): the columns of a CSV header or the keys of JSON Lines records, the characters of one
+# column name, the bytes of one line. Cells are bounded by TEXT_MAX_CHARS once parsed.
+IMPORT_MAX_COLUMNS = env.int("IMPORT_MAX_COLUMNS", default=64)
+IMPORT_MAX_COLUMN_CHARS = env.int("IMPORT_MAX_COLUMN_CHARS", default=100)
+IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=4 * 1024 * 1024)
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate challenge makes a request without valid credentials (none,

@@ -37,6 +37,7 @@ from apps.judges.presenters.shapes import (
     with_current_verdicts,
 )
 from apps.judges.services.alignment import AUTO_SCOPE, scope_for_source
+from apps.judges.services.configs import config_cannot_run
 from apps.judges.vectors import item_text_choices
 from apps.screening.models import Rating
 
@@ -83,6 +84,17 @@ def runs_context(
         "filters": filters,
         "filter_query": urlencode(filters),
     }
+
+
+def skipped_configs() -> list[dict[str, str]]:
+    """Active configurations the running settings cannot run, each with the reason: the
+    automatic runs skip them (services.scheduling), and the judges page says so."""
+    rows = []
+    for config in JudgeConfig.objects.filter(is_active=True).order_by("kind", "name"):
+        reason = config_cannot_run(config)
+        if reason:
+            rows.append({"name": config.name, "backend": config.backend_label, "reason": reason})
+    return rows
 
 
 def alignment_page(*, user: User, domain: Domain | None, source: str) -> dict[str, Any]:
@@ -292,11 +304,18 @@ def prediction_rows(
 ) -> list[dict[str, Any]]:
     """Finals of the latest prediction runs (the CSV and the API: every prediction), each with
     whether it is on its reviewer's stored shortlist for its dimension, and the model label."""
-    finals = list(
-        selectors.unrated_predictions(
-            reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
+    return prediction_rows_of(
+        list(
+            selectors.unrated_predictions(
+                reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
+            )
         )
     )
+
+
+def prediction_rows_of(finals: list[Any]) -> list[dict[str, Any]]:
+    """`prediction_rows` for these finals (one page of the API): the shortlist and model label
+    lookups read only their runs."""
     run_ids = {f.run_id for f in finals}
     listed = selectors.shortlisted_keys(run_ids=run_ids)
     labels = selectors.run_model_labels(run_ids=run_ids)

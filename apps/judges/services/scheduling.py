@@ -37,7 +37,7 @@ from apps.judges.models import (
     JudgeScheduleRequest,
 )
 from apps.judges.services import dispatch
-from apps.judges.services.configs import judge_configs_ensure_defaults
+from apps.judges.services.configs import config_cannot_run, judge_configs_ensure_defaults
 from apps.judges.services.runs import (
     AUTOMATIC,
     judge_run_request,
@@ -196,7 +196,10 @@ def judge_runs_schedule(
     """
     judge_configs_ensure_defaults()
     summary = {"created": 0, "reused": 0, "rerun_requested": 0, "requeued": 0}
-    configs = selectors.active_auto_configs()
+    # A configuration the running settings cannot run (services.configs) is skipped, not queued:
+    # it would fail the runs it joins, the built-in local judges' included. The judges page
+    # names it with the reason.
+    configs = [c for c in selectors.active_auto_configs() if not config_cannot_run(c)]
     ids = sorted({int(i) for i in reviewer_ids})
     if not configs or not ids:
         return summary
