@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 
@@ -36,10 +36,11 @@ def _member_limit() -> int:
     return int(settings.IMPORT_MAX_BYTES)
 
 
-def open_archive(content: bytes) -> zipfile.ZipFile:
-    """The zip, its directory checked (count, sizes, ratios); raises ApplicationError."""
+def open_archive(content: bytes | IO[bytes]) -> zipfile.ZipFile:
+    """The zip (bytes, or a seekable file such as an upload kept on disk), its directory
+    checked (count, sizes, ratios); raises ApplicationError."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
+        archive = zipfile.ZipFile(io.BytesIO(content) if isinstance(content, bytes) else content)
         infos = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise _refuse("file", "is not a zip archive", value=str(exc)) from exc
@@ -97,4 +98,13 @@ def read_manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
         names = manifest.get(key)
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise _refuse(f"{MANIFEST}: {key}", "must be a list of file names", value=names)
+    # Version 4: the members of each file split into parts (apps.catalog.services.archive.members).
+    parts = manifest.setdefault("parts", {})
+    if not isinstance(parts, dict) or not all(
+        isinstance(members, list) and members and all(isinstance(m, str) for m in members)
+        for members in parts.values()
+    ):
+        raise _refuse(
+            f"{MANIFEST}: parts", "must map file names to lists of member names", value=str(parts)
+        )
     return manifest
