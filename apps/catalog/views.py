@@ -177,7 +177,7 @@ ARCHIVE_TOKEN = re.compile(r"[a-z0-9]{8,32}")
 
 @role_required("admin")
 @require_http_methods(["POST"])
-def archive_export(request: AuthenticatedHttpRequest) -> HttpResponse:
+def archive_export(request: AuthenticatedHttpRequest) -> FileResponse:
     # Written to a temporary file (kept in memory while small), not built as one bytes object.
     out = tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024)
     report = archive.installation_export_to(out, actor=request.user)

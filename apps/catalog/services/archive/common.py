@@ -76,11 +76,14 @@ def plain_csv(
     apart: dict[str, list[str]] = {header[i]: [] for i in dropped}
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
+    # A cell holding a bare "\r" must be quoted (apps.catalog.services.archive.members).
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writerow([h for i, h in enumerate(header) if i not in dropped])
     for row in reader:
         for i in dropped:
             apart[header[i]].append(undo(row[i]) if i < len(row) else "")
-        writer.writerow([undo(c) for i, c in enumerate(row) if i not in dropped])
+        cells = [undo(c) for i, c in enumerate(row) if i not in dropped]
+        (quoted if any("\r" in c for c in cells) else writer).writerow(cells)
     return buf.getvalue().encode("utf-8"), apart
 
 

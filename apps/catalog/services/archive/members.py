@@ -66,6 +66,7 @@ class ArchiveWriter:
         self.members = 0
         self.warnings: list[str] = []
         self._csv = csv.writer(_Line(), lineterminator="\n")
+        self._csv_quoted = csv.writer(_Line(), lineterminator="\n", quoting=csv.QUOTE_ALL)
 
     def write(self, name: str, data: bytes) -> None:
         """A file written whole (a rubric, the manifest)."""
@@ -83,12 +84,15 @@ class ArchiveWriter:
         """A CSV in the import format, every cell neutralised reversibly against formula
         injection (apps.core.csv_export.reversible_cell), split into parts."""
         head = str(self._csv.writerow(header)).encode("utf-8")
-        line = self._csv.writerow
-        self._write_lines(
-            name,
-            head,
-            (str(line([reversible_cell(v) for v in row])).encode("utf-8") for row in rows),
-        )
+        lines = (self._row([reversible_cell(v) for v in row]) for row in rows)
+        self._write_lines(name, head, lines)
+
+    def _row(self, cells: list[str]) -> bytes:
+        """One CSV line. With a "\n" line end, Python's csv module leaves a cell holding a bare
+        "\r" unquoted, and every reader then ends the row there (issue 29): such rows are written
+        with every cell quoted."""
+        writer = self._csv_quoted if any("\r" in c for c in cells) else self._csv
+        return str(writer.writerow(cells)).encode("utf-8")
 
     def write_jsonl(self, name: str, rows: Iterable[dict[str, Any]]) -> None:
         self._write_lines(

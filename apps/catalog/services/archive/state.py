@@ -19,6 +19,7 @@ snapshots (queued for recompute by `snapshots_recompute`).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, cast
@@ -772,7 +773,7 @@ def snapshots_recompute(*, findings_thresholds: Sequence[float] = ()) -> None:
     transaction.on_commit(decisions_mark_stale)
     transaction.on_commit(findings_mark_stale)
     for threshold in findings_thresholds:
-        transaction.on_commit(lambda t=threshold: findings_mark_stale(threshold=t))
+        transaction.on_commit(functools.partial(findings_mark_stale, threshold=threshold))
     done = list(JudgeRun.objects.filter(status=JudgeRun.Status.DONE).values_list("id", flat=True))
     alignment_runs_finished(run_ids=done)
     transaction.on_commit(metrics_mark_stale)

@@ -154,10 +154,11 @@ def table_rows(model: type[models.Model], *, using: str = "default", name: Any =
     m2ms = [m for m in model._meta.many_to_many if m.name not in skipped]
     links: dict[str, dict[Any, list[Any]]] = {}
     for m2m in m2ms:
-        through = m2m.remote_field.through  # type: ignore[attr-defined]
-        source = m2m.m2m_field_name()  # type: ignore[attr-defined]
-        target = m2m.m2m_reverse_field_name()  # type: ignore[attr-defined]
-        target_label = m2m.related_model._meta.label  # type: ignore[union-attr]
+        through = m2m.remote_field.through
+        assert through is not None and m2m.related_model is not None
+        source = m2m.m2m_field_name()
+        target = m2m.m2m_reverse_field_name()
+        target_label = m2m.related_model._meta.label
         found: dict[Any, list[Any]] = {}
         for pk, other in through._default_manager.using(using).values_list(
             f"{source}_id", f"{target}_id"
@@ -173,7 +174,7 @@ def table_rows(model: type[models.Model], *, using: str = "default", name: Any =
         for field, value in zip(fields, values, strict=True):
             if field.is_relation:
                 assert field.related_model is not None
-                target = field.related_model._meta.label  # type: ignore[union-attr]
+                target = field.related_model._meta.label
                 value = name(target, value) if target in NATURAL else ("no natural key", value)
             elif label == "judges.JudgePrediction" and field.name == "example_rating_ids":
                 value = [name("screening.Rating", r) for r in value or []]
@@ -193,38 +194,56 @@ def installation_tables(*, using: str = "default") -> dict[str, list]:
     }
 
 
-def compare_installations(*, source: str, restored: str, shown: int = 3) -> list[TableCheck]:
-    """Every table of the installation, carried ones compared row for row (at most `shown`
-    differing rows kept per side), the others counted with the reason they are not compared."""
-    checks = []
-    name_source, name_restored = _namer(source), _namer(restored)
-    for model in sorted(installation_models(), key=lambda m: m._meta.label):
+def installation_snapshot(*, using: str = "default") -> dict[str, dict[str, Any]]:
+    """Every table of the installation: carried ones with their rows (`table_rows`, lists of
+    strings, so the snapshot travels as JSON), the others with their count."""
+    name = _namer(using)
+    snapshot: dict[str, dict[str, Any]] = {}
+    for model in installation_models():
         label = model._meta.label
         kind = kind_of(label) or "unclassified"
+        manager = model._default_manager.using(using)
+        if kind == "carried":
+            rows = [list(r) for r in table_rows(model, using=using, name=name)]
+            snapshot[label] = {"kind": kind, "count": len(rows), "rows": rows}
+        else:
+            snapshot[label] = {"kind": kind, "count": manager.count(), "rows": None}
+    return snapshot
+
+
+def compare_snapshots(
+    source: dict[str, dict[str, Any]], restored: dict[str, dict[str, Any]], *, shown: int = 3
+) -> list[TableCheck]:
+    """Every table, carried ones compared row for row (at most `shown` differing rows kept per
+    side), the others counted with the reason they are not compared."""
+    checks = []
+    for label in sorted(set(source) | set(restored)):
+        before = source.get(label) or {"kind": "missing", "count": 0, "rows": []}
+        after = restored.get(label) or {"kind": "missing", "count": 0, "rows": []}
+        kind = before["kind"]
         if kind != "carried":
             checks.append(
                 TableCheck(
                     label=label,
                     kind=kind,
-                    source_rows=model._default_manager.using(source).count(),
-                    restored_rows=model._default_manager.using(restored).count(),
+                    source_rows=before["count"],
+                    restored_rows=after["count"],
                     only_in_source=[],
                     only_in_restore=[],
                     reason=DERIVED.get(label) or NOT_CARRIED.get(label) or "not classified",
                 )
             )
             continue
-        before = table_rows(model, using=source, name=name_source)
-        after = table_rows(model, using=restored, name=name_restored)
-        lost, new = _difference(before, after), _difference(after, before)
+        rows_before = [tuple(r) for r in before["rows"]]
+        rows_after = [tuple(r) for r in after["rows"] or []]
         checks.append(
             TableCheck(
                 label=label,
                 kind=kind,
-                source_rows=len(before),
-                restored_rows=len(after),
-                only_in_source=lost[:shown],
-                only_in_restore=new[:shown],
+                source_rows=len(rows_before),
+                restored_rows=len(rows_after),
+                only_in_source=_difference(rows_before, rows_after)[:shown],
+                only_in_restore=_difference(rows_after, rows_before)[:shown],
             )
         )
     return checks
