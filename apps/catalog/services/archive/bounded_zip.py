@@ -84,6 +84,43 @@ def read_member(archive: zipfile.ZipFile, name: str) -> bytes:
     return data
 
 
+class _Capped(io.RawIOBase):
+    """A member's stream that refuses to give more than `limit` bytes (the cap of read_member,
+    for a member read as a stream)."""
+
+    def __init__(self, handle: IO[bytes], name: str, limit: int) -> None:
+        self.handle, self.name, self.limit, self.read_so_far = handle, name, limit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            data = self.handle.read(len(buffer))
+        except (zipfile.BadZipFile, OSError, ValueError, RuntimeError) as exc:
+            raise _refuse(self.name, "cannot be unpacked", value=str(exc)) from exc
+        self.read_so_far += len(data)
+        if self.read_so_far > self.limit:
+            raise _refuse(self.name, f"unpacks to more than {self.limit} bytes (IMPORT_MAX_BYTES)")
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.handle.close()
+        super().close()
+
+
+def open_member(archive: zipfile.ZipFile, name: str) -> IO[bytes]:
+    """One member as a binary stream, refused past IMPORT_MAX_BYTES as it is read."""
+    try:
+        handle = archive.open(name)
+    except KeyError as exc:
+        raise _refuse(name, "is listed in the manifest but missing") from exc
+    except (zipfile.BadZipFile, OSError, ValueError, RuntimeError) as exc:
+        raise _refuse(name, "cannot be unpacked", value=str(exc)) from exc
+    return io.BufferedReader(_Capped(handle, name, _member_limit()), buffer_size=1 << 16)
+
+
 def read_manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
     """manifest.json, parsed with bounds, with `load_order` and `restored` lists of names."""
     try:
