@@ -486,13 +486,14 @@ def accounts_restore(content: bytes) -> ImportResult:
         User,
         [*ACCOUNT_COLUMNS],
         (
-            (
-                *(r[c] for c in ACCOUNT_COLUMNS[:5]),
-                *(r[c] == "true" for c in ("is_active", "is_staff", "is_superuser")),
-                r["password"],
-                parse_time(r["date_joined"]),
-                parse_time(r["last_login"]),
-            )
+            [
+                r[c] == "true"
+                if c in ACCOUNT_FLAGS
+                else parse_time(r[c])
+                if c in ACCOUNT_TIMES
+                else r[c]
+                for c in ACCOUNT_COLUMNS
+            ]
             for r in new
         ),
     )
