@@ -204,7 +204,11 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # (CSV, JSON Lines, rubric) and an archive, in bytes; the longest long-text field (an abstract,
 # claims, an idea's description) in characters, through the API, the forms and imports.
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
-ARCHIVE_MAX_BYTES = env.int("ARCHIVE_MAX_BYTES", default=200 * 1024 * 1024)
+# The installation archive: at most this many bytes unpacked in all (and uploaded), each file
+# split into parts of at most ARCHIVE_PART_BYTES (and IMPORT_MAX_BYTES), so the per-file limit
+# never refuses a backup the product wrote (apps/catalog/services/archive/members.py).
+ARCHIVE_MAX_BYTES = env.int("ARCHIVE_MAX_BYTES", default=2 * 1024 * 1024 * 1024)
+ARCHIVE_PART_BYTES = env.int("ARCHIVE_PART_BYTES", default=64 * 1024 * 1024)
 TEXT_MAX_CHARS = env.int("TEXT_MAX_CHARS", default=100_000)
 # The shape of an import file, checked on its bytes before any parser reads it (issue 29: a
 # 1,000,000-column header kept pandas busy for hours, its cost growing with the square of the
