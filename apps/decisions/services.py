@@ -137,11 +137,23 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
         catalog=inputs.catalog,
         scales=inputs.scales,
         top_share=TOP_SHARE,
+        vectors=inputs.vectors,
     )
+    # The same model on people's reads alone: the page's and the CSV's evidence=people.
+    people_rows, people_summary = build_board(
+        inputs.frame,
+        predictions=inputs.predictions.iloc[:0],
+        catalog=inputs.catalog,
+        scales=inputs.scales,
+        top_share=TOP_SHARE,
+        people_only=True,
+    )
+    summary["people"] = {"domains": people_summary["domains"]}
     _progress(snapshot_id, 70)
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault((row["domain"], row["dimension"]), []).append(row)
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for evidence, board in (("all", rows), ("people", people_rows)):
+        for row in board:
+            groups.setdefault((row["domain"], row["dimension"], evidence), []).append(row)
     preds = unread_predictions(inputs.frame, inputs.predictions)
     suggestions = _suggest(rows, preds)
     summary["routing"] = {
@@ -152,8 +164,8 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
     with transaction.atomic():
         DecisionSlice.objects.bulk_create(
             [
-                DecisionSlice(snapshot_id=snapshot_id, domain=d, dimension=k, rows=r)
-                for (d, k), r in groups.items()
+                DecisionSlice(snapshot_id=snapshot_id, domain=d, dimension=k, evidence=e, rows=r)
+                for (d, k, e), r in groups.items()
             ],
             batch_size=100,
         )
