@@ -14,7 +14,7 @@ from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
-from apps.decisions.ranking.board import scales_from
+from apps.decisions.ranking.board import people_rows, scales_from
 from apps.decisions.ranking.model import Scale
 from apps.disagreement import selectors as metrics_selectors
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
@@ -100,11 +100,21 @@ def snapshot_rows(
     snapshot: DecisionSnapshot, *, domain: str, dimension: str, evidence: str = "all"
 ) -> list[dict]:
     """The stored rows of one ranking; ``evidence`` "people": the board fitted on people's
-    reads only (no predictions, no text model)."""
-    piece = DecisionSlice.objects.filter(
-        snapshot=snapshot, domain=domain, dimension=dimension, evidence=evidence
-    ).first()
-    return list(piece.rows) if piece else []
+    reads only (no predictions, no text model), stored as its figures alone and merged with
+    the full board's rows (ranking/board.py: people_rows)."""
+    pieces = {
+        s.evidence: s.rows
+        for s in DecisionSlice.objects.filter(
+            snapshot=snapshot,
+            domain=domain,
+            dimension=dimension,
+            evidence__in=["all", evidence],
+        )
+    }
+    full = list(pieces.get("all") or [])
+    if evidence == DecisionSlice.Evidence.PEOPLE:
+        return people_rows(full, list(pieces.get("people") or []))
+    return full
 
 
 def ratings_changed_since(snapshot: DecisionSnapshot) -> int:

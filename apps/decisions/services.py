@@ -23,7 +23,7 @@ from apps.core import snapshots
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.decisions import selectors
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
-from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_board, unread_predictions
+from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_boards, unread_predictions
 from apps.decisions.ranking.model import ALL
 from apps.decisions.ranking.routing import (
     IdeaState,
@@ -131,7 +131,8 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
     snapshot_id = snapshot.id
     inputs = selectors.decision_inputs()
     _progress(snapshot_id, 30)
-    rows, summary = build_board(
+    # The board, and the same model on people's reads alone (the page's evidence=people).
+    boards, summary = build_boards(
         inputs.frame,
         predictions=inputs.predictions,
         catalog=inputs.catalog,
@@ -139,19 +140,10 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
         top_share=TOP_SHARE,
         vectors=inputs.vectors,
     )
-    # The same model on people's reads alone: the page's and the CSV's evidence=people.
-    people_rows, people_summary = build_board(
-        inputs.frame,
-        predictions=inputs.predictions.iloc[:0],
-        catalog=inputs.catalog,
-        scales=inputs.scales,
-        top_share=TOP_SHARE,
-        people_only=True,
-    )
-    summary["people"] = {"domains": people_summary["domains"]}
+    rows = boards["all"]
     _progress(snapshot_id, 70)
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for evidence, board in (("all", rows), ("people", people_rows)):
+    for evidence, board in boards.items():
         for row in board:
             groups.setdefault((row["domain"], row["dimension"], evidence), []).append(row)
     preds = unread_predictions(inputs.frame, inputs.predictions)

@@ -34,8 +34,22 @@ def test_the_snapshot_also_stores_the_board_fitted_on_peoples_reads_only(decided
     assert set(people.values_list("domain", "dimension")) == set(
         full.values_list("domain", "dimension")
     )
+    # Stored as the people's figures alone; the selector merges them with the full rows.
     (overall,) = people.filter(domain="nlp", dimension="__all__")
-    assert all(r["judge_share"] == 0 and not r["preds"] for r in overall.rows)
+    assert set(overall.rows[0]) == {
+        "domain",
+        "dimension",
+        "idea_id",
+        "estimate",
+        "low",
+        "high",
+        "p_top",
+    }
+    from apps.decisions.selectors import snapshot_rows
+
+    merged = snapshot_rows(decided, domain="nlp", dimension="__all__", evidence="people")
+    assert len(merged) == len(overall.rows)
+    assert all(r["judge_share"] == 0 and not r["preds"] and r["title"] for r in merged)
     assert "people" in decided.result and "nlp" in decided.result["people"]["domains"]
     dark = decided.result["domains"]["nlp"]
     assert {"unread", "expected_top_unread", "settle_reads", "text"} <= set(dark)

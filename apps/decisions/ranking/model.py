@@ -281,13 +281,19 @@ def rankings(fits: Sequence[DimensionFit]) -> dict[str, Ranking]:
     return out
 
 
+# Above this many candidate ideas, P(top) is computed in closed form instead of by draws.
+MONTE_CARLO_MAX = 1000
+
+
 def top_probability(
     estimate: np.ndarray, sd: np.ndarray, *, share: float, draws: int = 2000, seed: int = 0
 ) -> np.ndarray:
-    """P(an idea is among the ceil(share * n) best), from draws of the normal posteriors.
+    """P(an idea is among the ceil(share * n) best), from the normal posteriors.
 
-    The draws are capped so n x draws stays under ~20 million numbers; ideas tied on a draw are
-    ordered by index (ties have probability zero with continuous draws).
+    Up to MONTE_CARLO_MAX candidate ideas: draws (ideas tied on a draw are ordered by index;
+    ties have probability zero with continuous draws). Beyond, the cut is treated as fixed
+    (many ideas make it nearly so): c solves sum_i Phi((m_i - c) / sd_i) = k, and
+    P(top)_i = Phi((m_i - c) / sd_i), which sums to k like the draws do.
     """
     n_all = len(estimate)
     if n_all == 0:
@@ -307,6 +313,9 @@ def top_probability(
     if n <= k:
         out[keep] = 1.0
         return out
+    if n > MONTE_CARLO_MAX:
+        out[keep] = _top_closed_form(estimate, np.maximum(sd, 1e-9), k)
+        return out
     draws = max(200, min(draws, 20_000_000 // n))
     rng = np.random.default_rng(seed)
     hits = np.zeros(n)
@@ -321,6 +330,20 @@ def top_probability(
         done += m
     out[keep] = hits / draws
     return out
+
+
+def _top_closed_form(estimate: np.ndarray, sd: np.ndarray, k: int) -> np.ndarray:
+    """Phi((m - c) / sd) with c the cut where the expected number above it is k (bisection)."""
+    from scipy.special import ndtr
+
+    lo, hi = float((estimate - 8 * sd).min()), float((estimate + 8 * sd).max())
+    for _ in range(60):
+        c = (lo + hi) / 2
+        if float(ndtr((estimate - c) / sd).sum()) > k:
+            lo = c
+        else:
+            hi = c
+    return ndtr((estimate - (lo + hi) / 2) / sd)
 
 
 def fit_all(
@@ -427,6 +450,8 @@ class DomainFit:
     text: dict[str, object] = field(default_factory=dict)  # dimension -> TextCheck
     correlation: np.ndarray | None = None
     judges: dict[str, object] = field(default_factory=dict)  # dimension -> the judges' check
+    # The same fits combined from people's reads alone (no text model, no judges).
+    people_rankings: dict[str, Ranking] = field(default_factory=dict)
 
 
 def fit_domain(
@@ -522,6 +547,25 @@ def fit_domain(
         if check.used:
             m0[:, j] = est
             sd0[j] = math.sqrt(check.error_var)
+    ranked = _combine(fits, ideas, ys, ps, js, m0, sd0, r)
+    people = _combine(
+        fits, ideas, people_y, people_p, np.zeros((n, d)), np.zeros((n, d)), np.ones(d), r
+    )
+    return DomainFit(fits, ranked, checks, r, judges, people)
+
+
+def _combine(
+    fits: Sequence[DimensionFit],
+    ideas: np.ndarray,
+    ys: np.ndarray,
+    ps: np.ndarray,
+    js: np.ndarray,
+    m0: np.ndarray,
+    sd0: np.ndarray,
+    r: np.ndarray,
+) -> dict[str, Ranking]:
+    """The multivariate posterior of ``fit_domain`` and its rankings (see there)."""
+    n, d = ys.shape
     c = r * np.outer(sd0, sd0)
     c_inv = np.linalg.inv(c)
     post_p = c_inv[None, :, :] + ps[:, :, None] * np.eye(d)[None, :, :]
@@ -562,4 +606,4 @@ def fit_domain(
         sd=np.sqrt(post_var),
         judge_share=overall_share,
     )
-    return DomainFit(fits, ranked, checks, r, judges)
+    return ranked

@@ -218,3 +218,45 @@ def test_the_probability_of_the_top_places_follows_the_estimates_and_their_sprea
     assert p[0] == 1.0 and p[1] == 1.0 and p[2:].max() == 0.0
     # Ten ideas, one place: the probabilities sum to one.
     assert abs(top_probability(np.zeros(10), np.ones(10), share=0.1).sum() - 1) < 1e-9
+
+
+def _text_domain(informative: bool, seed: int = 5):
+    """Sixty ideas; forty read by three reviewers. Each idea's text names one of four words; when
+    ``informative`` the word is the idea's quality, otherwise it is drawn at random."""
+    from apps.judges.engine.item_text import fit_item_vectors
+
+    rng = np.random.default_rng(seed)
+    words = ["copper", "silver", "gold", "platinum"]
+    quality = rng.integers(0, 4, 60)
+    said = quality if informative else rng.integers(0, 4, 60)
+    texts = [("", f"A {words[q]} idea number {i}.") for i, q in enumerate(said)]
+    rows = [
+        (r, i, "d", int(np.clip(1 + quality[i] + (rng.random() < 0.3), 1, 5)), "scored")
+        for i in range(40)
+        for r in (1, 2, 3)
+    ]
+    ids = np.arange(60)
+    return quality, frame(rows), (ids, fit_item_vectors(texts, "idea"))
+
+
+def test_unread_ideas_get_a_text_estimate_only_where_the_domains_check_passes():
+    quality, obs, vectors = _text_domain(informative=True)
+    ids = np.arange(60)
+    fitted = fit_domain(obs, scales=SCALE, ideas=ids, vectors=vectors)
+    check = fitted.text["d"]
+    assert check.used and check.gain_low > 0 and "beats the domain mean" in check.reason
+    d = fitted.rankings["d"]
+    unread = np.arange(40, 60)
+    best, worst = unread[quality[unread] == 3], unread[quality[unread] == 0]
+    assert d.estimate[best].min() > d.estimate[worst].max()
+    prior = fit_domain(obs, scales=SCALE, ideas=ids).rankings["d"]
+    assert (d.sd[unread] < prior.sd[unread]).all()  # the text narrows their intervals
+    assert (d.judge_share[unread] == 1).all() and (d.judge_share[:40] < 0.5).all()
+
+    # Text that says nothing about quality fails the check, says so, and stays out.
+    _, obs2, noise = _text_domain(informative=False)
+    silent = fit_domain(obs2, scales=SCALE, ideas=ids, vectors=noise)
+    assert not silent.text["d"].used and "does not beat" in silent.text["d"].reason
+    plain = fit_domain(obs2, scales=SCALE, ideas=ids)
+    np.testing.assert_allclose(silent.rankings[ALL].estimate, plain.rankings[ALL].estimate)
+    assert (silent.rankings["d"].judge_share == 0).all()
