@@ -22,8 +22,11 @@ Two parts, per seed (the demo as shipped: 300 ideas, 25 reviewers, seed 0..N-1):
    The 90 % intervals' coverage of the truth (target 85-95 %).
 2. Reads added in batches by the product's routing (ranking/routing.py), by the balanced
    assignment (fewest reads first, as assignment_bulk_balanced) and at random, from the
-   shipped reads and from a sparser start (a random half of them), with the prediction path on
-   and off. After each batch the board is fitted and its top 10 % (the page's default order,
+   shipped reads and from a sparser start (a random half of them). Routing runs with the
+   prediction path on (the panel judge predicts every unread pair of a read idea after each
+   batch; routing weighs its confidence) and off; the board gives those predictions no weight,
+   so the balanced and random picks, which never look at them, are the same either way.
+   After each batch the board is fitted and its top 10 % (the page's default order,
    the lower bound) compared with the true top 10 % of all ideas, per domain (the mean over the
    domains is reported). A table by reads spent, then the reads each strategy needed to reach
    0.8 (median over the seeds; a seed that never reaches it counts as the budget + 1 batch).
@@ -414,20 +417,36 @@ def reads_to(curve, target: float, cap: int) -> int:
     return cap
 
 
-RUNS = (("shipped", True), ("shipped", False), ("sparse", False))
+# (start, strategy, prediction path). The board gives the panel judge's predictions no weight
+# (they only echo the reads), so balanced and random picks are the same with the path on or
+# off; only routing uses them (its value of a read weighs the reviewer's judge confidence).
+RUNS = (
+    ("shipped", "routed", True),
+    ("shipped", "routed", False),
+    ("shipped", "balanced", False),
+    ("shipped", "random", False),
+    ("sparse", "routed", False),
+    ("sparse", "balanced", False),
+    ("sparse", "random", False),
+)
+# The columns of each start's table: the product's routing (prediction path on where run),
+# then the others.
+TABLES = {
+    "shipped": [("routed", True), ("routed", False), ("balanced", False), ("random", False)],
+    "sparse": [("routed", False), ("balanced", False), ("random", False)],
+}
 
 
 def one_seed(args: tuple[int, int, int]) -> tuple[dict[str, float], dict]:
-    """Both parts for one seed: part 1's figures, part 2's curves per (start, judges, strategy)."""
+    """Both parts for one seed: part 1's figures, part 2's curves per (start, strategy, path)."""
     seed, batch, budget = args
     world = build_world(seed)
     first = part_one(world, judges=True)
     curves = {
-        (start, judges, strategy): part_two(
+        (start, strategy, judges): part_two(
             world, start=start, strategy=strategy, judges=judges, batch=batch, budget=budget
         )
-        for start, judges in RUNS
-        for strategy in STRATEGIES
+        for start, strategy, judges in RUNS
     }
     return first, curves
 
@@ -436,7 +455,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seeds", type=int, default=20)
     parser.add_argument("--batch", type=int, default=50, help="reads added per round")
-    parser.add_argument("--budget", type=int, default=600, help="reads added at most per run")
+    parser.add_argument("--budget", type=int, default=500, help="reads added at most per run")
     parser.add_argument("--jobs", type=int, default=2, help="seeds run in parallel")
     args = parser.parse_args()
     t0 = time.perf_counter()
@@ -456,30 +475,40 @@ def main() -> None:
         v = np.array([r[0][k] for r in results])
         print(f"  {k:42s} {np.median(v):.3f} [{v.min():.2f}-{v.max():.2f}]")
     cap = args.budget + args.batch
-    headline = {}
-    for start, judges in RUNS:
+    headline: dict[str, float] = {}
+    for start, columns in TABLES.items():
         print(
             f"\n2. From the {start} reads ({'a random half of ' if start == 'sparse' else ''}"
-            f"the demo's), prediction path {'on' if judges else 'off'}: overlap of the board's "
-            f"top 10 % with the true top 10 % of all ideas, median of {n} seeds"
+            f"the demo's): overlap of the board's top 10 % with the true top 10 % of all "
+            f"ideas, median of {n} seeds"
         )
-        print("  reads added  " + "  ".join(f"{s:>9s}" for s in STRATEGIES))
-        curves = {s: [r[1][(start, judges, s)] for r in results] for s in STRATEGIES}
-        for j, (added, _) in enumerate(curves["routed"][0]):
-            cells = [np.median([c[j][1] for c in curves[s] if j < len(c)]) for s in STRATEGIES]
-            print(f"  {added:>11d}  " + "  ".join(f"{c:9.3f}" for c in cells))
-        need = {s: [reads_to(c, TARGET, cap) for c in curves[s]] for s in STRATEGIES}
-        med = {s: float(np.median(v)) for s, v in need.items()}
-        wins = sum(r < b for r, b in zip(need["routed"], need["balanced"], strict=True))
-        losses = sum(r > b for r, b in zip(need["routed"], need["balanced"], strict=True))
+        names = [f"{s}{' +pred' if j else ''}" for s, j in columns]
+        print("  reads added  " + "  ".join(f"{name:>14s}" for name in names))
+        curves = {c: [r[1][(start, *c)] for r in results] for c in columns}
+        for j, (added, _) in enumerate(curves[columns[0]][0]):
+            cells = [np.median([cv[j][1] for cv in curves[c] if j < len(cv)]) for c in columns]
+            print(f"  {added:>11d}  " + "  ".join(f"{x:14.3f}" for x in cells))
+        need = {c: [reads_to(cv, TARGET, cap) for cv in curves[c]] for c in columns}
+        med = {c: float(np.median(v)) for c, v in need.items()}
+        routed, balanced = need[columns[0]], need[("balanced", False)]
+        wins = sum(r < b for r, b in zip(routed, balanced, strict=True))
+        losses = sum(r > b for r, b in zip(routed, balanced, strict=True))
         print(
             "  reads to 0.8 (median; per seed min-max): "
-            + ", ".join(f"{s} {med[s]:.0f} ({min(need[s])}-{max(need[s])})" for s in STRATEGIES)
-            + f"; routed fewer than balanced on {wins} seeds, more on {losses}"
-            + f" ({cap} = not reached within the budget)"
+            + ", ".join(
+                f"{name} {med[c]:.0f} ({min(need[c])}-{max(need[c])})"
+                for name, c in zip(names, columns, strict=True)
+            )
+            + f"; {names[0]} fewer than balanced on {wins} seeds, more on {losses}"
+            + f" ({cap} = not reached within the budget)",
+            flush=True,
         )
         if not headline:
-            headline = med
+            headline = {
+                "routed": med[columns[0]],
+                "balanced": med[("balanced", False)],
+                "random": med[("random", False)],
+            }
     r, b, x = headline["routed"], headline["balanced"], headline["random"]
     saving = 100 * (b - r) / b if b else 0.0
     print(f"\n{n} seeds in {time.perf_counter() - t0:.0f} s with {args.jobs} processes")
