@@ -189,6 +189,10 @@ def test_the_api_serves_the_csvs_rows_and_names_a_bad_filter(client, manager, pr
     assert str(body["rows"][0]["estimate"]) == rows[0]["estimate"]
     bad = client.get("/api/decisions/ranking/?domain=nope")
     assert bad.status_code == 400 and "domain" in str(bad.json())
+    people = client.get("/api/decisions/ranking/?domain=nlp&evidence=people").json()
+    assert people["evidence"] == "people" and {r["evidence"] for r in people["rows"]} == {"people"}
+    wrong = client.get("/api/decisions/ranking/?domain=nlp&evidence=judges")
+    assert wrong.status_code == 400 and "evidence" in str(wrong.json())
 
 
 def test_decide_flags_ideas_with_open_findings_and_shows_a_panels_scores_as_judges(
