@@ -5,15 +5,19 @@ Every figure on a row comes from the same fit, so the columns reconcile:
   on the dimension's score scale, as a typical reviewer would score it; overall in standard
   units, 0 = the average idea, +1 = one standard deviation of ideas above it);
 - ``p_top``: the probability of being in the top ``share`` of the idea's domain on this ranking;
-- ``judge_share``: the part of the estimate's evidence that comes from the judges' predictions
-  (0 = people only; "people" is 1 - judge_share);
+- ``judge_share``: the part of the estimate's evidence that comes from the domain text model
+  and from judges that read the idea (0 = people only; "people" is 1 - judge_share);
+  predictions built from the idea's own reads add nothing and count for nothing;
 - ``n_reviewers``: people who read the idea (a rating of any status but declined on that
   dimension; overall: on any dimension); ``n_gated``: those whose read was closed by a gate;
-  ``n_predicted``: predictions used (reviewers who have not read it); ``n_category``: category
+  ``n_predicted``: predictions listed (reviewers who have not read it); ``n_category``: category
   answers ("not a B2B product"), kept out of the estimate and reported beside it;
 - ``scores``: [reviewer, raw score or None, status] of each read; ``preds``: [reviewer,
-  predicted score, confidence] (per dimension; overall rows list the readers and predicted
-  reviewers by name).
+  predicted score, confidence, basis] (basis: what it adds, BASES; per dimension; overall rows
+  list the readers and predicted reviewers by name); ``text``: the domain text model entered
+  the estimate.
+- The people-only board (``build_boards``' "people") stores only its figures (estimate,
+  interval, P(top)); ``people_rows`` merges them with the full rows.
 - ``flags``: codes the page shows as badges (ONE_READER, NO_READER, MOSTLY_JUDGES); other
   apps add their own through the presenter's flag hook.
 """

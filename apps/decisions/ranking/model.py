@@ -1,41 +1,40 @@
 """The decision model: each idea's standing with each reviewer's severity and spread taken out.
 
-An empirical-Bayes additive (many-facet) model, fitted per dimension. Why not statsmodels: its
-mixed models (MixedLM) fit crossed random effects only through variance components, slowly, with
-no reviewer-specific scale (spread) term and no weighted pseudo-observations for the judges'
-predictions; the model below is forty lines of numpy, fits a million ratings in seconds, and
-every quantity on the Decide page can be traced to a formula here (docs/decisions.md).
+An empirical-Bayes additive (many-facet) model, fitted per dimension, then combined across the
+dimensions (``fit_domain``). Why not statsmodels: its mixed models (MixedLM) fit crossed random
+effects only through variance components, slowly, with no reviewer-specific scale (spread)
+term; the model below is short numpy, and every quantity on the Decide page can be traced to a
+formula here (docs/decide.md).
 
 Per dimension, with a score rescaled to x = (score - floor) / (top - floor) in [0, 1]:
 
     x[r, i] = mu + b[r] + s[r] * a[i] + noise,   noise ~ N(0, sigma^2 / w)
 
 - ``a[i]`` is the idea's quality, with prior N(0, tau^2) (estimated from the data: empirical
-  Bayes). Its posterior is normal, so its estimate comes with an interval; an idea read once has
-  a wide one, an idea nobody read sits at the prior (the population mean, widest interval).
-- ``b[r]`` is the reviewer's severity (negative: strict), ``s[r]`` their spread (scale use: below
-  1 compresses to the middle). Both are shrunk towards 0 and 1, so a reviewer with little
-  history is taken at face value rather than over-corrected: severity by sigma^2 / var(b)
-  pseudo-reads (empirical Bayes: the more reviewers truly differ, the less shrinkage; at most
-  SEVERITY_PRIOR_READS), spread by SPREAD_PRIOR_READS.
-- ``w`` is 1 for a human read. A judge's prediction for a reviewer who has not read the idea
-  enters as that reviewer's read with ``w = PREDICTION_WEIGHT * confidence / 100``: at most half
-  a read, less when the judge is unsure. Predictions never move b or s (only people do).
-- A gate that closed a stage (status "gated": the reviewer found the idea failed an earlier
-  stage, so the later dimensions were not asked) enters as a censored low value: the scale's
-  floor (x = 0) with full weight. The reviewer did judge the idea; a dimension they gated out is
-  evidence the idea is weak there, not a missing value.
+  Bayes). ``b[r]`` is the reviewer's severity (negative: strict), ``s[r]`` their spread (scale
+  use: below 1 compresses to the middle). Both are shrunk towards 0 and 1, so a reviewer with
+  little history is taken at face value rather than over-corrected: severity by
+  sigma^2 / var(b) pseudo-reads (at most SEVERITY_PRIOR_READS), spread by SPREAD_PRIOR_READS.
+- ``w`` is 1 for a human read. ``fit_dimension`` still accepts predictions as weighted reads
+  (PREDICTION_WEIGHT x confidence), but the board no longer passes any: ``fit_domain`` adds the
+  judges that read an idea as one calibrated measurement per idea, and gives predictions built
+  from the idea's own reads no weight (``independent_predictions``).
+- A gate that closed a stage (status "gated") leaves the later dimensions missing: the gate was
+  decided by the reviewer's own earlier scores, which are in the fit, and ``fit_domain``
+  carries them to the later dimensions through the correlation of the dimensions.
 - Category levels (PBIG's "not a B2B product", 0 on need validity and market size) are not
   grades: they are left out of the fit and counted beside it (``n_category``).
 - Declined and unanswered ratings are missing: they say nothing about the idea.
 
-The overall ranking averages the dimensions on a common footing: each dimension's a[i] divided
-by its tau (so "+1" means one standard deviation of ideas above the mean on that dimension), the
-variances likewise; an idea's interval over D dimensions is the mean's, assuming independent
-errors across dimensions.
+``fit_domain`` combines the dimensions: each gives every idea a data mean and precision in
+standard units of ideas; the idea's qualities share a multivariate normal prior with the
+dimensions' correlation (and, where the domain text model's check passes, its estimate as the
+prior mean, ranking/text.py); the posterior's marginals are the dimensions' rankings, its mean
+over the dimensions the overall one (an idea nobody read has the spread of the mean of
+correlated qualities).
 
 Intervals are central 90 % posterior intervals. P(top X %) is the posterior probability that
-the idea is among the ceil(X % of n) best of its domain on that ranking, by Monte Carlo draws.
+the idea is among the ceil(X % of n) best of its domain on that ranking (``top_probability``).
 """
 
 from __future__ import annotations
