@@ -23,7 +23,7 @@ from apps.core import snapshots
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.decisions import selectors
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
-from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_board, unread_predictions
+from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_boards, unread_predictions
 from apps.decisions.ranking.model import ALL
 from apps.decisions.ranking.routing import (
     IdeaState,
@@ -132,17 +132,21 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
     snapshot_id = snapshot.id
     inputs = selectors.decision_inputs()
     _progress(snapshot_id, 30)
-    rows, summary = build_board(
+    # The board, and the same model on people's reads alone (the page's evidence=people).
+    boards, summary = build_boards(
         inputs.frame,
         predictions=inputs.predictions,
         catalog=inputs.catalog,
         scales=inputs.scales,
         top_share=TOP_SHARE,
+        vectors=inputs.vectors,
     )
+    rows = boards["all"]
     _progress(snapshot_id, 70)
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault((row["domain"], row["dimension"]), []).append(row)
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for evidence, board in boards.items():
+        for row in board:
+            groups.setdefault((row["domain"], row["dimension"], evidence), []).append(row)
     preds = unread_predictions(inputs.frame, inputs.predictions)
     suggestions = _suggest(rows, preds)
     summary["routing"] = {
@@ -154,8 +158,8 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
     with transaction.atomic():
         DecisionSlice.objects.bulk_create(
             [
-                DecisionSlice(snapshot_id=snapshot_id, domain=d, dimension=k, rows=r)
-                for (d, k), r in groups.items()
+                DecisionSlice(snapshot_id=snapshot_id, domain=d, dimension=k, evidence=e, rows=r)
+                for (d, k, e), r in groups.items()
             ],
             batch_size=100,
         )

@@ -53,10 +53,13 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     dimension = form.value("dimension", ALL)
     dimension = dimension if dimension in dims else ALL
     sort, query = form.order, form.value("q", "")
+    evidence = form.value("evidence", P.DEFAULT_EVIDENCE)
     rows: list[dict[str, Any]] = []
     total = 0
     if snapshot and domain:
-        stored = selectors.snapshot_rows(snapshot, domain=domain, dimension=dimension)
+        stored = selectors.snapshot_rows(
+            snapshot, domain=domain, dimension=dimension, evidence=evidence
+        )
         total = len(stored)
         rows = P.sort_rows(stored, sort=sort, query=query)
         rows = P.with_flags(
@@ -86,8 +89,18 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
         "tabs_query": urlencode(
             {k: v for k, v in (("domain", domain), ("dimension", dimension)) if v and v != ALL}
         ),
+        "evidence": evidence,
+        "evidences": P.EVIDENCE,
+        "people_only": evidence == "people",
+        "dark": P.dark_summary(result, domain=domain or "", evidence=evidence),
         "query_string": urlencode(
-            {"domain": domain or "", "dimension": dimension, "sort": sort, "q": query}
+            {
+                "domain": domain or "",
+                "dimension": dimension,
+                "sort": sort,
+                "q": query,
+                **({"evidence": evidence} if evidence != P.DEFAULT_EVIDENCE else {}),
+            }
         ),
     }
 
@@ -158,10 +171,11 @@ def export_csv(request: AuthenticatedHttpRequest) -> HttpResponseBase:
     board = _board(request)
     if board["snapshot"] is None:
         raise Http404("The ranking has not been computed yet.")
-    header, rows = P.csv_rows(board["rows"], sort=board["sort"])
+    header, rows = P.csv_rows(board["rows"], sort=board["sort"], evidence=board["evidence"])
     dim = "all" if board["overall"] else board["dimension"]
+    who = "-people" if board["people_only"] else ""
     return csv_response(
-        f"pluralist-decide-{board['domain']}-{dim}-{board['snapshot'].id}.csv", header, rows
+        f"pluralist-decide-{board['domain']}-{dim}{who}-{board['snapshot'].id}.csv", header, rows
     )
 
 

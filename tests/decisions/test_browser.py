@@ -126,3 +126,28 @@ def test_the_routing_page_leads_a_manager_back_to_decide_not_to_a_forbidden_page
         link.click()
     assert nav.value is not None and nav.value.status == 200
     assert page.url.split("?")[0].endswith("/decisions/decide/")
+
+
+def test_the_people_only_toggle_shows_the_board_fitted_without_predictions(
+    page, login, manager, decided
+):
+    from apps.decisions.selectors import snapshot_rows
+
+    login(manager)
+    page.goto("/decisions/decide/?domain=nlp")
+    assert page.locator("#decide-dark").is_visible()
+    page.select_option("#decide-evidence", "people")
+    page.click(".dz-board-controls button[type=submit]")
+    page.wait_for_url("**evidence=people**")
+    assert page.locator("#decide-dark").inner_text().startswith("People's reads only.")
+    people = snapshot_rows(decided, domain="nlp", dimension="__all__", evidence="people")
+    first = page.locator("#board-table tbody tr").first
+    idea = first.get_attribute("data-idea")
+    row = next(r for r in people if r["idea"] == idea)
+    assert first.locator(".dz-estimate").inner_text().strip() == f"{row['estimate']:.2f}"
+    assert "none" in first.locator("td").nth(8).inner_text()  # no predictions on this board
+    with page.expect_download() as info:
+        page.click("#decide-export")
+    rows = list(csv.DictReader(io.StringIO(open(info.value.path(), encoding="utf-8").read())))
+    assert {r["evidence"] for r in rows} == {"people"}
+    page.screenshot(path="/tmp/decisions-people-only.png", full_page=True)

@@ -19,15 +19,46 @@ def test_the_snapshot_stores_one_ranking_per_domain_and_dimension_with_every_ide
     assert decided.status == DecisionSnapshot.Status.DONE, decided.error
     keys = set(DecisionSlice.objects.filter(snapshot=decided).values_list("domain", "dimension"))
     assert ("nlp", "__all__") in keys and ("materials", "innovativeness") in keys
-    (overall,) = DecisionSlice.objects.filter(snapshot=decided, domain="nlp", dimension="__all__")
+    (overall,) = DecisionSlice.objects.filter(
+        snapshot=decided, domain="nlp", dimension="__all__", evidence="all"
+    )
     assert len(overall.rows) == Idea.objects.filter(patent__domain__key="nlp").count()
     row = overall.rows[0]
     assert row["low"] <= row["estimate"] <= row["high"]
     assert row["n_reviewers"] == 6 and row["n_predicted"] == 0 and row["judge_share"] == 0
 
 
+def test_the_snapshot_also_stores_the_board_fitted_on_peoples_reads_only(decided):
+    people = DecisionSlice.objects.filter(snapshot=decided, evidence="people")
+    full = DecisionSlice.objects.filter(snapshot=decided, evidence="all")
+    assert set(people.values_list("domain", "dimension")) == set(
+        full.values_list("domain", "dimension")
+    )
+    # Stored as the people's figures alone; the selector merges them with the full rows.
+    (overall,) = people.filter(domain="nlp", dimension="__all__")
+    assert set(overall.rows[0]) == {
+        "domain",
+        "dimension",
+        "idea_id",
+        "estimate",
+        "low",
+        "high",
+        "p_top",
+    }
+    from apps.decisions.selectors import snapshot_rows
+
+    merged = snapshot_rows(decided, domain="nlp", dimension="__all__", evidence="people")
+    assert len(merged) == len(overall.rows)
+    assert all(r["judge_share"] == 0 and not r["preds"] and r["title"] for r in merged)
+    assert "people" in decided.result and "nlp" in decided.result["people"]["domains"]
+    dark = decided.result["domains"]["nlp"]
+    assert {"unread", "expected_top_unread", "settle_reads", "text"} <= set(dark)
+
+
 def test_ideas_a_majority_gated_out_rank_in_the_bottom_half(decided):
-    (overall,) = DecisionSlice.objects.filter(snapshot=decided, domain="nlp", dimension="__all__")
+    (overall,) = DecisionSlice.objects.filter(
+        snapshot=decided, domain="nlp", dimension="__all__", evidence="all"
+    )
     rows = sorted(overall.rows, key=lambda r: -r["estimate"])
     gated = [n for n, r in enumerate(rows) if 2 * r["n_gated"] > r["n_reviewers"]]
     assert gated, "the planted data gate some ideas out for most reviewers"

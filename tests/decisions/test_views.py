@@ -57,17 +57,41 @@ def exported(client, query: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def test_an_unread_predicted_idea_is_marked_and_rests_on_the_judges(client, manager, predicted):
+def test_a_lone_prediction_of_an_unread_idea_is_listed_but_weighs_nothing_until_measured(
+    client, manager, predicted
+):
+    # A judge with no recorded signal read the idea (an LLM not shown the panel): new evidence,
+    # but it counts only by its measured accuracy on ideas people also read, and two
+    # predictions measure nothing. So the idea sits at the domain's prior, flagged no reader,
+    # not "mostly judges", and the prediction is listed with what it is.
     client.force_login(manager)
     rows = {r["idea"]: r for r in exported(client, "?domain=nlp&dimension=innovativeness")}
     unread = rows["nlp-UNREAD"]
     assert unread["n_reviewers"] == "0" and unread["n_predicted"] == "1"
-    assert unread["judge_pct"] == "100" and unread["people_pct"] == "0"
-    assert unread["predictions"] == "nlp-rev0=5 @88%"
-    assert "no_reader" in unread["flags"] and "mostly_judges" in unread["flags"]
+    assert unread["judge_pct"] == "" and unread["people_pct"] == ""
+    assert unread["predictions"] == "nlp-rev0=5 @88% (new)"
+    assert "no_reader" in unread["flags"] and "mostly_judges" not in unread["flags"]
     # nlp-rev0 read the other idea: its stale prediction is not used.
     rated = next(r for r in rows.values() if r["idea"] != "nlp-UNREAD" and r["n_reviewers"] == "6")
     assert rated["n_predicted"] == "0" or "nlp-rev0" not in rated["predictions"]
+
+
+def test_evidence_people_gives_the_board_fitted_on_peoples_reads_only(client, manager, predicted):
+    client.force_login(manager)
+    full = {r["idea"]: r for r in exported(client, "?domain=nlp&dimension=innovativeness")}
+    people = {
+        r["idea"]: r
+        for r in exported(client, "?domain=nlp&dimension=innovativeness&evidence=people")
+    }
+    assert set(people) == set(full)
+    assert people["nlp-UNREAD"]["predictions"] == "" and people["nlp-UNREAD"]["n_predicted"] == "0"
+    assert {r["evidence"] for r in people.values()} == {"people"}
+    assert {r["evidence"] for r in full.values()} == {"all"}
+    html = client.get(reverse("decisions:decide") + "?domain=nlp&evidence=people").content.decode()
+    assert '<option value="people" selected>' in html and "People's reads only." in html
+    assert "evidence=people" in html  # the CSV link keeps the toggle
+    # The domain's ideas in the dark: how many, and what the text model says about them.
+    assert 'id="decide-dark"' in html and ("nobody read" in html or "has a reader" in html)
 
 
 def test_the_csv_has_the_issues_columns_one_row_per_idea_in_the_pages_order(
@@ -165,6 +189,10 @@ def test_the_api_serves_the_csvs_rows_and_names_a_bad_filter(client, manager, pr
     assert str(body["rows"][0]["estimate"]) == rows[0]["estimate"]
     bad = client.get("/api/decisions/ranking/?domain=nope")
     assert bad.status_code == 400 and "domain" in str(bad.json())
+    people = client.get("/api/decisions/ranking/?domain=nlp&evidence=people").json()
+    assert people["evidence"] == "people" and {r["evidence"] for r in people["rows"]} == {"people"}
+    wrong = client.get("/api/decisions/ranking/?domain=nlp&evidence=judges")
+    assert wrong.status_code == 400 and "evidence" in str(wrong.json())
 
 
 def test_decide_flags_ideas_with_open_findings_and_shows_a_panels_scores_as_judges(

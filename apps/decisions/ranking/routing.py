@@ -11,7 +11,7 @@ of its domain (midway between the last idea in and the first idea out):
 
 ``judge`` is 1 where this reviewer has no prediction for the idea. sd counts people's evidence
 only (``human_sd``: the judges' predictions echo the reads the idea has). The rules around the
-value (``Policy``: the one home, used by the product's recompute and by bench/bench_routing.py):
+value (``Policy``: the one home, used by the product's recompute and by bench/bench_decision.py):
 
 1. Minimum human reads: ideas with fewer than ``min_reads`` reads come first (fewest first),
    whatever their value; a ranking resting on no person is not defensible.
@@ -59,7 +59,7 @@ class Policy:
     # One human read per idea before the model's picks: every idea is seen by a person once
     # (no idea is ranked on predictions alone), but a second read is spent only where the
     # model says it can move the shortlist; forcing two reads spends most of a 2-3 read budget
-    # on ideas far from the cut (bench/bench_routing.py: see docs/decide.md).
+    # on ideas far from the cut (bench/bench_decision.py: see docs/decide.md).
     min_reads: int = 1
     cap: int = 20  # open (pending) assignments a reviewer may hold, routed ones included
     # Picks per reviewer per routing round: 10, so a random share of 10 % is one pick each.
@@ -137,11 +137,10 @@ def prior_vars(ideas: Mapping[int, IdeaState]) -> dict[str, float]:
 def human_sd(st: IdeaState, prior_var: float | None) -> float:
     """The idea's sd counting people's evidence only.
 
-    The panel judge's predictions are built from the reads the idea already has: they map
-    those reads onto the other reviewers' scales, they do not add a new look at the idea. The
-    board counts them (with their confidence) as the issue asks, but routing must not take an
-    idea read once for settled because the judge echoed that read to the rest of the panel
-    (bench/bench_routing.py: with the judges' sd routing lost its saving on the shipped demo).
+    The board gives the panel judge's predictions no weight (they echo the idea's reads);
+    what ``judge_share`` counts is the domain text model and judges that read the idea. A
+    read by a person narrows what people know; the text model's part of the interval is not
+    what one more read replaces, so routing values reads against people's evidence alone.
     """
     sd = max(st.sd, 1e-9)
     if not prior_var or st.judge_share <= 0 or sd**2 >= prior_var:
