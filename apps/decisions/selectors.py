@@ -118,10 +118,13 @@ def snapshot_rows(
 
 
 def snapshot_domain_rows(snapshot: DecisionSnapshot, *, domain: str) -> dict[str, list[dict]]:
-    """Every ranking of one domain (dimension key or "__all__" -> its rows): one query."""
+    """Every ranking of one domain (dimension key or "__all__" -> its rows), on the full board
+    (the people-only slices hold figures alone): one query."""
     return {
         dim: list(rows)
-        for dim, rows in DecisionSlice.objects.filter(snapshot=snapshot, domain=domain)
+        for dim, rows in DecisionSlice.objects.filter(
+            snapshot=snapshot, domain=domain, evidence=DecisionSlice.Evidence.ALL
+        )
         .order_by("dimension")
         .values_list("dimension", "rows")
     }

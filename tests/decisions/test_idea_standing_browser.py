@@ -66,7 +66,9 @@ def test_the_idea_page_from_decide_shows_its_standing_and_links_each_judges_case
     assert f"#{rank} of 13 in NLP" in overall
     assert page.locator("#standing-interval").inner_text().strip() == interval
     assert page.locator("#standing-ptop").inner_text().strip() == p_top
-    assert "from people 0 % · judges 100 %" in overall
+    # A panel judge's prediction tells the board that reviewer's scale, not new evidence about
+    # the idea (docs/decide.md): an idea nobody read stays at the prior.
+    assert "no evidence yet: the estimate is the prior" in overall
     # Back to the board, and on to the judge's case for the prediction used.
     assert (
         page.locator("#standing-on-decide")
