@@ -12,7 +12,7 @@ PAGE_SIZE = 100
 SORTS = {
     "low": "lower bound of the 90 % interval, highest first",
     "estimate": "estimate, highest first",
-    "p_top": "probability of being in the shortlist, highest first",
+    "p_top": "probability of being in the shortlist (P(top N)), highest first",
 }
 # Defensible by default: an idea ranks high only when even its pessimistic value is high, so one
 # enthusiastic reader cannot put it on top.
@@ -28,7 +28,9 @@ def sort_rows(rows: list[dict[str, Any]], *, sort: str, query: str = "") -> list
     if q:
         rows = [r for r in rows if q in r["title"].lower() or q in r["idea"].lower()]
     key = sort if sort in SORTS else DEFAULT_SORT
-    ordered = sorted(rows, key=lambda r: (-r[key], -r["estimate"], r["title"], r["idea_id"]))
+    # The probability order is the shortlist's: P(top N) once the cut added it (ranking/cut.py).
+    field = "p_top_n" if key == "p_top" and rows and "p_top_n" in rows[0] else key
+    ordered = sorted(rows, key=lambda r: (-r[field], -r["estimate"], r["title"], r["idea_id"]))
     return [{**r, "rank": n} for n, r in enumerate(ordered, start=1)]
 
 
@@ -114,6 +116,9 @@ CSV_HEADER = [
     "predictions",
     "flags",
     "ordered_by",
+    "shortlist_size",
+    "p_top_n",
+    "in_shortlist",
 ]
 
 
@@ -144,6 +149,9 @@ def csv_rows(rows: list[dict[str, Any]], *, sort: str) -> tuple[list[str], list[
                 "; ".join(pred_text(p, overall=overall) for p in r["preds"]),
                 " ".join(f.code for f in r.get("flag_items", [])),
                 SORTS.get(sort, SORTS[DEFAULT_SORT]),
+                r.get("shortlist_size"),
+                r.get("p_top_n"),
+                None if "in_shortlist" not in r else ("true" if r["in_shortlist"] else "false"),
             ]
         )
     return CSV_HEADER, out
