@@ -152,7 +152,6 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
             "n_stored": record_selectors.shortlist_size(domain=board["domain"])
             if board["domain"]
             else None,
-
         },
     )
 

@@ -110,7 +110,9 @@ def test_a_mark_keeps_the_board_it_was_made_on_and_every_change(decided, manager
         row["p_top_n"],
     )
     # The same mark and note again adds nothing; a change adds a version.
-    assert decision_mark_record(actor=manager, idea=idea, mark="take_forward", note="strong") == first
+    assert (
+        decision_mark_record(actor=manager, idea=idea, mark="take_forward", note="strong") == first
+    )
     second = decision_mark_record(actor=admin, idea=idea, mark="hold", note="wait for a read")
     assert (second.version, second.decided_by, second.mark) == (2, admin, "hold")
     # A recompute after ratings change leaves the recorded figures as they were.
@@ -169,7 +171,9 @@ def test_the_api_names_the_bad_field(decided, manager):
     idea = Idea.objects.first()
     bad = api.put(f"/api/decisions/marks/{idea.pk}/", {"mark": "perhaps"}, format="json")
     assert bad.status_code == 400 and bad.json()["errors"][0]["field"] == "mark"
-    assert api.put("/api/decisions/marks/999999/", {"mark": "hold"}, format="json").status_code == 404
+    assert (
+        api.put("/api/decisions/marks/999999/", {"mark": "hold"}, format="json").status_code == 404
+    )
     missing = api.get("/api/decisions/marks/")
     assert missing.status_code == 400 and missing.json()["errors"][0]["field"] == "domain"
     assert api.get("/api/decisions/marks/?domain=nope").status_code == 400
@@ -214,7 +218,8 @@ def test_the_page_records_a_mark_without_javascript_and_shows_it(client, decided
     assert fragment.status_code == 400 and b"<html" not in fragment.content
     assert b"mark:" in fragment.content
     history = client.get(
-        reverse("decisions:mark_history", kwargs={"idea_id": idea.pk}), headers={"HX-Request": "true"}
+        reverse("decisions:mark_history", kwargs={"idea_id": idea.pk}),
+        headers={"HX-Request": "true"},
     ).content.decode()
     assert 'data-version="1"' in history and "<html" not in history
 
@@ -277,7 +282,10 @@ def test_reviewers_reach_none_of_it(client, decided, reviewer):
     ).status_code == 403
     api = APIClient()
     api.force_login(reviewer)
-    assert api.put(f"/api/decisions/marks/{idea.pk}/", {"mark": "hold"}, format="json").status_code == 403
+    assert (
+        api.put(f"/api/decisions/marks/{idea.pk}/", {"mark": "hold"}, format="json").status_code
+        == 403
+    )
     assert api.get("/api/decisions/marks/?domain=nlp").status_code == 403
     assert api.get(f"/api/decisions/marks/{idea.pk}/history/").status_code == 403
     assert not DecisionMark.objects.exists()

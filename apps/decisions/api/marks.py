@@ -21,8 +21,8 @@ from apps.core.api import (
     paginated_response,
     paginated_schema,
 )
-from apps.core.pagination import BIGINT_MAX
 from apps.core.errors import ApplicationError, FieldError, NotFound
+from apps.core.pagination import BIGINT_MAX
 from apps.core.requests import AuthenticatedRequest
 from apps.decisions.models import DecisionMark
 from apps.decisions.record import selectors
@@ -61,8 +61,10 @@ class DecisionMarkListApi(APIView):
     @extend_schema(
         tags=["decisions"],
         parameters=[OpenApiParameter("domain", str, required=True), *PAGINATION_PARAMETERS],
-        responses={200: paginated_schema("PaginatedDecisionMarkList", MarkOutputSerializer),
-                   **ERROR_RESPONSES},
+        responses={
+            200: paginated_schema("PaginatedDecisionMarkList", MarkOutputSerializer),
+            **ERROR_RESPONSES,
+        },
         summary="The current mark of every marked idea of one domain",
     )
     def get(self, request: AuthenticatedRequest) -> Response:
@@ -120,7 +122,11 @@ class DecisionMarkHistoryApi(APIView):
 
     @extend_schema(
         tags=["decisions"],
-        responses={200: MarkOutputSerializer(many=True), 403: ErrorSerializer, 404: ErrorSerializer},
+        responses={
+            200: MarkOutputSerializer(many=True),
+            403: ErrorSerializer,
+            404: ErrorSerializer,
+        },
         summary="Every version of the idea's mark, oldest first",
     )
     def get(self, request: AuthenticatedRequest, idea_id: int) -> Response:

@@ -56,8 +56,12 @@ def memo_context(*, domain: Domain) -> dict[str, Any]:
     marks = selectors.marks_current_by_idea(domain=domain.key)
     rows = {r["idea_id"]: r for r in board.rows}
     labels = metrics_selectors.dimension_labels()
-    dims = (board.snapshot.result or {}).get("dimensions", []) if board.snapshot else []
-    categories = {k: {int(v) for v in vs} for k, vs in metrics_selectors.rubric_categories().items()}
+    ranked = (board.snapshot.result or {}).get("dimensions", []) if board.snapshot else []
+    # In the rubric's order (the screening form's), not the snapshot's alphabetical one.
+    dims = [k for k in labels if k in ranked] + [k for k in ranked if k not in labels]
+    categories = {
+        k: {int(v) for v in vs} for k, vs in metrics_selectors.rubric_categories().items()
+    }
     meanings = {
         d.key: {int(k): str(v) for k, v in (d.levels or {}).items() if str(k).lstrip("-").isdigit()}
         for d in Dimension.objects.filter(key__in=dims)
@@ -68,7 +72,9 @@ def memo_context(*, domain: Domain) -> dict[str, Any]:
         for dim in dims:
             per_dim[dim] = {
                 r["idea_id"]: r
-                for r in board_selectors.snapshot_rows(board.snapshot, domain=domain.key, dimension=dim)
+                for r in board_selectors.snapshot_rows(
+                    board.snapshot, domain=domain.key, dimension=dim
+                )
                 if r["idea_id"] in chosen_ids
             }
     findings: dict[str, Any] = {}

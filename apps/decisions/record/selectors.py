@@ -21,9 +21,7 @@ DEFAULT_SHORTLIST_SIZE: int = getattr(settings, "DECISIONS_SHORTLIST_SIZE", 10)
 
 def shortlist_size(*, domain: str) -> int:
     """The domain's N (DEFAULT_SHORTLIST_SIZE until a manager sets it)."""
-    size = (
-        DomainShortlist.objects.filter(domain__key=domain).values_list("size", flat=True).first()
-    )
+    size = DomainShortlist.objects.filter(domain__key=domain).values_list("size", flat=True).first()
     return int(size) if size else DEFAULT_SHORTLIST_SIZE
 
 

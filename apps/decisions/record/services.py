@@ -35,7 +35,9 @@ def shortlist_size_set(*, actor: User, domain: Domain, size: int) -> DomainShort
             "The shortlist size was not changed.",
             errors=[
                 FieldError(
-                    field="n", message=f"must be a whole number from 1 to {SIZE_MAX}", value=size
+                    field="n",
+                    message=f"must be a whole number from 1 to {SIZE_MAX}",
+                    value=str(size),
                 )
             ],
         )
@@ -82,9 +84,7 @@ def decision_mark_record(*, actor: User, idea: Idea, mark: str, note: str = "") 
             "The decision was not recorded: the ranking has not been computed yet, and a "
             "decision is recorded with the board it was made on. Compute it on Decide first."
         )
-    version = (
-        DecisionMark.objects.filter(idea=idea).aggregate(v=Max("version"))["v"] or 0
-    ) + 1
+    version = (DecisionMark.objects.filter(idea=idea).aggregate(v=Max("version"))["v"] or 0) + 1
     return DecisionMark.objects.create(
         idea=idea,
         domain=domain,

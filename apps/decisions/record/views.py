@@ -54,7 +54,7 @@ MARKS_CSV_HEADER = [
 
 
 def _domains() -> list[Domain]:
-    return list(Domain.objects.order_by("name"))
+    return list(Domain.objects.order_by("key"))  # the first is Decide's default too
 
 
 def _domain(key: str | None) -> Domain | None:
@@ -146,7 +146,7 @@ def mark_set(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
     page = 1
     error = ""
     if not form.is_valid():
-        error = "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items())
+        error = "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items())
     else:
         page = form.cleaned_data.get("page") or 1
         try:
@@ -265,7 +265,7 @@ def shortlist_size(request: AuthenticatedHttpRequest) -> HttpResponse:
         messages.error(
             request,
             "The shortlist size was not changed: "
-            + "; ".join(f"{k}: {' '.join(v)}" for k, v in form.errors.items()),
+            + "; ".join(f"{k}: {' '.join(str(e) for e in v)}" for k, v in form.errors.items()),
         )
         return redirect(back)
     domain = selectors.domain_of(form.cleaned_data["domain"])
