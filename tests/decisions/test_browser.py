@@ -60,7 +60,7 @@ def test_the_csv_holds_the_rows_and_numbers_the_page_shows(page, login, manager,
         assert seen["rank"] == row["rank"] and seen["idea"] == row["idea"]
         assert seen["estimate"] == two(row["estimate"])
         assert seen["interval"] == f"{two(row['low'])} – {two(row['high'])}"
-        assert seen["p_top"] == two(row["p_top"])
+        assert seen["p_top"] == two(row["p_top_n"])
         assert seen["share"] == f"{row['people_pct']} % · {row['judge_pct']} %"
         assert seen["flags"] == sorted(row["flags"].split())
     assert {r["domain"] for r in rows} == {"nlp"}

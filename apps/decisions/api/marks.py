@@ -89,24 +89,23 @@ class DecisionMarkListApi(APIView):
         )
 
 
+class MarkInputSerializer(serializers.Serializer):
+    mark = serializers.ChoiceField(choices=DecisionMark.Mark.values)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=NOTE_MAX)
+
+
 class DecisionMarkDetailApi(APIView):
     permission_classes = [IsManagerOrAdmin]
 
-    class InputSerializer(serializers.Serializer):
-        mark = serializers.ChoiceField(choices=DecisionMark.Mark.values)
-        note = serializers.CharField(
-            required=False, allow_blank=True, default="", max_length=NOTE_MAX
-        )
-
     @extend_schema(
         tags=["decisions"],
-        request=InputSerializer,
+        request=MarkInputSerializer,
         responses={200: MarkOutputSerializer, **ERROR_RESPONSES},
         summary="Record a new version of the idea's mark (take_forward, hold, reject)",
     )
     def put(self, request: AuthenticatedRequest, idea_id: int) -> Response:
         idea = _idea(idea_id)
-        data = self.InputSerializer(data=request.data)
+        data = MarkInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         mark = decision_mark_record(
             actor=request.user,
