@@ -167,7 +167,7 @@ class DecisionMark(models.Model):
     The idea's current mark is its highest ``version``; every earlier one stays as history.
     ``figures`` keeps the board as the decider saw it (snapshot id and time, rank, estimate,
     interval, P(top N) and N), so the record still means what it meant after later recomputes
-    (and after the snapshot itself is pruned: ``snapshot`` then becomes null, the figures stay).
+    and after the snapshot itself is pruned.
     """
 
     class Mark(models.TextChoices):
@@ -184,9 +184,8 @@ class DecisionMark(models.Model):
         settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
     )
     decided_at = models.DateTimeField()
-    snapshot = models.ForeignKey(
-        DecisionSnapshot, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    # The board as the decider saw it; figures["id"] names the snapshot. No foreign key on
+    # purpose: snapshots are derived and pruned (and not carried by a backup), the record stays.
     figures = models.JSONField(default=dict)
 
     class Meta:

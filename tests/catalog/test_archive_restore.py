@@ -16,13 +16,14 @@ from typing import Any
 import pytest
 from django.apps import apps
 from django.db import connection, models
+from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.catalog.services.archive import installation_export, installation_import
 from apps.core.csv_export import FORMULA_PREFIXES
 from apps.core.errors import ApplicationError
-from apps.decisions.models import DomainRouting
+from apps.decisions.models import DecisionMark, DomainRouting, DomainShortlist
 from apps.judges import services as judges
 from apps.judges.models import AlignmentSnapshot, JudgeConfig, JudgePrediction, JudgeRun
 from apps.panels.models import (
@@ -202,6 +203,19 @@ def _panels_and_routing(*, admin, rita, domain, ideas, style) -> PanelRun:
     """A persona panel that debated two ideas, from a document and a reviewer's history, and
     automatic routing switched on for the domain."""
     DomainRouting.objects.create(domain=domain, automatic=True, updated_by=admin)
+    # Decisions (issue 26): a shortlist size and a mark changed once, both versions kept.
+    DomainShortlist.objects.create(domain=domain, size=7, updated_by=admin)
+    for version, mark in ((1, "hold"), (2, "take_forward")):
+        DecisionMark.objects.create(
+            idea=ideas[0],
+            domain=domain,
+            version=version,
+            mark=mark,
+            note="=needs a second read" if version == 1 else "read twice",
+            decided_by=admin,
+            decided_at=timezone.now(),
+            figures={"id": 3, "rank": version, "estimate": 0.5, "p_top_n": 0.25},
+        )
     PersonaDocument.objects.create(
         domain=domain,
         title="Reader survey",

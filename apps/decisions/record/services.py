@@ -93,6 +93,5 @@ def decision_mark_record(*, actor: User, idea: Idea, mark: str, note: str = "") 
         note=note,
         decided_by=actor,
         decided_at=timezone.now(),
-        snapshot=board.snapshot,
         figures=selectors.figures_of(board, idea.pk),
     )

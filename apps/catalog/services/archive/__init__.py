@@ -11,8 +11,9 @@ The archive is a zip of plain files an admin can read and re-import one by one (
     rating_history.csv       every change of every rating (restored as it is by archive import)
     judge_configs.jsonl      judge configurations
     judge_predictions.csv    every stored judge prediction (for audit; not re-imported)
-    decision_routing.jsonl, panel_*.jsonl
-                             the routing switch per domain and the persona panels (version 3)
+    decision_routing.jsonl, decision_shortlists.jsonl, decision_marks.jsonl, panel_*.jsonl
+                             the routing switch, the shortlist size and the decision marks
+                             per domain, and the persona panels (version 3)
 
 `installation_import` loads such an archive into an empty installation through the same
 importers as single files, all or nothing, then restores the rating history row for row, so

@@ -4,6 +4,9 @@ Six files, one JSON object per line, each a table's rows with references by natu
 (domain key, username, idea external id, dimension key within the idea's rubric):
 
     decision_routing.jsonl   per domain: automatic routing on or off, who set it and when
+    decision_shortlists.jsonl per domain: the shortlist size N, who set it and when
+    decision_marks.jsonl     every version of every decision mark, with the board's figures
+                             (optional: an archive written before issue 26 has none)
     panel_documents.jsonl    the documents personas were extracted from, with their text
     panel_personas.jsonl     every persona (documents, reviewers' histories, invented)
     panel_runs.jsonl         panel runs, with the ids of their personas
@@ -33,7 +36,7 @@ from apps.catalog.importers import ImportResult
 from apps.catalog.models import Domain, Idea
 from apps.catalog.services.archive.common import iso, jsonl_bytes, jsonl_records, parse_time
 from apps.catalog.services.archive.state import INTERRUPTED, Keys, insert_rows
-from apps.decisions.models import DomainRouting
+from apps.decisions.models import DecisionMark, DomainRouting, DomainShortlist
 from apps.panels.models import PanelDebate, PanelRun, PanelTurn, Persona, PersonaDocument
 from apps.screening.models import Dimension
 
@@ -61,6 +64,27 @@ ROUTING = TableFile(
     DomainRouting,
     _cols("domain:domain", "automatic", "updated_by:user", "updated_at:time"),
 )
+SHORTLISTS = TableFile(
+    "decision_shortlists.jsonl",
+    DomainShortlist,
+    _cols("domain:domain", "size", "updated_by:user", "updated_at:time"),
+)
+MARKS = TableFile(
+    "decision_marks.jsonl",
+    DecisionMark,
+    _cols(
+        "idea:idea",
+        "domain:domain",
+        "version",
+        "mark",
+        "note",
+        "decided_by:user",
+        "decided_at:time",
+        "figures",
+    ),
+)
+# Files an archive of version 3 written before they existed lacks: restored as empty.
+OPTIONAL_FILES = {SHORTLISTS.name, MARKS.name}
 DOCUMENTS = TableFile(
     "panel_documents.jsonl",
     PersonaDocument,
@@ -158,7 +182,7 @@ TURNS = TableFile(
     ),
 )
 # In restore order: each file refers only to the ones before it.
-TABLE_FILES = (ROUTING, DOCUMENTS, PERSONAS, RUNS, DEBATES, TURNS)
+TABLE_FILES = (ROUTING, SHORTLISTS, MARKS, DOCUMENTS, PERSONAS, RUNS, DEBATES, TURNS)
 PANEL_FILES = [t.name for t in TABLE_FILES]
 RUN_PERSONAS = "personas"  # panel_runs.jsonl: the ids of the run's personas
 
@@ -222,6 +246,8 @@ def panels_restore(files: dict[str, bytes]) -> list[ImportResult]:
     keys = Keys()
     results = []
     for table in TABLE_FILES:
+        if table.name in OPTIONAL_FILES and table.name not in files:
+            continue
         records = jsonl_records(files[table.name])
         result = ImportResult(kind=table.name.split(".")[0].replace("_", " "), rows=len(records))
         rows = [row for n, r in enumerate(records, start=1) if (row := _row(table, keys, n, r))]
