@@ -61,6 +61,10 @@ def test_the_cut_follows_the_n_asked_and_the_domains_saved_n(client, manager, de
     client.force_login(manager)
     rows = exported(client, "?domain=nlp&n=3")
     assert [r["in_shortlist"] for r in rows].count("true") == 3
+    # Today's address and the old one (redirected with its query) take n alike.
+    old = client.get("/disagreement/export/decide.csv?domain=nlp&n=4", follow=True)
+    text = b"".join(old.streaming_content).decode()
+    assert [r["in_shortlist"] for r in csv.DictReader(io.StringIO(text))].count("true") == 4
     response = client.post(
         reverse("decisions:shortlist_size"), {"domain": "nlp", "n": "7", "next": "/decisions/"}
     )
@@ -215,8 +219,9 @@ def test_the_page_records_a_mark_without_javascript_and_shows_it(client, decided
         {"mark": "bogus"},
         headers={"HX-Request": "true"},
     )
-    assert fragment.status_code == 400 and b"<html" not in fragment.content
-    assert b"mark:" in fragment.content
+    assert fragment.status_code == 200 and b"<html" not in fragment.content
+    assert b'role="alert"' in fragment.content and b"mark:" in fragment.content
+    assert DecisionMark.objects.filter(idea=idea).count() == 1
     history = client.get(
         reverse("decisions:mark_history", kwargs={"idea_id": idea.pk}),
         headers={"HX-Request": "true"},
@@ -255,6 +260,15 @@ def test_the_memo_holds_the_chosen_ideas_figures_and_the_reasons_not_taken(
     html = (tmp_path / "memo.html").read_text()
     assert "@media print" in html and "<link" not in html and "<script" not in html
     assert html.count('class="idea"') == 3
+
+
+def test_the_markdown_memo_reads_as_a_document(decided, manager, domain, tmp_path, capsys):
+    idea = top_ideas(domain, 1)[0]
+    decision_mark_record(actor=manager, idea=idea, mark="take_forward", note="clear buyer")
+    call_command("decision_memo", domain="nlp", format="md", output="-")
+    text = capsys.readouterr().out
+    assert text.startswith("# Decision memo: NLP") and "## Taken forward (1)" in text
+    assert "\n\n\n\n" not in text and "{%" not in text and "&amp;" not in text
 
 
 def test_the_memo_command_names_an_unknown_domain(decided, tmp_path):

@@ -165,8 +165,9 @@ def mark_set(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
         return render(
             request,
             "decisions/_mark_row.html",
+            # 200 even for a refusal: htmx swaps only successful answers, and the row must show
+            # the error where the manager is (the form's select cannot send an empty mark).
             {**context, "error": error, "saved": not error},
-            status=400 if error else 200,
         )
     if error:
         messages.error(request, f"Not recorded for {idea.external_id}: {error}")
