@@ -5,8 +5,9 @@ compute_metrics, same frames.
 
 No database: synthetic rating frames (10,000 ideas, 200 reviewers, 6 dimensions) plus 50,000
 random predictions. Prints, per size, compute_metrics (the reference, measured in the same run),
-idea_board, and the size and json.dumps time of the board rows the snapshot task stores. One
-BLAS thread.
+build_boards (the board and the people-only board the snapshot stores, from one fit), and the
+size and json.dumps time of their rows. Wall and CPU seconds (CPU: the process's own time,
+steadier on a busy machine). One BLAS thread.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-from apps.decisions.ranking.board import build_board, scales_from  # noqa: E402
+from apps.decisions.ranking.board import build_boards, scales_from  # noqa: E402
 from apps.disagreement.analysis import compute_metrics  # noqa: E402
 from apps.disagreement.analysis.synthetic import synthetic_frame, synthetic_scales  # noqa: E402
 
@@ -57,24 +58,30 @@ def main() -> None:
         frame = synthetic_frame(n_ratings=n, n_ideas=10_000, n_reviewers=200)
         frame["title"] = frame["idea"].astype(str)
         t = time.perf_counter()
+        c = time.process_time()
         compute_metrics(frame, scales=synthetic_scales())
         t_metrics = time.perf_counter() - t
+        c_metrics = time.process_time() - c
         catalog = frame[["idea_id", "idea", "title", "domain"]].drop_duplicates("idea_id")
         t = time.perf_counter()
-        rows, _ = build_board(
+        c = time.process_time()
+        boards, _ = build_boards(
             frame,
             predictions=preds,
             catalog=catalog,
             scales=scales_from(synthetic_scales(), {}),
         )
         t_board = time.perf_counter() - t
+        c_board = time.process_time() - c
         t = time.perf_counter()
-        size = len(json.dumps(rows))
+        size = sum(len(json.dumps(rows)) for rows in boards.values())
         t_json = time.perf_counter() - t
+        n_rows = sum(len(rows) for rows in boards.values())
         print(
-            f"{n:>9,} ratings: compute_metrics {t_metrics:6.2f} s (reference) | "
-            f"build_board {t_board:6.2f} s, {len(rows):,} rows, {size / 1e6:.1f} MB JSON "
-            f"(dumps {t_json:.2f} s)"
+            f"{n:>9,} ratings: compute_metrics {t_metrics:6.2f} s wall, {c_metrics:.2f} s CPU "
+            f"(reference) | build_boards (the board and the people-only board) "
+            f"{t_board:6.2f} s wall, {c_board:.2f} s CPU, {n_rows:,} rows, "
+            f"{size / 1e6:.1f} MB JSON (dumps {t_json:.2f} s)"
         )
 
 

@@ -4,7 +4,8 @@ with a static file and /healthz measured in the same run.
     BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/pluralist_bench \\
     CELERY_BROKER_URL=redis://127.0.0.1:6379/15 \\
         .venv/bin/python bench/bench_load.py [--reviewers 32] [--seconds 20] \\
-        [--servers gthread:2:32:4,gthread:1:32:0,sync:3:1:0] [--think 1,0]
+        [--servers gthread:2:32:4,gthread:1:32:0,sync:3:1:0] [--think 1,0] \\
+        [--beside none,worker:0,worker:10] [--warmup 40]
 
 Creates (if needed) and migrates the database, seeds one domain with --ideas ideas assigned to
 each of --reviewers reviewers (each with an API token), collects static files into a temporary
@@ -18,6 +19,14 @@ production settings (bench/settings_load.py) and, for each --think time, runs fo
   commit, as in production;
 - one prober fetching a static file (the vendored htmx, served by WhiteNoise) and one fetching
   /healthz, each every 50 ms.
+With --beside, each layout also runs with what production puts on the same machine: `worker:N`
+starts one Celery worker (`-Q celery,judges --concurrency=2`, as docker-compose.yml) and beat, with
+the production settings and WORKER_NICENESS=N, so the judge runs, metrics, findings and decision
+recomputes the submits trigger compete for the same cores (issue 29: submit p95 155-397 ms there);
+`none` runs the web alone. Background work left from an earlier run is cleared before each run,
+and --warmup (give it more than JUDGE_DEBOUNCE_SECONDS, 30, with a worker) lets the first
+debounced judge work start before the measurement does. The machine's load average is printed
+with every row, since a shared machine's figures move with it.
 Prints p50/p95 (ms) of each and, for paced reviewers, issue 21's restated target: submit p95
 <= 150 ms and /healthz p95 <= 50 ms on 2 cores, with 0 errors (the former ratio, submit p95
 over static p95, is printed beside it for comparison with earlier runs). Back to back, 32
@@ -47,7 +56,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 DEFAULT_URL = "postgres://postgres@127.0.0.1:5432/pluralist_bench"
 STATIC_PATH = "/static/vendor/htmx-2.0.11/htmx.min.js"
-WARMUP_S = 1.0
+WARMUP_S = 1.0  # default of --warmup
 # Issue 21, restated: absolute p95s at 32 paced reviewers on 2 cores.
 SUBMIT_P95_TARGET_MS = 150
 HEALTHZ_P95_TARGET_MS = 50
@@ -168,21 +177,93 @@ def _prober(port: int, kind: str, path: str, until: float, out: mp.Queue) -> Non
     out.put((kind, rows))
 
 
-def _wait_ready(port: int, deadline_s: float = 60) -> None:
+def _wait_ready(port: int, deadline_s: float = 120) -> None:
+    """Until /healthz answers 200 (its database and broker both answer); on a busy machine a
+    gunicorn, a worker and beat starting together take a while."""
     end = time.time() + deadline_s
+    last = "no answer"
     while time.time() < end:
         try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
             conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
+            response = conn.getresponse()
+            if response.status == 200:
                 return
-        except OSError:
-            time.sleep(0.3)
-    raise SystemExit("gunicorn did not answer /healthz within a minute")
+            last = f"{response.status} {response.read()[:300]!r}"
+        except OSError as exc:
+            last = str(exc)
+        time.sleep(0.3)
+    raise SystemExit(f"gunicorn did not answer /healthz 200 within {deadline_s:.0f} s: {last}")
+
+
+def reset_background_work() -> None:
+    """Start every run from the same state: no queued messages, no pending or running judge work
+    and no queued recomputes left by the previous run (they would land in this one)."""
+    from django.db import connections
+
+    from apps.decisions.models import DecisionSnapshot
+    from apps.disagreement.models import MetricSnapshot
+    from apps.findings.models import FindingSnapshot
+    from apps.judges.models import AlignmentSnapshot, JudgeRun, JudgeScheduleRequest
+    from config.celery import app
+
+    app.control.purge()
+    JudgeScheduleRequest.objects.all().delete()
+    JudgeRun.objects.filter(status__in=JudgeRun.ACTIVE).update(status=JudgeRun.Status.FAILED)
+    for model in (MetricSnapshot, AlignmentSnapshot, FindingSnapshot, DecisionSnapshot):
+        model.objects.filter(status__in=["queued", "running"]).update(status="failed")
+    connections.close_all()
+
+
+def start_beside(beside: str, env: dict[str, str], folder: str) -> list[subprocess.Popen]:
+    """`none`, or `worker:N`: one worker (both queues, 2 processes) and beat at niceness N."""
+    if beside == "none":
+        return []
+    kind, _, niceness = beside.partition(":")
+    if kind != "worker" or not niceness.isdigit():
+        raise SystemExit(f"--beside takes none or worker:N (N a niceness), not {beside!r}")
+    env = {**env, "WORKER_NICENESS": niceness}
+    celery = [sys.executable, "-m", "celery", "-A", "config"]
+    worker = [*celery, "worker", "-Q", "celery,judges", "--concurrency=2", "--loglevel=WARNING"]
+    beat = [*celery, "beat", "--loglevel=WARNING", "-s", os.path.join(folder, "beat-schedule")]
+    return [
+        subprocess.Popen(
+            command, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        for command in (worker, beat)
+    ]
+
+
+def background_done(since: float) -> dict[str, int]:
+    """What the worker finished since `since` (a time.time()): it was busy, not idle."""
+    import datetime as dt
+
+    from django.db import connections
+
+    from apps.disagreement.models import MetricSnapshot
+    from apps.judges.models import JudgeRun
+
+    after = dt.datetime.fromtimestamp(since, tz=dt.UTC)
+    done = {
+        "judge runs": JudgeRun.objects.filter(finished_at__gte=after).count(),
+        "metric snapshots": MetricSnapshot.objects.filter(
+            computed_at__gte=after, status="done"
+        ).count(),
+    }
+    connections.close_all()
+    return done
 
 
 def run_layout(
-    layout: str, *, port: int, env: dict[str, str], jobs, think_s: float, seconds: float
+    layout: str,
+    *,
+    port: int,
+    env: dict[str, str],
+    jobs,
+    think_s: float,
+    seconds: float,
+    beside: str = "none",
+    warmup_s: float = WARMUP_S,
 ) -> dict:
     worker_class, workers, threads, active = layout.split(":")
     command = [
@@ -199,16 +280,19 @@ def run_layout(
         f"127.0.0.1:{port}",
         "config.wsgi:application",
     ]
+    reset_background_work()
+    folder = tempfile.mkdtemp(prefix="pluralist-bench-beat-")
     server = subprocess.Popen(
         command,
         cwd=ROOT,
         env={**env, "GUNICORN_ACCESSLOG": "", "WEB_ACTIVE_REQUESTS": active},
         stderr=subprocess.DEVNULL,
     )
+    background = start_beside(beside, env, folder)
     try:
         _wait_ready(port)
         start = time.time()
-        until = start + WARMUP_S + seconds
+        until = start + warmup_s + seconds
         out: mp.Queue = mp.Queue()
         n_proc = min(4, len(jobs))
         procs = [
@@ -227,12 +311,18 @@ def run_layout(
             results.setdefault(kind, []).extend(rows)
         for p in procs:
             p.join()
+        load = os.getloadavg()[0]
     finally:
-        server.terminate()
-        server.wait(timeout=30)
-    summary = {}
+        for process in [server, *background]:
+            process.terminate()
+        for process in [server, *background]:
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+    summary: dict = {"load": load, "background": background_done(start + warmup_s)}
     for kind, rows in results.items():
-        counted = [r for r in rows if r[0] >= start + WARMUP_S]
+        counted = [r for r in rows if r[0] >= start + warmup_s]
         ok = [ms for _, ms, code in counted if code == 200]
         summary[kind] = {
             "n": len(counted),
@@ -254,6 +344,14 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=18770)
     # 1 s: reviewers thirty times faster than anyone who reads the idea; 0: back to back.
     parser.add_argument("--think", default="1,0", help="seconds between a reviewer's submits")
+    parser.add_argument(
+        "--beside",
+        default="none",
+        help="what runs beside the web: none, or worker:N (a Celery worker and beat at niceness N)",
+    )
+    parser.add_argument(
+        "--warmup", type=float, default=WARMUP_S, help="seconds not counted at the start"
+    )
     args = parser.parse_args()
     url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_URL)
     setup_django(url)
@@ -285,22 +383,34 @@ def main() -> None:
         pace = f"{think_s:g} s between submits" if think_s else "back to back"
         print(f"\nReviewers {pace}")
         print(
-            f"{'server (class:workers:threads:active)':<40}{'what':<9}{'n':>7}{'err':>5}"
-            f"{'p50':>9}{'p95':>9}{'per s':>8}"
+            f"{'server (class:workers:threads:active) + beside':<48}{'what':<9}{'n':>7}{'err':>5}"
+            f"{'p50':>9}{'p95':>9}{'per s':>8}{'load':>7}"
         )
-        for layout in args.servers.split(","):
+        runs = [(lay, bes) for lay in args.servers.split(",") for bes in args.beside.split(",")]
+        for server_layout, beside in runs:
             summary = run_layout(
-                layout, port=args.port, env=env, jobs=jobs, think_s=think_s, seconds=args.seconds
+                server_layout,
+                port=args.port,
+                env=env,
+                jobs=jobs,
+                think_s=think_s,
+                seconds=args.seconds,
+                beside=beside,
+                warmup_s=args.warmup,
             )
+            layout = f"{server_layout} + {beside}"
             for kind in ("submit", "static", "healthz"):
                 s = summary.get(kind, {"n": 0, "errors": 0, "p50": 0, "p95": 0, "per_s": 0})
                 print(
-                    f"{layout:<40}{kind:<9}{s['n']:>7}{s['errors']:>5}"
-                    f"{s['p50']:>9.1f}{s['p95']:>9.1f}{s['per_s']:>8.1f}"
+                    f"{layout:<48}{kind:<9}{s['n']:>7}{s['errors']:>5}"
+                    f"{s['p50']:>9.1f}{s['p95']:>9.1f}{s['per_s']:>8.1f}{summary['load']:>7.1f}"
                 )
+            if beside != "none":
+                done = ", ".join(f"{n} {what}" for what, n in summary["background"].items())
+                print(f"{layout:<48}the worker finished meanwhile: {done}")
             ratio = summary["submit"]["p95"] / summary["static"]["p95"]
             if not think_s:
-                print(f"{layout:<40}submit p95 / static p95 = {ratio:.2f} (capacity; no target)")
+                print(f"{layout:<48}submit p95 / static p95 = {ratio:.2f} (capacity; no target)")
                 continue
             submit, healthz = summary["submit"], summary["healthz"]
             errors = sum(summary.get(k, {}).get("errors", 0) for k in ("submit", "healthz"))
@@ -310,7 +420,7 @@ def main() -> None:
                 and errors == 0
             )
             print(
-                f"{layout:<40}target submit p95 <= {SUBMIT_P95_TARGET_MS} ms, healthz p95 <= "
+                f"{layout:<48}target submit p95 <= {SUBMIT_P95_TARGET_MS} ms, healthz p95 <= "
                 f"{HEALTHZ_P95_TARGET_MS} ms, 0 errors: {'met' if met else 'NOT met'} "
                 f"(submit/static p95 {ratio:.2f})"
             )

@@ -1,6 +1,7 @@
 import os
 
 from celery import Celery
+from celery.signals import beat_init, worker_init
 from celery.worker.consumer import Consumer
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
@@ -42,3 +43,21 @@ app = Celery("pluralist")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.conf.worker_consumer = "config.celery:BrokerRestartSafeConsumer"
 app.autodiscover_tasks()
+
+
+def lower_priority(**_: object) -> None:
+    """Run this worker (or beat) at WORKER_NICENESS (10 by default): on a host shared with the web
+    server, the kernel then gives the web's processes the CPU first and the worker the rest, so
+    judge runs and recomputes a burst of submits triggers cannot slow the submits themselves
+    (bench/bench_load.py --beside, docs/operations.md). Sent before the pool forks, so the pool's
+    processes inherit it. Only ever raises the niceness, which needs no privilege; 0 keeps it."""
+    from django.conf import settings
+
+    wanted = int(getattr(settings, "WORKER_NICENESS", 0) or 0)
+    current = os.getpriority(os.PRIO_PROCESS, 0)
+    if wanted > current:
+        os.setpriority(os.PRIO_PROCESS, 0, min(wanted, 19))
+
+
+worker_init.connect(lower_priority, weak=False)
+beat_init.connect(lower_priority, weak=False)

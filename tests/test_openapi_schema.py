@@ -97,8 +97,9 @@ def test_the_judges_endpoints_describe_their_bodies(db, fresh_stats):
     paths = SchemaGenerator().get_schema(request=None, public=True)["paths"]
     predictions = paths["/api/judges/predictions/"]["get"]
     assert {p["name"] for p in predictions["parameters"]} >= {"reviewer", "domain", "dimension"}
+    assert {p["name"] for p in predictions["parameters"]} >= {"limit", "offset"}
     body = predictions["responses"]["200"]["content"]["application/json"]["schema"]
-    assert body["type"] == "array"
+    assert body["$ref"].endswith("/PaginatedPredictionList")
     assert "delete" in paths["/api/judges/configs/{config_id}/"]
     assert "204" in paths["/api/judges/configs/{config_id}/"]["delete"]["responses"]
 

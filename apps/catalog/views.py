@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import tempfile
+from typing import IO, cast
 
 from django import forms
 from django.conf import settings
@@ -51,7 +53,9 @@ def _counts() -> list[tuple[str, int]]:
         ("Patents", Patent.objects.count()),
         ("Ideas", Idea.objects.count()),
         ("Reviewers", User.objects.filter(role=User.Role.REVIEWER).count()),
-        ("Ratings", Rating.objects.filter(status=Rating.Status.SCORED).count()),
+        ("Scored ratings", Rating.objects.filter(status=Rating.Status.SCORED).count()),
+        # Decide counts every stored rating (and says which enter its estimate).
+        ("Ratings stored in all", Rating.objects.count()),
         ("Rubrics", Rubric.objects.count()),
     ]
 
@@ -175,11 +179,16 @@ ARCHIVE_TOKEN = re.compile(r"[a-z0-9]{8,32}")
 
 @role_required("admin")
 @require_http_methods(["POST"])
-def archive_export(request: AuthenticatedHttpRequest) -> HttpResponse:
-    content = archive.installation_export(actor=request.user)
+def archive_export(request: AuthenticatedHttpRequest) -> FileResponse:
+    # Written to a temporary file (kept in memory while small), not built as one bytes object.
+    out = tempfile.SpooledTemporaryFile(max_size=16 * 1024 * 1024)
+    report = archive.installation_export_to(out, actor=request.user)
+    out.seek(0)
     name = timezone.now().strftime("pluralist-%Y%m%d-%H%M%S.zip")
-    response = HttpResponse(content, content_type="application/zip")
-    response["Content-Disposition"] = f'attachment; filename="{name}"'
+    response = FileResponse(out, content_type="application/zip", as_attachment=True, filename=name)
+    if report.warnings:
+        # The manifest keeps them too; a script downloading the archive reads them here.
+        response["X-Archive-Warnings"] = str(len(report.warnings))
     token = request.POST.get("token", "")
     if ARCHIVE_TOKEN.fullmatch(token):
         # The page waits for this cookie to say the download has started (static/js/archive.js):
@@ -209,7 +218,7 @@ def archive_import(request: AuthenticatedHttpRequest) -> HttpResponse:
                     )
                 ],
             )
-        results = archive.installation_import(content=upload.read(), actor=request.user)
+        results = archive.installation_import(content=cast(IO[bytes], upload), actor=request.user)
     except ApplicationError as exc:
         outcome = {"ok": False, "message": exc.message, "errors": exc.errors}
         return _archive_page(request, form=form, outcome=outcome, status=400)

@@ -4,7 +4,9 @@ Every API error has the same shape, whatever raised it:
     {"detail": "The rating was not saved.",
      "errors": [{"field": "market_size", "message": "...", "row": null, "value": "2"}]}
 Services raise apps.core.errors.ApplicationError; this handler maps it to 400 (PermissionDenied
--> 403, NotFound -> 404). DRF's own errors (validation, authentication, 404) get the same body.
+-> 403, NotFound -> 404, ServiceUnavailable -> 503). DRF's own errors (validation,
+authentication, 404) get the same body, and so does an unreachable database or broker: 503 with
+Retry-After, the dependency named in `errors` (apps/core/health.py decides what is an outage).
 """
 
 from __future__ import annotations
@@ -25,7 +27,14 @@ from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from apps.accounts.tokens import api_token_issue, api_token_revoke
-from apps.core.errors import ApplicationError, NotFound, PermissionDenied
+from apps.core.errors import (
+    ApplicationError,
+    FieldError,
+    NotFound,
+    PermissionDenied,
+    ServiceUnavailable,
+)
+from apps.core.health import RETRY_AFTER_SECONDS, outage_of, unavailable_message
 from apps.core.pagination import BIGINT_MAX, MAX_PAGE_SIZE, Pagination
 
 
@@ -100,7 +109,28 @@ def _flatten(detail: Any, source: Any = _MISSING, prefix: str = "") -> list[dict
     return rows
 
 
+def service_unavailable(exc: BaseException | None) -> ServiceUnavailable | None:
+    """The ServiceUnavailable error an outage exception stands for (None for other errors)."""
+    if isinstance(exc, ServiceUnavailable):
+        return exc
+    dependency = outage_of(exc)
+    if dependency is None:
+        return None
+    return ServiceUnavailable(
+        unavailable_message(dependency),
+        errors=[FieldError(dependency, "unreachable; try again in a few seconds")],
+    )
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    unavailable = service_unavailable(exc)
+    if unavailable is not None:
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)}
+        if unavailable.errors:
+            headers["X-Unavailable"] = unavailable.errors[0].field
+        return Response(
+            unavailable.as_dict(), status=status.HTTP_503_SERVICE_UNAVAILABLE, headers=headers
+        )
     if isinstance(exc, ApplicationError):
         code: int = status.HTTP_400_BAD_REQUEST
         if isinstance(exc, PermissionDenied):
@@ -192,6 +222,21 @@ class ReadOnly(BasePermission):
         return request.method in SAFE_METHODS
 
 
+class BoundedAuthTokenSerializer(AuthTokenSerializer):
+    """DRF's sign-in body with lengths: a username longer than any account's is refused before
+    authenticating (django-axes records each failure in a 255-character column: a longer one
+    was a 500), and a password is at most 4,096 characters (hashing a megabyte costs)."""
+
+    username = serializers.CharField(label="Username", write_only=True, max_length=150)
+    password = serializers.CharField(
+        label="Password",
+        style={"input_type": "password"},
+        trim_whitespace=False,
+        write_only=True,
+        max_length=4096,
+    )
+
+
 class AuthTokenCreateApi(ObtainAuthToken):
     """POST username + password for the user's API token; DELETE (signed in) revokes it.
 
@@ -199,6 +244,7 @@ class AuthTokenCreateApi(ObtainAuthToken):
     the sign-in lockout shared with the login form (django-axes): once locked, 429.
     """
 
+    serializer_class = BoundedAuthTokenSerializer
     # api_settings imports the dotted paths; the stubs type the setting as the strings.
     authentication_classes = api_settings.DEFAULT_AUTHENTICATION_CLASSES  # type: ignore[assignment]
 
@@ -213,7 +259,7 @@ class AuthTokenCreateApi(ObtainAuthToken):
         return super().get_authenticators()
 
     @extend_schema(
-        request=AuthTokenSerializer,
+        request=BoundedAuthTokenSerializer,
         responses={
             200: inline_serializer(
                 "AuthToken",

@@ -46,6 +46,12 @@ class NotFound(ApplicationError):
     pass
 
 
+class ServiceUnavailable(ApplicationError):
+    """A dependency (the database, the broker) cannot be reached: 503, try again later.
+
+    ``errors`` holds one row per unreachable dependency, its name in ``field``."""
+
+
 @dataclass
 class ErrorCollector:
     """Collects every error of a multi-row operation so they can be reported all at once."""

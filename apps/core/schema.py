@@ -6,7 +6,8 @@ around the view are added here, once, for every operation:
 - 401 on every operation that needs credentials (none, a wrong or an expired token);
 - 403 on every such operation (signed in, but the role may not do this, or a missing CSRF token);
 - 404 on every operation with a path parameter (no such row, or not visible to you);
-- 400 on every operation that takes query parameters or a body (a value breaks a rule).
+- 400 on every operation that takes query parameters or a body (a value breaks a rule);
+- 503 on every operation: the database or the broker is unreachable (apps/core/health.py).
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ DESCRIPTIONS = {
     "401": "No valid credentials: none, a wrong token or an expired one.",
     "403": "Signed in, but your role may not do this.",
     "404": "Not there, or not visible to you.",
+    "503": "The database or the task queue is unreachable (named in `errors`); try again after "
+    "the Retry-After header's seconds.",
 }
 
 
@@ -52,6 +55,7 @@ def add_error_responses(
                 codes.append("404")
             if "requestBody" in operation or any(p.get("in") == "query" for p in parameters):
                 codes.append("400")
+            codes.append("503")
             for code in codes:
                 responses.setdefault(code, _error_response(code))
     return result

@@ -28,13 +28,18 @@ class Flag:
 
 MODEL_FLAGS = {
     NO_READER: Flag(
-        NO_READER, "No reader", "Nobody has read this idea: the estimate is the prior."
+        NO_READER,
+        "No reader",
+        "Nobody has read this idea: the estimate is the domain's average, or the domain text "
+        "model's where its cross-validated check passed.",
     ),
     ONE_READER: Flag(ONE_READER, "One reader", "Only one person read this idea."),
     MOSTLY_JUDGES: Flag(
         MOSTLY_JUDGES,
         "Mostly judges",
-        "More than half of the evidence behind this estimate comes from judges' predictions.",
+        "More than half of the evidence behind this estimate comes from the domain text model "
+        "and judges that read the idea (predictions that only echo its readers count for "
+        "nothing and never raise this flag).",
     ),
 }
 

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from django import forms
 
-from apps.decisions.presenters import DEFAULT_SORT, SORTS
+from apps.decisions.presenters import DEFAULT_SORT, EVIDENCE, SORTS
 
 
 class DecideForm(forms.Form):
@@ -13,6 +13,8 @@ class DecideForm(forms.Form):
     sort = forms.ChoiceField(required=False, choices=[(k, k) for k in SORTS])
     q = forms.CharField(required=False, max_length=200, label="Search")
     page = forms.IntegerField(required=False, min_value=1, max_value=100_000)
+    # "people": the board fitted on people's reads only (no predictions, no text model).
+    evidence = forms.ChoiceField(required=False, choices=EVIDENCE)
 
     def value(self, name: str, default=None):
         self.is_valid()

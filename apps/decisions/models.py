@@ -62,17 +62,26 @@ class DecisionSnapshot(models.Model):
 
 
 class DecisionSlice(models.Model):
-    """The board rows of one (domain, dimension) ranking; dimension "__all__" is overall."""
+    """The board rows of one (domain, dimension) ranking; dimension "__all__" is overall.
+
+    ``evidence``: "all" (the board: people, the text model and independent judges where their
+    checks pass) or "people" (the same model fitted on people's reads only)."""
+
+    class Evidence(models.TextChoices):
+        ALL = "all", "People, text model and judges"
+        PEOPLE = "people", "People's reads only"
 
     snapshot = models.ForeignKey(DecisionSnapshot, on_delete=models.CASCADE, related_name="slices")
     domain = models.CharField(max_length=64)
     dimension = models.CharField(max_length=64)
+    evidence = models.CharField(max_length=8, choices=Evidence.choices, default=Evidence.ALL)
     rows = models.JSONField(default=list)
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["snapshot", "domain", "dimension"], name="one_decision_slice_per_key"
+                fields=["snapshot", "domain", "dimension", "evidence"],
+                name="one_decision_slice_per_key_and_evidence",
             )
         ]
 

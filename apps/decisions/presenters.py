@@ -14,6 +14,18 @@ SORTS = {
     "estimate": "estimate, highest first",
     "p_top": "probability of being in the shortlist (P(top N)), highest first",
 }
+# Which board: everything the model weighs (people, the domain text model and judges that
+# read the idea, where their checks pass), or the same model fitted on people's reads only.
+EVIDENCE = [("all", "People, text model and judges"), ("people", "People's reads only")]
+DEFAULT_EVIDENCE = "all"
+# What a prediction adds (ranking/board.py BASES), as the page and the CSV write it.
+BASIS_TEXT = {
+    "scale": "scale only: built from this idea's reads, adds nothing new",
+    "level": "level only: this reviewer's usual score, adds nothing on the idea",
+    "text": "text rule: counted once, through the domain text model",
+    "new": "new: a judge that read the idea, counted by its measured accuracy",
+}
+BASIS_SHORT = {"scale": "scale only", "level": "level only", "text": "via text model", "new": "new"}
 # Defensible by default: an idea ranks high only when even its pessimistic value is high, so one
 # enthusiastic reader cannot put it on top.
 DEFAULT_SORT = "low"
@@ -64,15 +76,37 @@ def score_text(item: list[Any], *, overall: bool) -> str:
 
 
 def pred_text(item: list[Any], *, overall: bool) -> str:
-    name, score, conf = item
+    """One prediction as the page and the CSV write it, with what it adds (BASIS_SHORT)."""
+    name, score, conf = item[:3]
+    basis = item[3] if len(item) > 3 else None
     conf_text = "" if conf is None else f" @{conf}%"
-    return f"{name}{conf_text}" if overall else f"{name}={score}{conf_text}"
+    basis_text = f" ({BASIS_SHORT[basis]})" if basis in BASIS_SHORT else ""
+    return f"{name}{conf_text}{basis_text}" if overall else f"{name}={score}{conf_text}{basis_text}"
+
+
+def dark_summary(result: dict[str, Any] | None, *, domain: str, evidence: str) -> dict[str, Any]:
+    """The domain's ideas in the dark, from the snapshot's summary: how many nobody read, the
+    expected number of the true top share among them (their summed P(top)), the routed reads
+    the bench needed to settle such a shortlist, and per dimension whether the text model
+    gives unread ideas an estimate (its check) or stays out."""
+    result = result or {}
+    domains = (result.get("people") or {}).get("domains", {}) if evidence == "people" else {}
+    info = (domains or result.get("domains") or {}).get(domain)
+    if not info:
+        return {}
+    text = info.get("text") or {}
+    return {
+        **info,
+        "text_used": sorted(d for d, c in text.items() if c.get("used")),
+        "text_checks": sorted(text.items()),
+        "judge_checks": sorted((info.get("judges") or {}).items()),
+    }
 
 
 def shares(row: dict[str, Any]) -> dict[str, int | None]:
     """People's and judges' shares of the evidence in whole percent, summing to 100 (None when
     there is no evidence: the estimate is the prior)."""
-    if not row["n_reviewers"] and not row["n_predicted"]:
+    if not row["n_reviewers"] and not row["judge_share"]:
         return {"people_pct": None, "judge_pct": None}
     judge = round(100 * row["judge_share"])
     return {"people_pct": 100 - judge, "judge_pct": judge}
@@ -116,13 +150,16 @@ CSV_HEADER = [
     "predictions",
     "flags",
     "ordered_by",
+    "evidence",
     "shortlist_size",
     "p_top_n",
     "in_shortlist",
 ]
 
 
-def csv_rows(rows: list[dict[str, Any]], *, sort: str) -> tuple[list[str], list[list[Any]]]:
+def csv_rows(
+    rows: list[dict[str, Any]], *, sort: str, evidence: str = DEFAULT_EVIDENCE
+) -> tuple[list[str], list[list[Any]]]:
     """The page's rows, every column the page shows, in the page's order."""
     out = []
     for r in rows:
@@ -149,9 +186,51 @@ def csv_rows(rows: list[dict[str, Any]], *, sort: str) -> tuple[list[str], list[
                 "; ".join(pred_text(p, overall=overall) for p in r["preds"]),
                 " ".join(f.code for f in r.get("flag_items", [])),
                 SORTS.get(sort, SORTS[DEFAULT_SORT]),
+                evidence,
                 r.get("shortlist_size"),
                 r.get("p_top_n"),
                 None if "in_shortlist" not in r else ("true" if r["in_shortlist"] else "false"),
             ]
         )
     return CSV_HEADER, out
+
+
+def idea_standing(
+    rows_by_dimension: Mapping[str, list[dict[str, Any]]],
+    *,
+    idea_id: int,
+    labels: Mapping[str, str],
+) -> dict[str, Any] | None:
+    """One idea's place on every ranking of its domain, as Decide shows it: its rank in Decide's
+    default order, estimate, interval, P(top), the people's and judges' shares, its readers and
+    the predictions used (each with the reviewer whose judge made it). None when the snapshot
+    does not rank the idea (it was added after the last computation)."""
+    out: dict[str, Any] = {"overall": None, "dimensions": []}
+    for dim, rows in rows_by_dimension.items():
+        ranked = sort_rows(rows, sort=DEFAULT_SORT)
+        mine = next((r for r in ranked if r["idea_id"] == idea_id), None)
+        if mine is None:
+            continue
+        overall = dim == ALL
+        entry = {
+            **mine,
+            **shares(mine),
+            "of": len(ranked),
+            "name": "All dimensions (overall)" if overall else labels.get(dim, dim),
+            "flag_items": [MODEL_FLAGS[c] for c in mine.get("flags", []) if c in MODEL_FLAGS],
+            "score_items": [score_text(s, overall=overall) for s in mine["scores"]],
+            "predictions": [
+                {"reviewer": p[0], "score": p[1], "confidence": p[2]} for p in mine["preds"]
+            ],
+        }
+        if overall:
+            out["overall"] = entry
+        else:
+            out["dimensions"].append(entry)
+    if out["overall"] is None:
+        return None
+    order = list(labels)
+    out["dimensions"].sort(
+        key=lambda e: order.index(e["dimension"]) if e["dimension"] in order else len(order)
+    )
+    return out

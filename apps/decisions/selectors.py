@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 from django.db.models import Count, QuerySet
+from scipy import sparse
 
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
-from apps.decisions.ranking.board import scales_from
+from apps.decisions.ranking.board import people_rows, scales_from
 from apps.decisions.ranking.model import Scale
 from apps.disagreement import selectors as metrics_selectors
-from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun
+from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun, JudgeScheduleRequest
 from apps.judges.selectors import latest_done_runs
+from apps.judges.vectors import item_vectors
 from apps.screening.models import Assignment, Rating
 
 SCOPE = "all"
@@ -25,22 +28,42 @@ SCOPE = "all"
 @dataclass
 class DecisionInputs:
     frame: pd.DataFrame  # the rating frame (apps.disagreement.selectors.rating_frame)
-    predictions: pd.DataFrame  # reviewer_id, reviewer, idea_id, dimension, score, confidence
+    # reviewer_id, reviewer, idea_id, dimension, score, confidence, signal, panel_size
+    predictions: pd.DataFrame
     catalog: pd.DataFrame  # idea_id, idea, title, domain
     scales: dict[str, Scale]
+    # Per domain key: (idea ids, their TF-IDF rows) for the domain text model.
+    vectors: dict[str, tuple[np.ndarray, sparse.csr_matrix]] = field(default_factory=dict)
 
 
 def decision_inputs() -> DecisionInputs:
     """Every rating (any date: a decision weighs all the evidence), the judges' latest
-    predictions (score and confidence only), the catalogue and the rubric's scales."""
+    predictions (score, confidence and what they rest on), the catalogue, the rubric's
+    scales and the ideas' text vectors."""
+    catalog = metrics_selectors.idea_catalog()
     return DecisionInputs(
         frame=metrics_selectors.rating_frame(),
         predictions=prediction_frame(),
-        catalog=metrics_selectors.idea_catalog(),
+        catalog=catalog,
         scales=scales_from(
             metrics_selectors.rubric_scales(), metrics_selectors.rubric_categories()
         ),
+        vectors=domain_vectors(catalog),
     )
+
+
+def domain_vectors(catalog: pd.DataFrame) -> dict[str, tuple[np.ndarray, sparse.csr_matrix]]:
+    """Per domain: its idea ids (sorted) and their stored TF-IDF rows (apps.judges.vectors:
+    the offline judge's representation, computed once per domain and kept), for the text
+    model. No network: the vectors are fitted locally."""
+    out: dict[str, tuple[np.ndarray, sparse.csr_matrix]] = {}
+    for domain, cat in catalog.groupby("domain", sort=True):
+        ids = np.sort(cat["idea_id"].to_numpy(np.int64))
+        rows = item_vectors(ids.tolist())
+        if len(rows) != len(ids):
+            continue
+        out[str(domain)] = (ids, sparse.vstack([rows[int(i)] for i in ids]).tocsr())
+    return out
 
 
 def snapshot_latest() -> DecisionSnapshot | None:
@@ -73,11 +96,38 @@ def snapshot_domains(snapshot: DecisionSnapshot) -> list[str]:
     return sorted(set(snapshot.slices.values_list("domain", flat=True)))
 
 
-def snapshot_rows(snapshot: DecisionSnapshot, *, domain: str, dimension: str) -> list[dict]:
-    piece = DecisionSlice.objects.filter(
-        snapshot=snapshot, domain=domain, dimension=dimension
-    ).first()
-    return list(piece.rows) if piece else []
+def snapshot_rows(
+    snapshot: DecisionSnapshot, *, domain: str, dimension: str, evidence: str = "all"
+) -> list[dict]:
+    """The stored rows of one ranking; ``evidence`` "people": the board fitted on people's
+    reads only (no predictions, no text model), stored as its figures alone and merged with
+    the full board's rows (ranking/board.py: people_rows)."""
+    pieces = {
+        s.evidence: s.rows
+        for s in DecisionSlice.objects.filter(
+            snapshot=snapshot,
+            domain=domain,
+            dimension=dimension,
+            evidence__in=["all", evidence],
+        )
+    }
+    full = list(pieces.get("all") or [])
+    if evidence == DecisionSlice.Evidence.PEOPLE:
+        return people_rows(full, list(pieces.get("people") or []))
+    return full
+
+
+def snapshot_domain_rows(snapshot: DecisionSnapshot, *, domain: str) -> dict[str, list[dict]]:
+    """Every ranking of one domain (dimension key or "__all__" -> its rows): one query."""
+    return {
+        dim: list(rows)
+        # The full board's slices only: the people-only ones hold figures, not whole rows.
+        for dim, rows in DecisionSlice.objects.filter(
+            snapshot=snapshot, domain=domain, evidence=DecisionSlice.Evidence.ALL
+        )
+        .order_by("dimension")
+        .values_list("dimension", "rows")
+    }
 
 
 def ratings_changed_since(snapshot: DecisionSnapshot) -> int:
@@ -85,6 +135,35 @@ def ratings_changed_since(snapshot: DecisionSnapshot) -> int:
     if snapshot.started_at is None:
         return 0
     return Rating.objects.filter(updated_at__gt=snapshot.started_at).count()
+
+
+@dataclass
+class PredictionWork:
+    """Judge work the board would use that it has not read yet (Decide's freshness line)."""
+
+    runs_active: int  # prediction runs queued or running
+    schedules: int  # reviewers whose judge scheduling (which starts prediction runs) is pending
+    finished_since: int  # prediction runs finished after the snapshot read its inputs
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.runs_active or self.schedules or self.finished_since)
+
+
+def prediction_work(snapshot: DecisionSnapshot | None) -> PredictionWork:
+    """The board weighs the latest done prediction runs (``prediction_frame``): it is up to
+    date only when no such run is queued, running, about to be scheduled, or done since."""
+    runs = JudgeRun.objects.filter(purpose=JudgeRun.Purpose.PREDICTION)
+    finished = 0
+    if snapshot is not None and snapshot.started_at is not None:
+        finished = runs.filter(
+            status=JudgeRun.Status.DONE, finished_at__gt=snapshot.started_at
+        ).count()
+    return PredictionWork(
+        runs_active=runs.filter(status__in=JudgeRun.ACTIVE).count(),
+        schedules=JudgeScheduleRequest.objects.count(),
+        finished_since=finished,
+    )
 
 
 @dataclass
@@ -169,13 +248,25 @@ def prediction_frame() -> pd.DataFrame:
             "dimension__key",
             "score",
             "confidence",
+            "signal",
+            "panel_size",
             "kind",
             "k",
             "run_id",
         )
         .order_by()
     )
-    columns = ["reviewer_id", "reviewer", "idea_id", "dimension", "score", "confidence"]
+    # signal and panel_size: what the prediction rests on (board.prediction_basis).
+    columns = [
+        "reviewer_id",
+        "reviewer",
+        "idea_id",
+        "dimension",
+        "score",
+        "confidence",
+        "signal",
+        "panel_size",
+    ]
     frame = pd.DataFrame(rows, columns=[*columns, "kind", "k", "run_id"])
     if frame.empty:
         return frame[columns]

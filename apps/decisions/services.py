@@ -23,7 +23,7 @@ from apps.core import snapshots
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.decisions import selectors
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
-from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_board, unread_predictions
+from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_boards, unread_predictions
 from apps.decisions.ranking.model import ALL
 from apps.decisions.ranking.routing import (
     IdeaState,
@@ -32,6 +32,7 @@ from apps.decisions.ranking.routing import (
     pair_confidence,
     route,
 )
+from apps.disagreement import selectors as metrics_selectors
 from apps.screening.models import Assignment
 
 logger = logging.getLogger(__name__)
@@ -131,29 +132,34 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
     snapshot_id = snapshot.id
     inputs = selectors.decision_inputs()
     _progress(snapshot_id, 30)
-    rows, summary = build_board(
+    # The board, and the same model on people's reads alone (the page's evidence=people).
+    boards, summary = build_boards(
         inputs.frame,
         predictions=inputs.predictions,
         catalog=inputs.catalog,
         scales=inputs.scales,
         top_share=TOP_SHARE,
+        vectors=inputs.vectors,
     )
+    rows = boards["all"]
     _progress(snapshot_id, 70)
-    groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for row in rows:
-        groups.setdefault((row["domain"], row["dimension"]), []).append(row)
+    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
+    for evidence, board in boards.items():
+        for row in board:
+            groups.setdefault((row["domain"], row["dimension"], evidence), []).append(row)
     preds = unread_predictions(inputs.frame, inputs.predictions)
     suggestions = _suggest(rows, preds)
     summary["routing"] = {
         "policy": POLICY.__dict__,
         "suggested": len(suggestions),
     }
+    summary["ratings"] = rating_counts(inputs.frame, rows)
     latest = inputs.frame["rated_at"].max() if len(inputs.frame) else None
     with transaction.atomic():
         DecisionSlice.objects.bulk_create(
             [
-                DecisionSlice(snapshot_id=snapshot_id, domain=d, dimension=k, rows=r)
-                for (d, k), r in groups.items()
+                DecisionSlice(snapshot_id=snapshot_id, domain=d, dimension=k, evidence=e, rows=r)
+                for (d, k, e), r in groups.items()
             ],
             batch_size=100,
         )
@@ -173,11 +179,49 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
     _route_automatically()
 
 
+def _focus(rows: list[dict[str, Any]], labels: dict[str, str]) -> dict[int, str]:
+    """Per idea, the dimension where one more read narrows it most: its widest interval
+    relative to the widest of that dimension in the domain (an unread idea's prior)."""
+    widest: dict[tuple[str, str], float] = {}
+    for r in rows:
+        if r["dimension"] != ALL:
+            key = (r["domain"], r["dimension"])
+            widest[key] = max(widest.get(key, 0.0), r["high"] - r["low"])
+    best: dict[int, tuple[float, str]] = {}
+    for r in rows:
+        if r["dimension"] == ALL:
+            continue
+        w = widest.get((r["domain"], r["dimension"])) or 1.0
+        rel = (r["high"] - r["low"]) / w
+        if r["idea_id"] not in best or rel > best[r["idea_id"]][0]:
+            best[r["idea_id"]] = (rel, r["dimension"])
+    return {i: labels.get(d, d) for i, (_, d) in best.items()}
+
+
+def rating_counts(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> dict[str, int]:
+    """What the snapshot's rating count is made of, so Decide can say what it counts (the Data
+    page counts scored ratings only): every stored rating, by status, and the category answers
+    among the scored ones (kept out of the estimate)."""
+    by_status = frame["status"].astype(str).value_counts().to_dict() if len(frame) else {}
+    return {
+        "all": int(len(frame)),
+        "scored": int(by_status.get("scored", 0)),
+        "gated": int(by_status.get("gated", 0)),
+        "declined": int(by_status.get("declined", 0)),
+        "unanswered": int(by_status.get("unanswered", 0)),
+        "category": int(sum(r["n_category"] for r in rows if r["dimension"] == ALL)),
+    }
+
+
 def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
-    """The routing round for the snapshot's overall rankings (see ranking/routing.py)."""
+    """The routing round for the snapshot's overall rankings (see ranking/routing.py).
+
+    Each idea carries the board's own P(top) (the figure Decide shows) and the dimension to
+    name, so the reasons say what the manager's board says."""
     overall = [r for r in rows if r["dimension"] == ALL]
     if not overall:
         return []
+    focus = _focus(rows, metrics_selectors.dimension_labels())
     states = {
         r["idea_id"]: IdeaState(
             r["domain"],
@@ -185,6 +229,8 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
             (r["high"] - r["low"]) / 2 / 1.6448536269514722,
             r["n_reviewers"],
             r.get("judge_share") or 0.0,
+            p_top=r["p_top"],
+            focus=focus.get(r["idea_id"], ""),
         )
         for r in overall
     }

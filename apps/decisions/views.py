@@ -12,9 +12,11 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
-from apps.catalog.models import Domain
+from apps.catalog.models import Domain, Idea
+from apps.core import untrusted
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
+from apps.core.pagination import BIGINT_MAX
 from apps.core.requests import AuthenticatedHttpRequest
 from apps.decisions import presenters as P
 from apps.decisions import selectors
@@ -55,6 +57,7 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     dimension = form.value("dimension", ALL)
     dimension = dimension if dimension in dims else ALL
     sort, query = form.order, form.value("q", "")
+    evidence = form.value("evidence", P.DEFAULT_EVIDENCE)
     rows: list[dict[str, Any]] = []
     cut: list[dict[str, Any]] = []
     total = 0
@@ -62,7 +65,9 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     n_asked = CutForm(request.GET).value()
     n = n_asked or (record_selectors.shortlist_size(domain=domain) if domain else 0)
     if snapshot and domain:
-        stored = selectors.snapshot_rows(snapshot, domain=domain, dimension=dimension)
+        stored = selectors.snapshot_rows(
+            snapshot, domain=domain, dimension=dimension, evidence=evidence
+        )
         total = len(stored)
         cut = record_selectors.cut_rows(stored, sort=sort, n=n)
         rows = P.sort_rows(cut, sort=sort, query=query)
@@ -93,6 +98,10 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
         "tabs_query": urlencode(
             {k: v for k, v in (("domain", domain), ("dimension", dimension)) if v and v != ALL}
         ),
+        "evidence": evidence,
+        "evidences": P.EVIDENCE,
+        "people_only": evidence == "people",
+        "dark": P.dark_summary(result, domain=domain or "", evidence=evidence),
         "query_string": urlencode(
             {
                 "domain": domain or "",
@@ -100,11 +109,34 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
                 "sort": sort,
                 "q": query,
                 **({"n": n_asked} if n_asked else {}),
+                **({"evidence": evidence} if evidence != P.DEFAULT_EVIDENCE else {}),
             }
         ),
         "n": n,
         "n_asked": n_asked,
         "cut": cut,
+    }
+
+
+def idea_standing_context(*, idea: Idea) -> dict[str, Any]:
+    """The context of templates/decisions/_idea_standing.html (the idea page's include): the
+    idea's rank, interval, P(top) and predictions from the stored decision snapshot."""
+    snapshot = selectors.snapshot_latest()
+    if snapshot is None:
+        return {"standing_ready": False}
+    domain = idea.patent.domain.key
+    standing = P.idea_standing(
+        selectors.snapshot_domain_rows(snapshot, domain=domain),
+        idea_id=idea.id,
+        labels=metrics_selectors.dimension_labels(),
+    )
+    result = snapshot.result or {}
+    return {
+        "standing_ready": True,
+        "standing": standing,
+        "standing_snapshot": snapshot,
+        "standing_top_pct": f"{100 * result.get('top_share', 0.1):g}",
+        "standing_decide_query": urlencode({"domain": domain, "q": idea.external_id}),
     }
 
 
@@ -145,6 +177,7 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
                 after=snapshot.created_at if snapshot else None
             ),
             "changed_since": selectors.ratings_changed_since(snapshot) if snapshot else 0,
+            "prediction_work": selectors.prediction_work(snapshot),
             "tab": "decide",
             # The cut: how many ideas it holds, and the ideas just below it (what would change it).
             "n_in": sum(1 for r in board["cut"] if r["in_shortlist"]),
@@ -169,10 +202,11 @@ def export_csv(request: AuthenticatedHttpRequest) -> HttpResponseBase:
     board = _board(request)
     if board["snapshot"] is None:
         raise Http404("The ranking has not been computed yet.")
-    header, rows = P.csv_rows(board["rows"], sort=board["sort"])
+    header, rows = P.csv_rows(board["rows"], sort=board["sort"], evidence=board["evidence"])
     dim = "all" if board["overall"] else board["dimension"]
+    who = "-people" if board["people_only"] else ""
     return csv_response(
-        f"pluralist-decide-{board['domain']}-{dim}-{board['snapshot'].id}.csv", header, rows
+        f"pluralist-decide-{board['domain']}-{dim}{who}-{board['snapshot'].id}.csv", header, rows
     )
 
 
@@ -226,7 +260,8 @@ def routing(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_POST
 def routing_accept(request: AuthenticatedHttpRequest) -> HttpResponse:
     ids = request.POST.getlist("suggestions")
-    form = AcceptForm(request.POST, choices=[(i, i) for i in ids if i.isdigit()])
+    ids = [i for i in ids if untrusted.parse_int(i, low=1, high=BIGINT_MAX) is not None]
+    form = AcceptForm(request.POST, choices=[(i, i) for i in ids])
     back = reverse("decisions:routing")
     if not form.is_valid():
         messages.error(request, "Choose at least one suggestion to accept.")

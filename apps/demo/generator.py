@@ -92,6 +92,88 @@ FINDINGS_STREAM = 19
 TECHNICAL_VALIDITY_PASS_ABOVE = 1
 
 
+# The oracle's own random stream: with (seed, ORACLE_STREAM, reviewer, idea) as its key, the
+# perception noise of a pair the demo did not rate (issue 25).
+ORACLE_STREAM = 25
+
+
+def _grade(perceived: float, population: np.ndarray, shares: list[float], lo: int, hi: int) -> int:
+    """A perceived quality as a grade: the idea's percentile in the population, on the
+    reviewer's own grade curve (``shares`` per grade)."""
+    u = float(np.searchsorted(population, perceived)) / len(population)
+    grade = int(np.searchsorted(np.cumsum(shares)[:-1], u))
+    first = 1 if lo == 0 else lo  # 0 is the "not B2B" category, not a grade
+    return min(first + grade, hi)
+
+
+@dataclass
+class Oracle:
+    """The truth for benches: the rating reviewer R would give idea I, by the demo's own
+    perception model (``generate_demo``'s ratings are made by ``perceived_rating``).
+
+    A pair the demo rated answers with the draws the demo made for it, so it reproduces the
+    demo's rating exactly; any other pair draws its perception noise (and its "not B2B" draw)
+    from its own stream keyed by (seed, ORACLE_STREAM, reviewer, idea): the same answer every
+    time, whatever else is asked, and the demo's own rows are untouched.
+    """
+
+    seed: int
+    reviewers: dict[str, int]  # username -> the generator's person index
+    backgrounds: list[str]
+    grades: list[dict[str, list[float]]]  # per person: shares per grade per dimension
+    ideas: dict[str, int]  # idea external_id -> index
+    consumer: list[bool]
+    perceive: dict[tuple[str, str], np.ndarray]  # (dimension, background view) -> per idea
+    population: dict[tuple[str, str], np.ndarray]  # sorted perceptions of the population
+    # (person, idea) -> (noise per dimension, the category draw or None): the demo's own draws.
+    drawn: dict[tuple[int, int], tuple[list[float], float | None]]
+
+    def draws(self, pi: int, ii: int) -> tuple[list[float], float | None]:
+        if (pi, ii) in self.drawn:
+            return self.drawn[(pi, ii)]
+        rng = np.random.default_rng([self.seed, ORACLE_STREAM, pi, ii])
+        noise = [float(x) for x in rng.normal(size=len(DIMENSIONS))]
+        u = float(rng.random())
+        return noise, (u if self.consumer[ii] else None)
+
+    def perceived_rating(
+        self, pi: int, ii: int, noise: list[float], draw: float | None
+    ) -> dict[str, int | None]:
+        """The grades, category answers and gates of person ``pi`` on idea ``ii`` given the
+        draws (one standard normal per dimension, the category draw)."""
+        background = self.backgrounds[pi]
+        scores: dict[str, int | None] = {}
+        for (dim, lo, hi), z in zip(DIMENSIONS, noise, strict=True):
+            bg = background if dim in ("need_validity", "market_size") else ""
+            perceived = self.perceive[(dim, bg)][ii] + NOISE[dim] * z
+            scores[dim] = _grade(
+                perceived, self.population[(dim, bg)], self.grades[pi][dim], lo, hi
+            )
+        if draw is not None:
+            p_zero = 0.85 if background == "business" else 0.45
+            if draw < p_zero:
+                scores["need_validity"] = 0
+                scores["market_size"] = 0
+        # The staged screening gates, exactly as the rubric defines them (every dimension was
+        # graded above, so none is None yet).
+        if cast(int, scores["specificity"]) <= SPECIFICITY_PASS_ABOVE:
+            for dim in DIMENSION_KEYS[1:]:
+                scores[dim] = None
+        elif cast(int, scores["technical_validity"]) <= TECHNICAL_VALIDITY_PASS_ABOVE:
+            scores["innovativeness"] = None
+            scores["competitive_advantage"] = None
+        return scores
+
+    def rating(self, reviewer: str, idea: str) -> dict[str, int | None]:
+        """Per dimension the score ``reviewer`` would give ``idea`` (None: a gate closed the
+        stage before it; 0 on need and market: the "not B2B" category)."""
+        pi, ii = self.reviewers[reviewer], self.ideas[idea]
+        return self.perceived_rating(pi, ii, *self.draws(pi, ii))
+
+    def grade(self, reviewer: str, idea: str, dimension: str) -> int | None:
+        return self.rating(reviewer, idea)[dimension]
+
+
 @dataclass
 class DemoData:
     """Rows ready to write as import files, plus what the generator planted (for tests)."""
@@ -112,6 +194,12 @@ class DemoData:
     # number of findings. And idea -> username -> the finding keys that reviewer raised.
     findings_pool: dict[str, dict[str, float]] = field(default_factory=dict)
     findings_raised: dict[str, dict[str, list[str]]] = field(default_factory=dict)
+    # The truth for benches: any reviewer's rating of any idea (``Oracle``).
+    oracle: Oracle | None = None
+
+    def truth(self) -> dict[str, float]:
+        """Each idea's true standing: its latent quality averaged over the dimensions."""
+        return {k: float(np.mean(list(v.values()))) for k, v in self.latent.items()}
 
     def counts(self) -> dict[str, int]:
         return {
@@ -864,6 +952,20 @@ def generate_demo(
             draws = np.concatenate([z + NOISE[dim] * rng.normal(size=n) for _ in range(8)])
             population[(dim, bg)] = np.sort(draws)
 
+    # The perception model, one home for the demo's ratings and the benches' oracle.
+    drawn: dict[tuple[int, int], tuple[list[float], float | None]] = {}
+    oracle = Oracle(
+        seed=seed,
+        reviewers={p["username"]: n for n, p in enumerate(people)},
+        backgrounds=[p["background"] for p in people],
+        grades=[traits[p["username"]]["grades"] for p in people],
+        ideas={idea["external_id"]: n for n, idea in enumerate(ideas)},
+        consumer=list(consumer_flags),
+        perceive=perceive,
+        population=population,
+        drawn=drawn,
+    )
+
     # Scores, gates, rationales and dates. The rationales' findings come from their own stream.
     frng = np.random.default_rng([seed, FINDINGS_STREAM])
     pools = FP.build_pools(frng, [i["patent"] for i in ideas])
@@ -885,30 +987,10 @@ def generate_demo(
             idea = ideas[ii]
             when = start_time + timedelta(seconds=float(offsets[rank]))
             stamp = when.replace(microsecond=0).isoformat()
-            scores: dict[str, int | None] = {}
-            for dim, lo, hi in DIMENSIONS:
-                bg = person["background"] if dim in ("need_validity", "market_size") else ""
-                perceived = perceive[(dim, bg)][ii] + NOISE[dim] * rng.normal()
-                # The idea's percentile in the reviewer's eyes, graded on the reviewer's own curve.
-                u = float(np.searchsorted(population[(dim, bg)], perceived)) / len(
-                    population[(dim, bg)]
-                )
-                grade = int(np.searchsorted(np.cumsum(t["grades"][dim])[:-1], u))
-                first = 1 if lo == 0 else lo  # 0 is the "not B2B" category, not a grade
-                scores[dim] = min(first + grade, hi)
-            if consumer_flags[ii]:
-                p_zero = 0.85 if person["background"] == "business" else 0.45
-                if rng.random() < p_zero:
-                    scores["need_validity"] = 0
-                    scores["market_size"] = 0
-            # The staged screening gates, exactly as the rubric defines them.
-            # Every dimension was graded above, so none is None yet.
-            if cast(int, scores["specificity"]) <= SPECIFICITY_PASS_ABOVE:
-                for dim in DIMENSION_KEYS[1:]:
-                    scores[dim] = None
-            elif cast(int, scores["technical_validity"]) <= TECHNICAL_VALIDITY_PASS_ABOVE:
-                scores["innovativeness"] = None
-                scores["competitive_advantage"] = None
+            noise = [float(rng.normal()) for _ in DIMENSIONS]
+            draw = float(rng.random()) if consumer_flags[ii] else None
+            drawn[(pi, ii)] = (noise, draw)
+            scores = oracle.perceived_rating(pi, ii, noise, draw)
             with_rationale = []
             for dim, lo, hi in DIMENSIONS:
                 score = scores[dim]
@@ -980,4 +1062,5 @@ def generate_demo(
             for idea, pool in zip(ideas, pools, strict=True)
         },
         findings_raised=findings_raised,
+        oracle=oracle,
     )

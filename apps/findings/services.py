@@ -74,12 +74,14 @@ def _queue(*, threshold: float, requested_by: User | None) -> tuple[FindingSnaps
     return snapshots.queue(FindingSnapshot, scope, threshold=threshold, requested_by=requested_by)
 
 
-def findings_mark_stale() -> None:
-    """Rationales may have changed (called after a rating commit): queue one debounced run.
+def findings_mark_stale(*, threshold: float | None = None) -> None:
+    """Rationales may have changed (called after a rating commit): queue one debounced run, at
+    the setting's threshold unless another is named (a restore queues every threshold the
+    installation had computed).
 
     A dead broker is logged and recorded on the snapshot, not raised: the rating is saved.
     """
-    threshold = default_threshold()
+    threshold = default_threshold() if threshold is None else threshold
     # The common case of a burst: one SELECT, no write.
     if snapshots.has_fresh_queued(
         FindingSnapshot, scope_key(threshold=threshold), timeout=QUEUED_TIMEOUT

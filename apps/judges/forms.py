@@ -7,7 +7,12 @@ from django import forms
 
 from apps.catalog.models import Domain
 from apps.judges.models import JudgeConfig, JudgeRun
-from apps.judges.services.configs import BOUNDS, CONFIG_FIELDS, judge_config_errors
+from apps.judges.services.configs import (
+    BOUNDS,
+    CONFIG_FIELDS,
+    config_run_error,
+    judge_config_errors,
+)
 from apps.screening.models import Dimension
 
 
@@ -82,6 +87,11 @@ class JudgeConfigForm(forms.ModelForm):
         cleaned = super().clean() or {}
         values = {f: cleaned[f] for f in CONFIG_FIELDS if f in cleaned}
         checked, errors = judge_config_errors(values)
+        if not errors and "backend" in values:
+            cannot_run = config_run_error(
+                backend=values["backend"], base_url=values.get("base_url") or ""
+            )
+            errors = [cannot_run] if cannot_run is not None else []
         for error in errors:
             field = error.field if error.field in self.fields else None
             message = f"{error.message} (got {error.value!r})" if error.value else error.message

@@ -19,8 +19,10 @@ from django.views.decorators.http import require_GET, require_POST
 from apps.accounts.models import User
 from apps.accounts.permissions import role_required
 from apps.catalog.models import Domain, Idea
+from apps.core import untrusted
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
+from apps.core.pagination import BIGINT_MAX
 from apps.core.requests import AuthenticatedHttpRequest
 from apps.judges import presenters, selectors, services
 from apps.judges.forms import (
@@ -136,6 +138,7 @@ def runs(request: AuthenticatedHttpRequest) -> HttpResponse:
         **_filtered_runs(request),
         "form": form,
         "local_label": LOCAL_LABEL,
+        "skipped_configs": presenters.skipped_configs(),
     }
     return render(request, "judges/runs.html", context)
 
@@ -152,11 +155,8 @@ def _filtered_runs(request: AuthenticatedHttpRequest, *, limit: int = 30) -> dic
         status=data.get("status", ""),
     )
     study_id = request.GET.get("study", "")
-    study = (
-        selectors.study_run(run_id=int(study_id))
-        if study_id.isdigit() and len(study_id) < 12
-        else None
-    )
+    study_number = untrusted.parse_int(study_id, low=1, high=BIGINT_MAX)
+    study = selectors.study_run(run_id=study_number) if study_number is not None else None
     if study is not None:
         context["filter_query"] = urlencode({**context["filters"], "study": study.id})
         context["any_active"] = context["any_active"] or study.is_active

@@ -5,16 +5,48 @@ from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
 from apps.catalog.admin import ImportFromFileMixin
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory, Rubric
 from apps.screening.rubric_files import DIMENSION_FIELDS
+from apps.screening.rubric_schema import dimension_shape_errors
+
+
+class DimensionAdminForm(forms.ModelForm):
+    """A dimension edited by hand gets the rubric file's checks on its JSON fields (shapes,
+    apps.screening.rubric_schema) and on its gates: `requires` names other dimensions of the
+    same rubric. Otherwise a typo here reaches the rating form and the importer as a 500."""
+
+    class Meta:
+        model = Dimension
+        fields = ["key", *DIMENSION_FIELDS]
+
+    def clean(self) -> dict[str, Any]:
+        cleaned = super().clean() or {}
+        for error in dimension_shape_errors(cleaned):
+            name = error.field.split(".")[0].split("[")[0]
+            where = error.field if error.field != name else ""
+            message = f"{where}: {error.message}" if where else error.message
+            if name in self.fields and name not in self.errors:
+                self.add_error(name, message)
+        requires = cleaned.get("requires")
+        rubric = getattr(self.instance, "rubric", None) if self.instance.rubric_id else None
+        if isinstance(requires, list) and rubric is not None and "requires" not in self.errors:
+            keys = set(Dimension.objects.filter(rubric=rubric).values_list("key", flat=True))
+            unknown = [r for r in requires if r not in keys or r == cleaned.get("key")]
+            if unknown:
+                self.add_error(
+                    "requires", f"must name other dimensions of this rubric (got {unknown})"
+                )
+        return cleaned
 
 
 class DimensionInline(admin.StackedInline):
     model = Dimension
+    form = DimensionAdminForm
     extra = 0
     ordering = ["position"]
     fields = ["key", *DIMENSION_FIELDS]

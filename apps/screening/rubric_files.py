@@ -9,6 +9,7 @@ import yaml
 
 from apps.core import untrusted
 from apps.core.errors import ApplicationError, ErrorCollector
+from apps.screening.rubric_schema import rubric_shape_errors
 
 
 @dataclass
@@ -103,13 +104,7 @@ def _nul_paths(value: Any, path: str = "") -> list[str]:
 
 
 def _int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        return int(value)
-    return None
+    return untrusted.parse_int(value)
 
 
 def parse_rubric(data: dict[str, Any]) -> RubricSpec:
@@ -117,6 +112,10 @@ def parse_rubric(data: dict[str, Any]) -> RubricSpec:
     errs = ErrorCollector()
     for where in _nul_paths(data):
         errs.add(where.replace("\x00", "\u2400"), untrusted.nul_error("\x00"))
+    errs.raise_if_any("The rubric file has errors; nothing was imported.")
+    # The document's shape first (types and sizes, apps.screening.rubric_schema): the rules
+    # below may then rely on each field's type.
+    errs.errors.extend(rubric_shape_errors(data))
     errs.raise_if_any("The rubric file has errors; nothing was imported.")
     key = str(data.get("key") or "").strip()
     if not key or not key.replace("-", "").replace("_", "").isalnum() or len(key) > KEY_MAX:

@@ -111,6 +111,12 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 # database is noticed. Connections = gunicorn workers x threads (config/gunicorn.py).
 DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # Seconds to wait for a connection: an unreachable database host makes a request answer the
+    # 503 outage page (apps/core/health.py) after this long, instead of after TCP's minutes.
+    DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = env.int(
+        "DB_CONNECT_TIMEOUT", default=5
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Django's standard four: not like the username or name, at least 8 characters, not one of the
@@ -198,8 +204,19 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # (CSV, JSON Lines, rubric) and an archive, in bytes; the longest long-text field (an abstract,
 # claims, an idea's description) in characters, through the API, the forms and imports.
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
-ARCHIVE_MAX_BYTES = env.int("ARCHIVE_MAX_BYTES", default=200 * 1024 * 1024)
+# The installation archive: at most this many bytes unpacked in all (and uploaded), each file
+# split into parts of at most ARCHIVE_PART_BYTES (and IMPORT_MAX_BYTES), so the per-file limit
+# never refuses a backup the product wrote (apps/catalog/services/archive/members.py).
+ARCHIVE_MAX_BYTES = env.int("ARCHIVE_MAX_BYTES", default=2 * 1024 * 1024 * 1024)
+ARCHIVE_PART_BYTES = env.int("ARCHIVE_PART_BYTES", default=64 * 1024 * 1024)
 TEXT_MAX_CHARS = env.int("TEXT_MAX_CHARS", default=100_000)
+# The shape of an import file, checked on its bytes before any parser reads it (issue 29: a
+# 1,000,000-column header kept pandas busy for hours, its cost growing with the square of the
+# columns): the columns of a CSV header or the keys of JSON Lines records, the characters of one
+# column name, the bytes of one line. Cells are bounded by TEXT_MAX_CHARS once parsed.
+IMPORT_MAX_COLUMNS = env.int("IMPORT_MAX_COLUMNS", default=64)
+IMPORT_MAX_COLUMN_CHARS = env.int("IMPORT_MAX_COLUMN_CHARS", default=100)
+IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=4 * 1024 * 1024)
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate challenge makes a request without valid credentials (none,
@@ -247,6 +264,9 @@ CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=60 * 60)
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=55 * 60)
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_IGNORE_RESULT = True
+# Niceness of the worker and beat processes (config/celery.py): on a host shared with the web
+# server, the web gets the CPU first. 0 runs them at the web's priority.
+WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
 # Judge runs can keep a worker busy for minutes; their own queue keeps metric recomputes and
 # other short tasks from waiting behind them. Workers consume both (see bin/demo, compose).
 CELERY_TASK_ROUTES = {"judges.*": {"queue": "judges"}}

@@ -19,9 +19,14 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 if DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # The web server and the worker write to the same file: wait for locks instead of failing.
     DATABASES["default"]["OPTIONS"] = {"timeout": 30, "transaction_mode": "IMMEDIATE"}
+    # SQLite cannot build the two shortlist constraints that treat NULLs as equal
+    # (nulls_distinct=False, judges.JudgeShortlist / PanelShortlist): PostgreSQL enforces them;
+    # in the embedded demo the services that write them (apps/judges/services/shortlists.py:
+    # delete the old rows, then insert) keep them. Said here instead of on every bin/demo start.
+    SILENCED_SYSTEM_CHECKS = ["models.W047"]
 
 _broker_dir = VAR_DIR / "broker"
-for _sub in ("out", "processed"):
+for _sub in ("out", "processed", "control"):
     (_broker_dir / _sub).mkdir(parents=True, exist_ok=True)
 CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="filesystem://")
 if CELERY_BROKER_URL.startswith("filesystem://"):
@@ -30,6 +35,8 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
         "data_folder_out": str(_broker_dir / "out"),
         "processed_folder": str(_broker_dir / "processed"),
         "store_processed": False,
+        # kombu's broadcast (pidbox) exchanges; its default is ./control in the working directory.
+        "control_folder": str(_broker_dir / "control"),
     }
 # Recomputed from the local broker: Redis only when the environment points at one.
 CACHE_URL = env("CACHE_URL", default=env("REDIS_URL", default=CELERY_BROKER_URL))

@@ -12,10 +12,14 @@
   const form = document.getElementById("rating-form");
   if (!form) return;
   const status = document.getElementById("key-status");
-  const submitButton = form.querySelector("button[name=action][value=submit].primary");
+  // Looked up when needed: save-retry.js may replace the form's contents (a refused save).
+  function submitButton() { return form.querySelector("button[name=action][value=submit].primary"); }
   // With JavaScript on, the no-JS "Continue" button must never be the form's default button:
   // a disabled default button makes the browser ignore Enter instead of posting "continue".
-  form.querySelectorAll("button.scr-nojs").forEach(function (b) { b.disabled = true; });
+  function disableNoJsButtons() {
+    form.querySelectorAll("button.scr-nojs").forEach(function (b) { b.disabled = true; });
+  }
+  disableNoJsButtons();
   // A score or a yes/no answer posts the form (hx-trigger="stage-change"); text fields do not.
   // Filtered here rather than with an htmx trigger filter, which htmx evaluates as code and the
   // Content-Security-Policy (no 'unsafe-eval') forbids.
@@ -100,7 +104,7 @@
       const box = stages();
       if (box && box.dataset.complete === "true") {
         say("Submitting…");
-        form.requestSubmit(submitButton);
+        form.requestSubmit(submitButton());
       } else {
         say("Still to rate: " + (box ? box.dataset.missing : "") + ".");
         highlight(firstMissing(), true);
@@ -200,6 +204,11 @@
       if (target) target.focus({ preventScroll: true });
     }
     drain();
+  });
+  // The form came back from a save (save-retry.js): the same set-up for its new contents.
+  form.addEventListener("save-retry:replaced", function () {
+    disableNoJsButtons();
+    highlight(dimEl(current) || firstMissing(), false);
   });
   // A click moves the highlight too, so the keys continue from where the mouse left off.
   form.addEventListener("focusin", function (event) {

@@ -64,3 +64,7 @@ def reviewer_alice(catalog) -> User:
     """The example reviewer alice (NLP and materials), imported from docs/examples/reviewers.csv."""
     import_file(kind="reviewers", content=example("reviewers.csv"), filename="reviewers.csv")
     return User.objects.get(username="alice")
+
+
+# Every carried table with rows, for the archive tests (tests/catalog/archive_fixtures.py).
+from tests.catalog.archive_fixtures import busy_installation  # noqa: E402, F401

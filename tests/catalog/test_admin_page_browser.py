@@ -62,3 +62,43 @@ def test_an_admin_reads_a_format_and_downloads_its_example_from_the_import_page(
     assert page.locator("h1").inner_text() == "Rubric files: import format"
     page.get_by_role("link", name="← Data & imports").click()
     assert page.url.endswith("/catalog/admin/#import-rubric")
+
+
+def _in_view(page, selector: str) -> bool:
+    """The element's top lies inside the viewport (it is where the user looks)."""
+    return page.locator(selector).first.evaluate(
+        "el => { const r = el.getBoundingClientRect();"
+        " return r.top >= 0 && r.top < window.innerHeight; }"
+    )
+
+
+@pytest.mark.parametrize("javascript", [True, False])
+def test_an_import_error_is_shown_in_view_with_a_banner_and_its_problems(
+    browser, live_server, admin, password, tmp_path, javascript
+):
+    context = browser.new_context(
+        base_url=live_server.url,
+        viewport={"width": 1366, "height": 768},
+        java_script_enabled=javascript,
+    )
+    page = context.new_page()
+    page.goto("/accounts/login/")
+    page.fill("input[name=username]", admin.username)
+    page.fill("input[name=password]", password)
+    page.click("button[type=submit]")
+    page.goto("/catalog/admin/")
+    bad = tmp_path / "ratings.csv"
+    bad.write_text("idea,reviewer,dimension,score\nidea-404,nobody,novelty,9\n", encoding="utf-8")
+    panel = page.locator("#import-ratings")
+    panel.locator("input[type=file]").set_input_files(str(bad))
+    panel.get_by_role("button", name="Import ratings").click()
+    page.locator("#import-ratings .catalog-banner").wait_for()
+    banner = page.locator("#import-ratings .catalog-banner").inner_text()
+    assert banner.startswith("The import of ratings.csv failed.") and "listed below" in banner
+    assert "{#" not in page.locator("#import-ratings").inner_text()
+    page.wait_for_timeout(300)  # htmx's show:top scroll
+    assert _in_view(page, "#import-ratings .catalog-banner")
+    assert _in_view(page, "#import-ratings .catalog-error-table")
+    assert page.locator("#import-ratings [role=alert]").count() == 1
+    page.screenshot(path=f"/tmp/rux-import-error-{'js' if javascript else 'nojs'}.png")
+    context.close()

@@ -243,7 +243,7 @@ def test_the_archive_page_downloads_and_imports_for_admins_only(
     assert download["Content-Type"] == "application/zip"
     states = _states()
     _empty_the_installation()
-    upload = io.BytesIO(download.content)
+    upload = io.BytesIO(b"".join(download.streaming_content))
     upload.name = "backup.zip"
     done = client.post(reverse("catalog:archive_import"), {"file": upload})
     assert done.status_code == 200 and b"Archive imported." in done.content

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import datetime as dt
 import shutil
-import socket
-import subprocess
 import time
 from collections.abc import Iterator
 
@@ -20,45 +18,10 @@ from django.utils import timezone
 
 from apps.disagreement.models import MetricSnapshot, scope_key
 from config.celery import app
+from tests.outages import PrivateRedis
 from tests.workers import CeleryWorker, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="needs redis-server")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class PrivateRedis:
-    def __init__(self) -> None:
-        self.port = _free_port()
-        self.process: subprocess.Popen[bytes] | None = None
-
-    @property
-    def url(self) -> str:
-        return f"redis://127.0.0.1:{self.port}/0"
-
-    def start(self) -> None:
-        self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no"],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
-                return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("the private redis-server did not start")
-
-    def stop(self) -> None:
-        if self.process and self.process.poll() is None:
-            self.process.terminate()
-            self.process.wait(timeout=10)
 
 
 @pytest.fixture

@@ -85,7 +85,26 @@ def test_an_admin_assigns_suggested_reads_and_the_reviewer_sees_why(page, login,
     n = min(POLICY.per_batch, 20)
     assert page.locator("#routing-table tbody tr").count() == n
     page.screenshot(path="/tmp/decisions-routing.png", full_page=True)
-    page.click("#routing-accept button[type=submit]")
+    boxes = page.locator("#routing-table tbody input[type=checkbox]")
+    select_all = page.locator("#routing-table thead input[data-check-all]")
+    # Nothing is pre-checked: a careless submit assigns nothing.
+    assert [boxes.nth(i).is_checked() for i in range(n)] == [False] * n
+    assert not select_all.is_checked()
+    page.click("#routing-assign")
+    page.wait_for_load_state("networkidle")
+    assert "Choose at least one suggestion" in page.content()
+    page.goto("/screening/assignments/")
+    page.wait_for_selector("#routing-table")
+    boxes = page.locator("#routing-table tbody input[type=checkbox]")
+    select_all = page.locator("#routing-table thead input[data-check-all]")
+    select_all.check()
+    assert all(boxes.nth(i).is_checked() for i in range(n))
+    boxes.nth(0).uncheck()  # the header follows: half-ticked
+    assert not select_all.is_checked()
+    assert select_all.evaluate("el => el.indeterminate")
+    boxes.nth(0).check()
+    assert select_all.is_checked() and not select_all.evaluate("el => el.indeterminate")
+    page.click("#routing-assign")
     page.wait_for_load_state("networkidle")
     assert f"{n} suggestions assigned" in page.content()
     page.context.clear_cookies()
@@ -94,3 +113,41 @@ def test_an_admin_assigns_suggested_reads_and_the_reviewer_sees_why(page, login,
     reasons = page.locator(".scr-reason").all_inner_texts()
     assert len(reasons) == n and all(r.startswith("Why you:") for r in reasons)
     page.screenshot(path="/tmp/decisions-queue.png", full_page=True)
+
+
+def test_the_routing_page_leads_a_manager_back_to_decide_not_to_a_forbidden_page(
+    page, login, manager, decided
+):
+    login(manager)
+    page.goto("/decisions/routing/")
+    link = page.get_by_role("link", name="Back to Decide")
+    assert page.get_by_role("link", name="Back to assignments").count() == 0
+    with page.expect_navigation() as nav:
+        link.click()
+    assert nav.value is not None and nav.value.status == 200
+    assert page.url.split("?")[0].endswith("/decisions/decide/")
+
+
+def test_the_people_only_toggle_shows_the_board_fitted_without_predictions(
+    page, login, manager, decided
+):
+    from apps.decisions.selectors import snapshot_rows
+
+    login(manager)
+    page.goto("/decisions/decide/?domain=nlp")
+    assert page.locator("#decide-dark").is_visible()
+    page.select_option("#decide-evidence", "people")
+    page.click(".dz-board-controls button[type=submit]")
+    page.wait_for_url("**evidence=people**")
+    assert page.locator("#decide-dark").inner_text().startswith("People's reads only.")
+    people = snapshot_rows(decided, domain="nlp", dimension="__all__", evidence="people")
+    first = page.locator("#board-table tbody tr").first
+    idea = first.get_attribute("data-idea")
+    row = next(r for r in people if r["idea"] == idea)
+    assert first.locator(".dz-estimate").inner_text().strip() == f"{row['estimate']:.2f}"
+    assert "none" in first.locator("td").nth(8).inner_text()  # no predictions on this board
+    with page.expect_download() as info:
+        page.click("#decide-export")
+    rows = list(csv.DictReader(io.StringIO(open(info.value.path(), encoding="utf-8").read())))
+    assert {r["evidence"] for r in rows} == {"people"}
+    page.screenshot(path="/tmp/decisions-people-only.png", full_page=True)

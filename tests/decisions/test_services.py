@@ -19,15 +19,46 @@ def test_the_snapshot_stores_one_ranking_per_domain_and_dimension_with_every_ide
     assert decided.status == DecisionSnapshot.Status.DONE, decided.error
     keys = set(DecisionSlice.objects.filter(snapshot=decided).values_list("domain", "dimension"))
     assert ("nlp", "__all__") in keys and ("materials", "innovativeness") in keys
-    (overall,) = DecisionSlice.objects.filter(snapshot=decided, domain="nlp", dimension="__all__")
+    (overall,) = DecisionSlice.objects.filter(
+        snapshot=decided, domain="nlp", dimension="__all__", evidence="all"
+    )
     assert len(overall.rows) == Idea.objects.filter(patent__domain__key="nlp").count()
     row = overall.rows[0]
     assert row["low"] <= row["estimate"] <= row["high"]
     assert row["n_reviewers"] == 6 and row["n_predicted"] == 0 and row["judge_share"] == 0
 
 
+def test_the_snapshot_also_stores_the_board_fitted_on_peoples_reads_only(decided):
+    people = DecisionSlice.objects.filter(snapshot=decided, evidence="people")
+    full = DecisionSlice.objects.filter(snapshot=decided, evidence="all")
+    assert set(people.values_list("domain", "dimension")) == set(
+        full.values_list("domain", "dimension")
+    )
+    # Stored as the people's figures alone; the selector merges them with the full rows.
+    (overall,) = people.filter(domain="nlp", dimension="__all__")
+    assert set(overall.rows[0]) == {
+        "domain",
+        "dimension",
+        "idea_id",
+        "estimate",
+        "low",
+        "high",
+        "p_top",
+    }
+    from apps.decisions.selectors import snapshot_rows
+
+    merged = snapshot_rows(decided, domain="nlp", dimension="__all__", evidence="people")
+    assert len(merged) == len(overall.rows)
+    assert all(r["judge_share"] == 0 and not r["preds"] and r["title"] for r in merged)
+    assert "people" in decided.result and "nlp" in decided.result["people"]["domains"]
+    dark = decided.result["domains"]["nlp"]
+    assert {"unread", "expected_top_unread", "settle_reads", "text"} <= set(dark)
+
+
 def test_ideas_a_majority_gated_out_rank_in_the_bottom_half(decided):
-    (overall,) = DecisionSlice.objects.filter(snapshot=decided, domain="nlp", dimension="__all__")
+    (overall,) = DecisionSlice.objects.filter(
+        snapshot=decided, domain="nlp", dimension="__all__", evidence="all"
+    )
     rows = sorted(overall.rows, key=lambda r: -r["estimate"])
     gated = [n for n, r in enumerate(rows) if 2 * r["n_gated"] > r["n_reviewers"]]
     assert gated, "the planted data gate some ideas out for most reviewers"
@@ -77,7 +108,9 @@ def test_an_admin_accepts_suggestions_and_the_reviewer_sees_why_in_their_queue(
     assert routed.count() == len(ids) and all(a.reason for a in routed)
     client.force_login(newcomer)
     page = client.get("/screening/").content.decode()
-    assert "Why you:" in page and routed.first().reason.split(":")[0] in page
+    from html import escape
+
+    assert "Why you:" in page and escape(routed.first().reason.split(":")[0]) in page
 
 
 def test_accepting_stops_at_the_reviewers_cap(planted, newcomer, admin, domain):
@@ -112,3 +145,25 @@ def test_automatic_routing_assigns_a_domains_suggestions_without_an_admin(
         POLICY.per_batch, POLICY.cap
     )
     assert not RoutingSuggestion.objects.filter(status=RoutingSuggestion.Status.OPEN).exists()
+
+
+def test_routing_reasons_agree_with_the_boards_p_top_and_name_a_dimension(planted, newcomer):
+    from apps.decisions.ranking.routing import NEAR_CUT_HIGH, NEAR_CUT_LOW
+    from apps.disagreement.selectors import dimension_labels
+
+    snapshot = compute_decisions()
+    (overall,) = DecisionSlice.objects.filter(snapshot=snapshot, domain="nlp", dimension="__all__")
+    p_top = {r["idea_id"]: r["p_top"] for r in overall.rows}
+    picks = list(
+        RoutingSuggestion.objects.filter(reviewer=newcomer, kind=RoutingSuggestion.Kind.BOUNDARY)
+    )
+    assert picks
+    labels = set(dimension_labels().values())
+    for s in picks:
+        p = p_top[s.idea_id]
+        assert f"P(top 10 %) {p:.2f}" in s.reason, s.reason
+        near = "can decide whether this idea makes the shortlist" in s.reason
+        assert near == (NEAR_CUT_LOW <= p <= NEAR_CUT_HIGH), (p, s.reason)
+        assert any(f"on {label}" in s.reason for label in labels), s.reason
+    # The case: never "decides" for an idea the board puts at P(top) 0.00.
+    assert not any("can decide" in s.reason for s in picks if round(p_top[s.idea_id], 2) == 0.0)

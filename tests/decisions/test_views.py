@@ -57,17 +57,41 @@ def exported(client, query: str) -> list[dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
 
-def test_an_unread_predicted_idea_is_marked_and_rests_on_the_judges(client, manager, predicted):
+def test_a_lone_prediction_of_an_unread_idea_is_listed_but_weighs_nothing_until_measured(
+    client, manager, predicted
+):
+    # A judge with no recorded signal read the idea (an LLM not shown the panel): new evidence,
+    # but it counts only by its measured accuracy on ideas people also read, and two
+    # predictions measure nothing. So the idea sits at the domain's prior, flagged no reader,
+    # not "mostly judges", and the prediction is listed with what it is.
     client.force_login(manager)
     rows = {r["idea"]: r for r in exported(client, "?domain=nlp&dimension=innovativeness")}
     unread = rows["nlp-UNREAD"]
     assert unread["n_reviewers"] == "0" and unread["n_predicted"] == "1"
-    assert unread["judge_pct"] == "100" and unread["people_pct"] == "0"
-    assert unread["predictions"] == "nlp-rev0=5 @88%"
-    assert "no_reader" in unread["flags"] and "mostly_judges" in unread["flags"]
+    assert unread["judge_pct"] == "" and unread["people_pct"] == ""
+    assert unread["predictions"] == "nlp-rev0=5 @88% (new)"
+    assert "no_reader" in unread["flags"] and "mostly_judges" not in unread["flags"]
     # nlp-rev0 read the other idea: its stale prediction is not used.
     rated = next(r for r in rows.values() if r["idea"] != "nlp-UNREAD" and r["n_reviewers"] == "6")
     assert rated["n_predicted"] == "0" or "nlp-rev0" not in rated["predictions"]
+
+
+def test_evidence_people_gives_the_board_fitted_on_peoples_reads_only(client, manager, predicted):
+    client.force_login(manager)
+    full = {r["idea"]: r for r in exported(client, "?domain=nlp&dimension=innovativeness")}
+    people = {
+        r["idea"]: r
+        for r in exported(client, "?domain=nlp&dimension=innovativeness&evidence=people")
+    }
+    assert set(people) == set(full)
+    assert people["nlp-UNREAD"]["predictions"] == "" and people["nlp-UNREAD"]["n_predicted"] == "0"
+    assert {r["evidence"] for r in people.values()} == {"people"}
+    assert {r["evidence"] for r in full.values()} == {"all"}
+    html = client.get(reverse("decisions:decide") + "?domain=nlp&evidence=people").content.decode()
+    assert '<option value="people" selected>' in html and "People's reads only." in html
+    assert "evidence=people" in html  # the CSV link keeps the toggle
+    # The domain's ideas in the dark: how many, and what the text model says about them.
+    assert 'id="decide-dark"' in html and ("nobody read" in html or "has a reader" in html)
 
 
 def test_the_csv_has_the_issues_columns_one_row_per_idea_in_the_pages_order(
@@ -165,6 +189,10 @@ def test_the_api_serves_the_csvs_rows_and_names_a_bad_filter(client, manager, pr
     assert str(body["rows"][0]["estimate"]) == rows[0]["estimate"]
     bad = client.get("/api/decisions/ranking/?domain=nope")
     assert bad.status_code == 400 and "domain" in str(bad.json())
+    people = client.get("/api/decisions/ranking/?domain=nlp&evidence=people").json()
+    assert people["evidence"] == "people" and {r["evidence"] for r in people["rows"]} == {"people"}
+    wrong = client.get("/api/decisions/ranking/?domain=nlp&evidence=judges")
+    assert wrong.status_code == 400 and "evidence" in str(wrong.json())
 
 
 def test_decide_flags_ideas_with_open_findings_and_shows_a_panels_scores_as_judges(
@@ -224,3 +252,130 @@ def test_decide_flags_ideas_with_open_findings_and_shows_a_panels_scores_as_judg
     html = page.content.decode()
     assert 'data-flag="llm_panel"' in html and "Panel of LLM judges (not reviewers)" in html
     assert "Innovativeness 3.0" in html and 'data-flag="findings_open"' in html
+
+
+def _freshness(client) -> str:
+    import re
+
+    html = client.get(reverse("decisions:decide") + "?domain=nlp").content.decode()
+    match = re.search(
+        r'<span id="decide-freshness">(.*?)</span>\s*<span class="muted small">', html, re.S
+    )
+    assert match, "the freshness line is on the page"
+    return " ".join(match.group(1).split())
+
+
+def test_decide_says_up_to_date_only_when_no_prediction_run_it_would_use_is_pending(
+    client, manager, predicted, domain
+):
+    client.force_login(manager)
+    assert "up to date" in _freshness(client)
+    run = JudgeRun.objects.create(
+        purpose=JudgeRun.Purpose.PREDICTION,
+        domain=domain,
+        reviewer=User.objects.get(username="nlp-rev1"),
+        dimensions=["innovativeness"],
+        scope_key="prediction|nlp-rev1|nlp|innovativeness",
+        status=JudgeRun.Status.QUEUED,
+    )
+    text = _freshness(client)
+    assert "up to date" not in text
+    assert "judges' predictions pending (1 prediction run queued or running)" in text
+    # Done after the ranking read its inputs: still not up to date until recomputed.
+    JudgeRun.objects.filter(id=run.id).update(
+        status=JudgeRun.Status.DONE, finished_at=timezone.now()
+    )
+    assert "1 finished since this ranking" in _freshness(client)
+    compute_decisions()
+    assert "up to date" in _freshness(client)
+
+
+def test_an_evaluation_run_does_not_keep_decide_from_being_up_to_date(
+    client, manager, predicted, domain
+):
+    client.force_login(manager)
+    JudgeRun.objects.create(
+        purpose=JudgeRun.Purpose.LOO_EVALUATION,
+        domain=domain,
+        reviewer=User.objects.get(username="nlp-rev1"),
+        dimensions=["innovativeness"],
+        scope_key="loo|nlp-rev1|nlp|innovativeness",
+        status=JudgeRun.Status.RUNNING,
+    )
+    assert "up to date" in _freshness(client)
+
+
+def test_decide_says_what_its_rating_count_is_made_of_and_the_data_page_labels_its_own(
+    client, manager, admin, predicted
+):
+    from apps.screening.models import Rating
+
+    client.force_login(manager)
+    html = client.get(reverse("decisions:decide") + "?domain=nlp").content.decode()
+    scored = Rating.objects.filter(status=Rating.Status.SCORED).count()
+    gated = Rating.objects.filter(status=Rating.Status.NOT_RATED_BY_DESIGN).count()
+    assert f"from {Rating.objects.count():,} ratings" in html
+    assert f"({scored:,} scored" in html and f"{gated:,} closed by a gate" in html
+    client.force_login(admin)
+    data = client.get(reverse("catalog:admin_home")).content.decode()
+    assert "Scored ratings" in data and "Ratings stored in all" in data
+    assert f'<div class="catalog-count-value">{Rating.objects.count():,}</div>' in data
+
+
+def test_the_idea_page_says_when_the_idea_is_not_ranked_yet_or_nothing_is(
+    client, manager, predicted, domain
+):
+    client.force_login(manager)
+    rated = Idea.objects.filter(patent__domain=domain).order_by("id").first()
+    late = Idea.objects.create(external_id="nlp-LATE", patent=rated.patent, title="Added late")
+    html = client.get(reverse("disagreement:idea", args=[late.id])).content.decode()
+    assert "This idea is not on the latest ranking" in html
+    html = client.get(reverse("disagreement:idea", args=[rated.id])).content.decode()
+    assert 'id="standing-overall"' in html and "P(top 10 %)" in html
+    from apps.decisions.models import DecisionSnapshot
+
+    DecisionSnapshot.objects.all().delete()
+    html = client.get(reverse("disagreement:idea", args=[rated.id])).content.decode()
+    assert "The ranking has not been computed yet." in html
+
+
+def test_no_link_on_the_pages_a_manager_reaches_from_decide_is_forbidden_to_them(
+    client, manager, predicted, domain, newcomer_nlp
+):
+    """Issue 26: the routing page's "Back to assignments" gave the manager a 403. Every
+    same-site link of Decide, the routing page, an idea's page (its standing and case links),
+    the Judges' shortlists and alignment pages answers a manager with something else."""
+    import re
+
+    compute_decisions()  # with the newcomer, routing has suggestions to show
+    client.force_login(manager)
+    unread = Idea.objects.get(external_id="nlp-UNREAD")
+    pages = [
+        reverse("decisions:decide") + "?domain=nlp",
+        reverse("decisions:routing"),
+        reverse("disagreement:idea", args=[unread.id]) + "?from=decide",
+        reverse("judges:predictions"),
+        reverse("judges:alignment"),
+    ]
+    checked = set()
+    for url in pages:
+        response = client.get(url)
+        assert response.status_code == 200, url
+        for href in re.findall(r'href="(/[^"#]*)', response.content.decode()):
+            href = href.replace("&amp;", "&")
+            if href in checked or href.startswith(("/static/", "/accounts/logout")):
+                continue
+            checked.add(href)
+            status = client.get(href).status_code
+            assert status != 403, f"{href} (linked from {url}) is forbidden to a manager"
+    assert reverse("judges:case", args=[unread.id]) in checked
+    assert not any(h.startswith(reverse("assignments:index")) for h in checked)
+
+
+@pytest.fixture
+def newcomer_nlp(domain):
+    from apps.accounts.models import ReviewerProfile
+
+    user = User.objects.create_user(username="newcomer", password="x", role=User.Role.REVIEWER)
+    ReviewerProfile.objects.create(user=user).domains.add(domain)
+    return user

@@ -79,8 +79,18 @@ def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
         # request log (those go to var/log/server.log), and the product's own 404 page.
         _get(f"{base}/accounts/login/")
         output = Path(log.name).read_text()
-        for noise in ("Applying ", "WARNING: Location", "Starting development server", "HTTP/1.1"):
+        for noise in (
+            "Applying ",
+            "WARNING: Location",
+            "Starting development server",
+            "HTTP/1.1",
+            "W047",  # SQLite's note on two constraints: said once, in config/settings/local.py
+            "System check identified",
+            "per-reviewer alpha",  # the item text parts' figures go to var/log/item-parts.log
+        ):
             assert noise not in output, noise
+        assert "Offline judge text measured per domain (" in output
+        assert "per-reviewer alpha" in (var / "log" / "item-parts.log").read_text()
         assert "GET /accounts/login/" in (var / "log" / "server.log").read_text()
         try:
             urllib.request.urlopen(f"{base}/no-such-page/", timeout=5)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 from django.conf import settings
 
-from apps.judges.models import JudgeConfig
+from apps.judges.models import JudgeConfig, JudgeRun
 from apps.screening.models import Dimension, Rating, Rubric
 from tests.factories import AssignmentFactory, IdeaFactory, PatentFactory, ReviewerFactory
 
@@ -93,3 +93,62 @@ def compute_alignment(run_ids=None) -> list:
     alignment_runs_finished(run_ids=run_ids)
     queued = AlignmentSnapshot.objects.filter(status=AlignmentSnapshot.Status.QUEUED)
     return [alignment_snapshot_compute(snapshot_id=s.id) for s in queued]
+
+
+def stored_predictions(domain, reviewer, *, ideas: int, ks: tuple[int, ...] = (2, 9)) -> JudgeRun:
+    """A finished prediction run for `reviewer` holding ideas x dimensions x ks finals, written
+    in bulk (tests and bench/bench_predictions_api.py need thousands, fast)."""
+    from django.utils import timezone
+
+    from apps.catalog.models import Idea, Patent
+    from apps.judges.models import JudgeFinal
+
+    rubric = domain.rubric or Rubric.objects.get(is_default=True)
+    dims = list(Dimension.objects.filter(rubric=rubric))
+    tag = f"{domain.key}-{reviewer.username}"
+    patents = Patent.objects.bulk_create(
+        [
+            Patent(external_id=f"SP-{tag}-{i}", domain=domain, title=f"Patent {i}")
+            for i in range(max(1, ideas // 10))
+        ]
+    )
+    rows = Idea.objects.bulk_create(
+        [
+            Idea(external_id=f"SI-{tag}-{i:06d}", patent=patents[i % len(patents)], title=f"I{i}")
+            for i in range(ideas)
+        ]
+    )
+    config = JudgeConfig.objects.get_or_create(
+        name="stored", defaults={"kind": "personalized", "backend": "local"}
+    )[0]
+    run = JudgeRun.objects.create(
+        purpose=JudgeRun.Purpose.PREDICTION,
+        status=JudgeRun.Status.DONE,
+        reviewer=reviewer,
+        domain=domain,
+        dimensions=[d.key for d in dims],
+        scope_key=f"stored|{tag}",
+        finished_at=timezone.now(),
+    )
+    run.configs.add(config)
+    JudgeFinal.objects.bulk_create(
+        [
+            JudgeFinal(
+                run=run,
+                kind="personalized",
+                k=k,
+                reviewer=reviewer,
+                idea=idea,
+                dimension=dim,
+                score=dim.scale_min + (n % (dim.scale_max - dim.scale_min + 1)),
+                confidence=50 + n % 50,
+                reason="stored for a test",
+                kept=1,
+            )
+            for n, (idea, dim, k) in enumerate(
+                (idea, dim, k) for idea in rows for dim in dims for k in ks
+            )
+        ],
+        batch_size=5000,
+    )
+    return run

@@ -132,8 +132,9 @@ def test_predictions_and_alignment_are_for_managers_and_a_reviewer_reads_only_th
 
     api.force_authenticate(manager)
     assert api.get(reverse("judges-api-my-alignment")).status_code == 403
-    preds = api.get(reverse("judges-api-predictions"), {"reviewer": "rita"}).json()
-    assert len(preds) == 2 and {p["kind"] for p in preds} == {"personalized"}
+    page = api.get(reverse("judges-api-predictions"), {"reviewer": "rita"}).json()
+    preds = page["results"]
+    assert page["count"] == 2 and len(preds) == 2 and {p["kind"] for p in preds} == {"personalized"}
     assert api.get(reverse("judges-api-predictions"), {"reviewer": "nobody"}).status_code == 400
     report = api.get(reverse("judges-api-alignment"), {"domain": "nlp"}).json()
     assert {(r["kind"], r["k"]) for r in report["curve"]} == {

@@ -79,7 +79,11 @@ def test_the_page_and_the_api_say_a_level_only_judge_adds_nothing(client, manage
     assert "adds nothing beyond the level" in page
     assert "Pooled or per reviewer?" in page
     assert "adds nothing beyond the reviewer&#x27;s usual level" in page  # the verdicts say why
+    # The rule is stated beside the verdicts, from its one home.
+    from html import escape
+
+    assert 'id="verdict-rule"' in page and escape(alignment.VERDICT_RULE) in page
     api = client.get(reverse("judges-api-alignment")).json()
     (row,) = api["curve"]
-    assert row["adds_nothing"] is True
+    assert row["adds_nothing"] is True and row["lift_status"] == "nil"
     assert "adds nothing" in row["lift_text"]

@@ -394,3 +394,18 @@ def test_an_imported_advantage_score_shows_as_its_two_answers(client_of, reviewe
     html = client_of(reviewer).get(rate_url(idea)).content.decode()
     assert 'id="answer-competitive_advantage-hard_to_imitate-no" value="no" checked' in html
     assert 'id="answer-competitive_advantage-technology_essential-yes" value="yes" checked' in html
+
+
+def test_the_key_legend_gives_each_scale_as_it_is_and_the_skip_key(client_of, reviewer, idea):
+    import re
+
+    html = client_of(reviewer).get(rate_url(idea)).content.decode()
+    legend = re.search(r'<div class="scr-keys[^"]*" id="key-legend">(.*?)</div>', html, re.S)
+    assert legend
+    text = " ".join(legend.group(1).split())
+    # PBIG: 1-4 on four dimensions, 1-5 on innovativeness, 0-3 (0 a category) on two.
+    assert "<kbd>1</kbd>–<kbd>4</kbd> Specificity" in text
+    assert "<kbd>1</kbd>–<kbd>5</kbd> Innovativeness" in text
+    assert "<kbd>0</kbd>–<kbd>3</kbd> Need validity, Market size (0: a category)" in text
+    assert "<kbd>0</kbd>–<kbd>5</kbd>" not in text
+    assert "<kbd>s</kbd> skip" in text

@@ -24,6 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, Any
 
+import numpy as np
 import pandas as pd
 from django.conf import settings
 
@@ -210,12 +211,127 @@ def read_table(content: ImportContent, filename: str) -> pd.DataFrame:
     `content` is read as a stream (see the module's docstring), never held whole."""
     fmt = file_format(filename, allowed=("csv", "jsonl"))
     if fmt == "csv":
+        refuse_wide_header(content)  # first: it names the problem of a wide file better
+    refuse_long_lines(content)
+    if fmt == "csv":
         frame = _read_csv(content)
     else:
         frame = _read_jsonl(content)
     refuse_nul_characters(frame)
     refuse_long_cells(frame)
     return frame
+
+
+# Bytes of the file read to find its header: IMPORT_MAX_COLUMNS names of IMPORT_MAX_COLUMN_CHARS
+# characters fit many times over (4 bytes a character, quotes and commas).
+HEADER_BYTES = 1 << 16
+# Bytes scanned at a time for line breaks (a view over each block, no copy of the file).
+LINE_SCAN_CHUNK = 1 << 22
+
+
+def _shape_refusal(message: str, *, row: int, value: object = None) -> ApplicationError:
+    shown = None if value is None else str(value)[:200]
+    return ApplicationError(
+        "The file's shape is not that of an import file; nothing was imported.",
+        errors=[FieldError(field="file", message=message, row=row, value=shown)],
+    )
+
+
+def refuse_long_lines(content: ImportContent) -> None:
+    """No line longer than IMPORT_MAX_LINE_BYTES, found before any parser reads the file.
+
+    One pass over the bytes in blocks; the line breaks of a block are found by numpy (a
+    comparison and a search in C), so 100 MB costs a fraction of a second and no copy. A record
+    whose cells hold line breaks (quoted) spans several lines: each is bounded, and the cell by
+    TEXT_MAX_CHARS once parsed.
+    """
+    limit = int(settings.IMPORT_MAX_LINE_BYTES)
+    stream = as_stream(content)
+    stream.seek(0)
+    run = 0  # bytes of the current line read so far
+    line = 1
+    try:
+        while chunk := stream.read(LINE_SCAN_CHUNK):
+            breaks = np.flatnonzero(np.frombuffer(chunk, dtype=np.uint8) == 0x0A)
+            if breaks.size == 0:
+                run += len(chunk)
+                if run > limit:
+                    break
+                continue
+            lengths = np.diff(breaks, prepend=-1) - 1
+            lengths[0] += run
+            over = np.flatnonzero(lengths > limit)
+            if over.size:
+                line += int(over[0])
+                run = int(lengths[over[0]])
+                break
+            line += int(breaks.size)
+            run = len(chunk) - int(breaks[-1]) - 1
+            if run > limit:
+                break
+    finally:
+        stream.seek(0)
+    if run > limit:
+        raise _shape_refusal(
+            f"line {line} is longer than {limit} bytes (IMPORT_MAX_LINE_BYTES): an import file "
+            "has one record per line; check that this is the right file",
+            row=line,
+        )
+
+
+def refuse_wide_header(content: ImportContent) -> None:
+    """A CSV header of at most IMPORT_MAX_COLUMNS names of at most IMPORT_MAX_COLUMN_CHARS
+    characters, read from the file's first HEADER_BYTES before pandas sees it: pandas' time
+    grows with the square of the columns (10,000 columns took 38 s, a million hours), and no
+    import kind has more than a dozen."""
+    max_columns = int(settings.IMPORT_MAX_COLUMNS)
+    max_chars = int(settings.IMPORT_MAX_COLUMN_CHARS)
+    stream = as_stream(content)
+    stream.seek(0)
+    head = stream.read(HEADER_BYTES + 1)
+    stream.seek(0)
+    # A character cut by the read's end, or a byte that is not UTF-8, is the parser's to name.
+    text = head[:HEADER_BYTES].decode("utf-8", errors="replace").removeprefix("\ufeff")
+    columns, chars, longest, quoted, started, ended = 1, 0, 0, False, False, False
+    for ch in text:
+        if quoted:
+            if ch == '"':
+                quoted = False
+            else:
+                chars += 1
+            continue
+        if ch in "\r\n":
+            if started:
+                ended = True
+                break
+            continue  # blank lines before the header are skipped, as pandas does
+        started = True
+        if ch == '"':
+            quoted = True
+        elif ch == ",":
+            columns += 1
+            longest, chars = max(longest, chars), 0
+            if columns > max_columns:
+                break
+        else:
+            chars += 1
+    longest = max(longest, chars)
+    if columns > max_columns:
+        raise _shape_refusal(
+            f"the header has more than {max_columns} columns (IMPORT_MAX_COLUMNS); no import "
+            "kind has that many: check the delimiter (a comma) and the file",
+            row=1,
+        )
+    if longest > max_chars:
+        raise _shape_refusal(
+            f"a column name in the header is longer than {max_chars} characters "
+            "(IMPORT_MAX_COLUMN_CHARS)",
+            row=1,
+        )
+    if not ended and len(head) > HEADER_BYTES:
+        raise _shape_refusal(
+            f"the header row does not end within its first {HEADER_BYTES} bytes", row=1
+        )
 
 
 def refuse_long_cells(frame: pd.DataFrame) -> None:
@@ -325,6 +441,7 @@ def _read_jsonl(content: ImportContent) -> pd.DataFrame:
     columns: dict[str, list[str]] = {}
     rows: list[int] = []
     problems = Problems()
+    max_columns = int(settings.IMPORT_MAX_COLUMNS)
     with text_stream(content, newline=None) as text:
         for number, raw in enumerate(text, start=1):
             line = raw.rstrip("\n")
@@ -344,10 +461,29 @@ def _read_jsonl(content: ImportContent) -> pd.DataFrame:
                 continue
             if problems:
                 continue  # the file is refused anyway; only its other unreadable lines matter
+            if len(obj) > max_columns:
+                problems.add(
+                    "file",
+                    f"has more than {max_columns} keys (IMPORT_MAX_COLUMNS)",
+                    row=number,
+                    value=line[:80],
+                )
+                continue
             record = {str(k).strip(): _cell(v).strip() for k, v in obj.items()}
             for key in record:
                 if key not in columns:
+                    if len(columns) >= max_columns:
+                        problems.add(
+                            "file",
+                            f"the records name more than {max_columns} different keys "
+                            "(IMPORT_MAX_COLUMNS)",
+                            row=number,
+                            value=key[:80],
+                        )
+                        break
                     columns[key] = [""] * len(rows)
+            if problems:
+                continue
             for key, values in columns.items():
                 values.append(record.get(key, ""))
             rows.append(number)
@@ -427,7 +563,10 @@ def report_duplicates(
 
 
 SLUG = re.compile(r"^[-a-zA-Z0-9_]+$")
-INTEGER = r"^[+-]?\d+$"
+# A whole number in ASCII digits, as many as an int64 always holds: `\d` would also match "٣"
+# or "²" (Unicode digits), which pandas then reads as nothing and int() as another number or not
+# at all; 5,000 digits made int() raise (a 500). Same bound as apps.core.untrusted.parse_int.
+INTEGER = rf"^[+-]?[0-9]{{1,{untrusted.MAX_INT_DIGITS}}}$"
 
 
 def chunked(values: Sequence[Any], size: int = 5000) -> Iterable[Sequence[Any]]:

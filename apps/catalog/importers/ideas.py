@@ -1,7 +1,12 @@
 """Ideas: one row per idea, upserted by external_id.
 
 `patent` names a stored patent's external_id. The title is optional (rated texts often have none:
-pages then show an excerpt of the description), but an idea needs a title or a description.
+pages then show an excerpt of the description), but an idea needs a title or a description
+(`idea_lacks_text`, the rule the API and the Django admin apply too).
+
+A restore (`restore=True`, the installation archive) accepts what an installation stored before
+that rule held everywhere (the API accepted an emptied idea until issue 29): such ideas come back
+as they were, counted in a note, instead of refusing the whole archive.
 """
 
 from __future__ import annotations
@@ -22,14 +27,16 @@ from apps.catalog.importers.common import (
     require_values,
 )
 from apps.catalog.importers.upsert import upsert
-from apps.catalog.models import EXTERNAL_ID_MAX, Idea, Patent
+from apps.catalog.models import EXTERNAL_ID_MAX, IDEA_TEXT_REQUIRED, Idea, Patent, idea_lacks_text
 
 REQUIRED = ["external_id", "patent"]
 OPTIONAL = ["title", "description", "implementation", "differentiation", "source"]
 TEXT_FIELDS = ["title", "description", "implementation", "differentiation", "source"]
 
 
-def import_ideas(*, content: ImportContent, filename: str, actor: Any = None) -> ImportResult:
+def import_ideas(
+    *, content: ImportContent, filename: str, actor: Any = None, restore: bool = False
+) -> ImportResult:
     frame = read_table(content, filename)
     check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="ideas")
     problems = Problems()
@@ -37,13 +44,13 @@ def import_ideas(*, content: ImportContent, filename: str, actor: Any = None) ->
     check_lengths(frame, problems, {"external_id": EXTERNAL_ID_MAX, "title": 500, "source": 200})
     blank = pd.Series("", index=frame.index)
     title, description = frame.get("title", blank), frame.get("description", blank)
-    problems.add_rows(
-        frame,
-        (title == "") & (description == ""),
-        "title",
-        "is empty and so is the description: an idea needs one of them",
-        column="external_id",
+    textless = pd.Series(
+        [idea_lacks_text(t, d) for t, d in zip(title.tolist(), description.tolist(), strict=True)],
+        index=frame.index,
+        dtype=bool,
     )
+    if not restore:
+        problems.add_rows(frame, textless, "title", IDEA_TEXT_REQUIRED, column="external_id")
     patent_ids: dict[str, int] = {}
     wanted = [p for p in frame["patent"].unique().tolist() if p]
     for part in chunked(wanted, 5000):
@@ -70,10 +77,16 @@ def import_ideas(*, content: ImportContent, filename: str, actor: Any = None) ->
         all_fields=["patent_id", *TEXT_FIELDS],
         defaults={f: "" for f in TEXT_FIELDS},
     )
-    return ImportResult(
+    result = ImportResult(
         kind="ideas",
         rows=len(frame),
         created=counts.created,
         updated=counts.updated,
         unchanged=counts.unchanged,
     )
+    if restore and textless.any():
+        result.notes.append(
+            f"{int(textless.sum())} ideas have neither a title nor a description (stored before "
+            "that was refused); restored as they were: give each one a title."
+        )
+    return result

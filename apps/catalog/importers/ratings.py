@@ -251,10 +251,16 @@ def import_ratings(
         | status_bad
         | frame["dimension_id"].isna()
     )
-    final = _check_gates_and_expand(frame, row_bad, dims, problems)
+    rows_read = int(len(frame))
+    screenings = gate_rows(frame, row_bad)
+    # From here only `screenings` is read: the parsed file and its lookups go before the gates
+    # build their matrices (issue 29: a 98 MB file cost the web process +625 MB).
+    del frame, row_bad, score, score_text, given
+    final = _check_gates_and_expand(screenings, dims, problems)
+    del screenings
     problems.raise_if_any("The ratings file has errors.")
 
-    result = ImportResult(kind="ratings", rows=int(len(frame)))
+    result = ImportResult(kind="ratings", rows=rows_read)
     if final.empty:
         return result
     if not has_rationale:
@@ -283,30 +289,63 @@ def import_ratings(
     return result
 
 
+def gate_rows(frame: pd.DataFrame, row_bad: pd.Series) -> pd.DataFrame:
+    """The rows the gates judge (a known reviewer, idea and rubric) with only the columns they
+    read and `_bad` (the row has an error): a copy of part of the frame, so the frame itself can
+    be let go."""
+    keep = frame["reviewer_id"].notna() & frame["idea_id"].notna() & ~no_rubric_mask(frame)
+    return frame.loc[keep, [c for c in GATE_COLUMNS if c in frame.columns]].assign(
+        _bad=row_bad[keep].to_numpy()
+    )
+
+
 def _check_gates_and_expand(
-    frame: pd.DataFrame, row_bad: pd.Series, dims: list[Dimension], problems: Problems
+    valid: pd.DataFrame, dims: list[Dimension], problems: Problems
 ) -> pd.DataFrame:
-    """Check every (reviewer, idea) screening against its rubric's gates and return one row per
-    (reviewer, idea, dimension of the rubric) with its status, score, rationale and created_at."""
-    frame = frame.assign(_bad=row_bad.to_numpy())
-    valid = frame.loc[
-        frame["reviewer_id"].notna() & frame["idea_id"].notna() & ~no_rubric_mask(frame)
-    ]
+    """Check every (reviewer, idea) screening of `gate_rows` against its rubric's gates and
+    return one row per (reviewer, idea, dimension of the rubric) with its status, score,
+    rationale and created_at."""
     if valid.empty:
         return pd.DataFrame()
-    valid = valid.assign(
-        reviewer_id=valid["reviewer_id"].astype("int64"),
-        idea_id=valid["idea_id"].astype("int64"),
-        rubric_id=valid["rubric_id"].astype("int64"),
-    )
+    # `valid` is gate_rows' own copy: its columns are replaced in place, and the rows are
+    # copied again only when some must go or several rubrics split them (each copy of a
+    # million rows is tens of megabytes of the import's peak).
+    for col in ("reviewer_id", "idea_id", "rubric_id"):
+        valid[col] = valid[col].astype("int64")
     # A screening with a bad row cannot be judged against the gates; its row errors say enough.
     group_bad = valid.groupby(["reviewer_id", "idea_id"], sort=False)["_bad"].transform("any")
-    valid = valid.loc[~group_bad]
+    if group_bad.any():
+        valid = valid.loc[~group_bad]
+    del group_bad
+    rubric_ids = valid["rubric_id"].unique()
+    blocks = (
+        [(rubric_ids[0], valid)]
+        if len(rubric_ids) == 1
+        else list(valid.groupby("rubric_id", sort=False))
+    )
     parts: list[pd.DataFrame] = []
-    for rubric_id, block in valid.groupby("rubric_id", sort=False):
+    for rubric_id, block in blocks:
         rdims = [d for d in dims if d.rubric_id == rubric_id]
         parts.append(_gate_block(block, rdims, problems))
     return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+# What _gate_block reads of each row.
+GATE_COLUMNS = [
+    ROW,
+    "reviewer",
+    "idea",
+    "reviewer_id",
+    "idea_id",
+    "rubric_id",
+    "dimension_id",
+    "score_num",
+    "status_given",
+    "rationale",
+    "answers_obj",
+    "created_at_ts",
+    "updated_at_ts",
+]
 
 
 def no_rubric_mask(frame: pd.DataFrame) -> pd.Series:

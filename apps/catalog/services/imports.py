@@ -37,6 +37,7 @@ def import_file(
     make_default: bool = False,
     domains: Sequence[str] = (),
     create_domains: bool = False,
+    restore: bool = False,
 ) -> ImportResult:
     """Validate a whole file and, unless `dry_run`, store it; all or nothing.
 
@@ -50,7 +51,9 @@ def import_file(
     counts are exactly what a real import would do. `actor=None` is the system (CLI, demo).
     `make_default` and `domains` apply to rubrics: the default rubric, and domains to attach.
     `create_domains` lets a patents or rubric file create domains once ratings exist
-    (apps.catalog.importers.domains).
+    (apps.catalog.importers.domains). `restore` is the installation archive's restore: it
+    accepts what the product stored before a rule was enforced everywhere (an idea without a
+    title or a description), with a note.
     """
     if kind not in IMPORT_KINDS:
         raise ApplicationError(
@@ -84,7 +87,7 @@ def import_file(
                 content=content, filename=filename, actor=actor, create_domains=create_domains
             )
         elif kind == "ideas":
-            result = import_ideas(content=content, filename=filename, actor=actor)
+            result = import_ideas(content=content, filename=filename, actor=actor, restore=restore)
         elif kind == "reviewers":
             result = import_reviewers(content=content, filename=filename, actor=actor)
         else:

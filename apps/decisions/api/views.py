@@ -26,10 +26,15 @@ class DecisionRankingApi(APIView):
             choices=list(P.SORTS), required=False, default=P.DEFAULT_SORT
         )
         q = serializers.CharField(required=False, allow_blank=True, max_length=200)
+        # "people": the board fitted on people's reads only (no predictions, no text model).
+        evidence = serializers.ChoiceField(
+            choices=[k for k, _ in P.EVIDENCE], required=False, default=P.DEFAULT_EVIDENCE
+        )
 
     @extend_schema(
         parameters=[
-            OpenApiParameter(n, str, required=False) for n in ("domain", "dimension", "sort", "q")
+            OpenApiParameter(n, str, required=False)
+            for n in ("domain", "dimension", "sort", "q", "evidence")
         ],
         responses={200: dict, 404: dict},
         summary="The latest Decide ranking of one domain (docs/decide.md)",
@@ -52,7 +57,9 @@ class DecisionRankingApi(APIView):
         if q["dimension"] not in dims:
             raise serializers.ValidationError({"dimension": [f"must be one of {', '.join(dims)}"]})
         rows = P.sort_rows(
-            selectors.snapshot_rows(snapshot, domain=domain, dimension=q["dimension"]),
+            selectors.snapshot_rows(
+                snapshot, domain=domain, dimension=q["dimension"], evidence=q["evidence"]
+            ),
             sort=q["sort"],
             query=q.get("q", ""),
         )
@@ -60,7 +67,7 @@ class DecisionRankingApi(APIView):
             rows,
             extra_flags([r["idea_id"] for r in rows], domain=domain, dimension=q["dimension"]),
         )
-        header, values = P.csv_rows(rows, sort=q["sort"])
+        header, values = P.csv_rows(rows, sort=q["sort"], evidence=q["evidence"])
         return Response(
             {
                 "snapshot": {
@@ -72,6 +79,7 @@ class DecisionRankingApi(APIView):
                 },
                 "domain": domain,
                 "dimension": q["dimension"],
+                "evidence": q["evidence"],
                 "ordered_by": P.SORTS[q["sort"]],
                 "rows": [dict(zip(header, v, strict=True)) for v in values],
             }

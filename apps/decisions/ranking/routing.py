@@ -11,7 +11,7 @@ of its domain (midway between the last idea in and the first idea out):
 
 ``judge`` is 1 where this reviewer has no prediction for the idea. sd counts people's evidence
 only (``human_sd``: the judges' predictions echo the reads the idea has). The rules around the
-value (``Policy``: the one home, used by the product's recompute and by bench/bench_routing.py):
+value (``Policy``: the one home, used by the product's recompute and by bench/bench_decision.py):
 
 1. Minimum human reads: ideas with fewer than ``min_reads`` reads come first (fewest first),
    whatever their value; a ranking resting on no person is not defensible.
@@ -22,6 +22,16 @@ value (``Policy``: the one home, used by the product's recompute and by bench/be
    most ``per_batch``; an idea gets at most ``per_idea`` new reads per batch.
 Candidates are pairs (reviewer, idea) the caller deems eligible: the reviewer's domain, never
 read nor assigned to them.
+
+The reason a model's pick gives (``_reason``) is worded on the board the manager sees: the
+idea's P(top) there (``IdeaState.p_top``, the board's own figure, which counts the judges'
+predictions) decides what it may claim. Only an idea the board places near the cut
+(NEAR_CUT_LOW <= P(top) <= NEAR_CUT_HIGH) is told "your read can decide whether it makes the
+shortlist". An idea the board places safely in or out, whose evidence is partly the judges'
+and whose place is open on people's reads only, says so in those words; any other pick is
+"unlikely to change the shortlist" and says it fills the reviewer's queue. Every model's pick
+names the dimension where one more read narrows the idea most (``IdeaState.focus``); a first
+read (MIN_READS) covers every dimension and names none.
 """
 
 from __future__ import annotations
@@ -34,6 +44,14 @@ import numpy as np
 import pandas as pd
 
 MIN_READS, FROM_MODEL, RANDOM = "min_reads", "boundary", "random"
+# The board's P(top) band where "near the cut" may be said (shown with two decimals: an idea at
+# 0.00 or 1.00 is never near the cut); below the band's closeness on people's reads, a pick
+# only fills the reviewer's queue.
+NEAR_CUT_LOW, NEAR_CUT_HIGH = 0.05, 0.95
+OPEN_ON_PEOPLE = 0.05
+# "On people's reads only" is said only where the judges' predictions carry at least this share
+# of the idea's evidence: otherwise they are not what makes the board sure.
+JUDGES_MATTER = 0.05
 
 
 @dataclass(frozen=True)
@@ -41,7 +59,7 @@ class Policy:
     # One human read per idea before the model's picks: every idea is seen by a person once
     # (no idea is ranked on predictions alone), but a second read is spent only where the
     # model says it can move the shortlist; forcing two reads spends most of a 2-3 read budget
-    # on ideas far from the cut (bench/bench_routing.py: see docs/decide.md).
+    # on ideas far from the cut (bench/bench_decision.py: see docs/decide.md).
     min_reads: int = 1
     cap: int = 20  # open (pending) assignments a reviewer may hold, routed ones included
     # Picks per reviewer per routing round: 10, so a random share of 10 % is one pick each.
@@ -61,6 +79,10 @@ class IdeaState:
     n_reads: int
     # Share of the estimate's evidence (precision) that comes from the judges' predictions.
     judge_share: float = 0.0
+    # The board's P(top share) of the idea (None: derived from estimate and sd, as the board).
+    p_top: float | None = None
+    # The dimension one more read narrows most, as the page names it ("" when unknown).
+    focus: str = ""
 
 
 @dataclass(frozen=True)
@@ -115,11 +137,10 @@ def prior_vars(ideas: Mapping[int, IdeaState]) -> dict[str, float]:
 def human_sd(st: IdeaState, prior_var: float | None) -> float:
     """The idea's sd counting people's evidence only.
 
-    The panel judge's predictions are built from the reads the idea already has: they map
-    those reads onto the other reviewers' scales, they do not add a new look at the idea. The
-    board counts them (with their confidence) as the issue asks, but routing must not take an
-    idea read once for settled because the judge echoed that read to the rest of the panel
-    (bench/bench_routing.py: with the judges' sd routing lost its saving on the shipped demo).
+    The board gives the panel judge's predictions no weight (they echo the idea's reads);
+    what ``judge_share`` counts is the domain text model and judges that read the idea. A
+    read by a person narrows what people know; the text model's part of the interval is not
+    what one more read replaces, so routing values reads against people's evidence alone.
     """
     sd = max(st.sd, 1e-9)
     if not prior_var or st.judge_share <= 0 or sd**2 >= prior_var:
@@ -145,7 +166,23 @@ def read_value(
     return closeness * narrowing * judge, closeness, narrowing
 
 
-def _reason(kind: str, st: IdeaState, policy: Policy, confidence: float | None) -> str:
+def board_p_top(st: IdeaState, cut: float) -> float:
+    """The idea's P(top) on the board: its own figure, or (without one) the normal
+    approximation from its estimate and full sd, judges' predictions included."""
+    if st.p_top is not None:
+        return st.p_top
+    return 0.5 * math.erfc((cut - st.estimate) / max(st.sd, 1e-9) / math.sqrt(2))
+
+
+def _reason(
+    kind: str,
+    st: IdeaState,
+    policy: Policy,
+    confidence: float | None,
+    *,
+    cut: float | None = None,
+    closeness: float = 0.0,
+) -> str:
     if kind == MIN_READS:
         reads = f"{st.n_reads} human read{'s' if st.n_reads != 1 else ''}"
         return (
@@ -155,13 +192,30 @@ def _reason(kind: str, st: IdeaState, policy: Policy, confidence: float | None) 
     if kind == RANDOM:
         return "Picked at random, so the ranking also hears about ideas it has not singled out."
     judge = (
-        f", and your judge is unsure what you would say ({confidence:.0f} % confident)"
+        f" Your judge is unsure what you would say ({confidence:.0f} % confident)."
         if confidence is not None and confidence < 60
         else ""
     )
+    focus = f" on {st.focus}" if st.focus else ""
+    p = board_p_top(st, cut if cut is not None else st.estimate)
+    top = f"P(top {100 * policy.share:g} %) {p:.2f}"
+    reads = f"{st.n_reads} human read{'s' if st.n_reads != 1 else ''}"
+    if NEAR_CUT_LOW <= p <= NEAR_CUT_HIGH:
+        return (
+            f"Near the shortlist's cut on the board ({top}): your read{focus} can decide "
+            f"whether this idea makes the shortlist.{judge}"
+        )
+    side = "in" if p > NEAR_CUT_HIGH else "out of"
+    if closeness >= OPEN_ON_PEOPLE and st.judge_share >= JUDGES_MATTER:
+        return (
+            f"The board, which counts the judges' predictions, has this idea safely {side} the "
+            f"shortlist ({top}); on people's reads only ({reads}) its place is still open. "
+            f"Your read{focus} checks what the predictions assume.{judge}"
+        )
     return (
-        "Your read decides whether this idea makes the shortlist: it sits near the cut with a "
-        f"wide interval{judge}."
+        f"Unlikely to change the shortlist ({top} on the board): not a deciding read. "
+        f"Suggested to fill your queue where one more read narrows an interval most{focus}."
+        f"{judge}"
     )
 
 
@@ -191,10 +245,11 @@ def route(
     taken: set[tuple[int, int]] = set()
     out: list[Suggestion] = []
 
-    def take(r: int, i: int, kind: str, value: float) -> None:
+    def take(r: int, i: int, kind: str, value: float, closeness: float = 0.0) -> None:
         st = ideas[i]
         c = confidence.get((r, i))
-        out.append(Suggestion(r, i, kind, value, _reason(kind, st, policy, c)))
+        why = _reason(kind, st, policy, c, cut=cuts[st.domain], closeness=closeness)
+        out.append(Suggestion(r, i, kind, value, why))
         taken.add((r, i))
         picked_idea[i] = picked_idea.get(i, 0) + 1
         slots[r] -= 1
@@ -233,16 +288,16 @@ def route(
             if (r, i) in taken:
                 continue
             st = ideas[i]
-            value, _, _ = read_value(
+            value, closeness, _ = read_value(
                 st,
                 cut=cuts[st.domain],
                 one_read_var=one_read_var,
                 confidence=confidence.get((r, i)),
                 prior_var=priors[st.domain],
             )
-            scored.append((value, r, i))
+            scored.append((value, r, i, closeness))
     scored.sort(key=lambda t: (-t[0], t[1], t[2]))
-    for value, r, i in scored:
+    for value, r, i, closeness in scored:
         if free(r, i):
-            take(r, i, FROM_MODEL, value)
+            take(r, i, FROM_MODEL, value, closeness)
     return out

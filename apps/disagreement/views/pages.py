@@ -11,6 +11,7 @@ from django.views.decorators.http import require_GET
 
 from apps.catalog.models import Idea
 from apps.core.requests import AuthenticatedHttpRequest
+from apps.decisions.views import idea_standing_context
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
 from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
@@ -280,5 +281,6 @@ def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse
             ),
             "back_label": "Decide" if request.GET.get("from") == "decide" else "Contested ideas",
             **idea_findings_context(idea=idea, viewer=request.user),
+            **idea_standing_context(idea=idea),
         },
     )

@@ -10,8 +10,22 @@ differ. Two figures tell level from judgment (docs/metrics-definitions.md):
   alpha. It asks whether the judge orders ideas like the reviewer;
 - the level-only baseline: the mean of the k examples the judge was given (rounded), on the
   same targets; the judge's *lift* is its pooled alpha minus the baseline's, with a paired
-  bootstrap interval (the same resampled targets for both). A lift whose interval reaches 0
-  or below means the judge adds nothing beyond the level, and the pages say so in words.
+  bootstrap interval (the same resampled targets for both).
+
+The lift in words (``lift_status``, the one home of the rule the verdicts and pages use):
+- ``nil``: the lift is at most +0.00 as shown (below LIFT_NIL): the judge *adds nothing*
+  beyond the reviewer's usual level;
+- ``unproven``: the lift is positive but its interval reaches 0: the judge *is not shown* to
+  beat the level. It is not "adds nothing": the point estimate says it adds something, the
+  data cannot yet rule out that it does not;
+- ``shown``: the interval's lower bound is above 0: the judge beats the level.
+
+Why many lower bounds are exactly 0 (not a clipping): where the judge predicts the baseline's
+level on most targets and departs from it on a few (``n_departs``), every resample that draws
+none of those few has identical judge and baseline values, so its lift is exactly 0. When more
+than 2.5 % of the resamples are such (3 departures out of 14 targets: (11/14)^14 = 3.4 %), the
+percentile interval's lower bound is exactly 0. The figure is right; the pages say how many
+targets the lift rests on.
 """
 
 from __future__ import annotations
@@ -32,6 +46,10 @@ from apps.disagreement.analysis.bootstrap import (
 MIN_N = 8  # kept predictions a reviewer needs for a per-reviewer alpha (the verdicts' minimum)
 N_BOOT = 300
 ADDS_NOTHING = "adds nothing beyond the reviewer's usual level"
+NOT_SHOWN = "not shown to beat the reviewer's usual level"
+# A lift below this shows as +0.00 (or below) on the pages: nothing added.
+LIFT_NIL = 0.005
+NIL, UNPROVEN, SHOWN = "nil", "unproven", "shown"
 
 
 def _finite(x: float) -> float | None:
@@ -70,9 +88,13 @@ def paired_alphas(
         "lift": None,
         "lift_low": None,
         "lift_high": None,
+        "n_departs": None,
     }
     if n < 2:
         return out
+    # Targets where the judge says something other than the level-only baseline: the lift
+    # rests on these alone (elsewhere the two are the same prediction).
+    out["n_departs"] = int(np.count_nonzero(p != b))
     domain = value_domain(np.concatenate([t, p, b]), values)
     cj, cb = _contributions(t, p, domain), _contributions(t, b, domain)
     ones = np.ones((1, n))
@@ -88,12 +110,21 @@ def paired_alphas(
     return out
 
 
-def adds_nothing(lift: float | None, lift_low: float | None) -> bool:
-    """True when the judge does not beat the level-only baseline: lift at or below 0, or its
-    interval reaching 0."""
+def lift_status(lift: float | None, lift_low: float | None) -> str | None:
+    """``nil``, ``unproven`` or ``shown`` (see the module docstring); None without a lift."""
     if lift is None:
-        return False
-    return lift <= 0 or (lift_low is not None and lift_low <= 0)
+        return None
+    if lift < LIFT_NIL:
+        return NIL
+    if lift_low is None or lift_low <= 0:
+        return UNPROVEN
+    return SHOWN
+
+
+def adds_nothing(lift: float | None, lift_low: float | None) -> bool:
+    """True when the lift is nil (at most +0.00 as shown). A positive lift whose interval
+    reaches 0 is not "adds nothing": it is ``unproven`` (``lift_status``)."""
+    return lift_status(lift, lift_low) == NIL
 
 
 def reviewer_alphas(
@@ -125,11 +156,28 @@ def per_reviewer_figure(alphas: dict[int, tuple[float | None, int]]) -> tuple[fl
     return float(np.mean(usable)), len(usable)
 
 
-def lift_sentence(lift: float | None, low: float | None, high: float | None) -> str:
-    """The lift in words, for tables and verdict reasons."""
+def lift_sentence(
+    lift: float | None,
+    low: float | None,
+    high: float | None,
+    *,
+    n_departs: int | None = None,
+    n: int | None = None,
+) -> str:
+    """The lift in words, for tables and verdict reasons (the rule of ``lift_status``)."""
     if lift is None:
         return "no level-only baseline (no examples, or too few targets)"
     interval = f" [{low:+.2f}, {high:+.2f}]" if low is not None and high is not None else ""
-    if adds_nothing(lift, low):
-        return f"{ADDS_NOTHING} (lift {lift:+.2f}{interval} over the mean of its examples)"
-    return f"beats the level-only baseline by {lift:+.2f}{interval}"
+    figure = f"lift {lift:+.2f}{interval} over the mean of its examples"
+    departs = (
+        f"; it departs from that level on {n_departs} of {n} targets"
+        if n_departs is not None and n
+        else ""
+    )
+    status = lift_status(lift, low)
+    if status == NIL:
+        return f"{ADDS_NOTHING} ({figure})"
+    if status == UNPROVEN:
+        why = "the interval reaches 0" if low is not None else "too few targets for an interval"
+        return f"{NOT_SHOWN}: {why} ({figure}{departs})"
+    return f"beats the level-only baseline by {lift:+.2f}{interval}{departs}"

@@ -25,10 +25,12 @@ from apps.judges.presenters.pages import (
     my_alignment_api,
     my_judge_page,
     prediction_rows,
+    prediction_rows_of,
     predictions_page,
     run_page,
     runs_context,
     shortlist_rows,
+    skipped_configs,
     snapshot_state,
 )
 from apps.judges.presenters.shapes import (
@@ -75,7 +77,9 @@ __all__ = [
     "predictions_page",
     "reasoning",
     "run_page",
+    "prediction_rows_of",
     "runs_context",
+    "skipped_configs",
     "scope_for_source",
     "shortlist_csv_rows",
     "shortlist_rows",

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from apps.judges import selectors
-from apps.judges.presenters.shapes import model_labels
+from apps.judges.presenters.shapes import model_labels, with_current_verdicts
 
 CSV_TABLES = ("curve", "coarse", "discard", "reasoning", "verdicts", "coverage")
 
@@ -17,7 +17,7 @@ def alignment_csv(*, table: str, scope: str) -> tuple[str, list[str], list[list[
     if snapshot is None:
         return csv_table(table, {})
     points = snapshot.reasoning_points if table == "reasoning" else None
-    return csv_table(table, snapshot.result or {}, reasoning_points=points)
+    return csv_table(table, with_current_verdicts(snapshot.result or {}), reasoning_points=points)
 
 
 def csv_table(

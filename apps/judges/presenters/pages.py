@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 from urllib.parse import urlencode
 
@@ -12,6 +13,7 @@ from django.conf import settings
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.judges import selectors
+from apps.judges.engine.alignment import VERDICT_RULE
 from apps.judges.models import (
     LOCAL_LABEL,
     AlignmentSnapshot,
@@ -32,8 +34,10 @@ from apps.judges.presenters.shapes import (
     model_labels,
     reasoning,
     verdict_table,
+    with_current_verdicts,
 )
 from apps.judges.services.alignment import AUTO_SCOPE, scope_for_source
+from apps.judges.services.configs import config_cannot_run
 from apps.judges.vectors import item_text_choices
 from apps.screening.models import Rating
 
@@ -48,9 +52,9 @@ class SnapshotState:
     failure: AlignmentSnapshot | None
     stale: bool
 
-    @property
+    @cached_property
     def result(self) -> dict[str, Any]:
-        return (self.snapshot.result or {}) if self.snapshot else {}
+        return with_current_verdicts(self.snapshot.result or {}) if self.snapshot else {}
 
 
 def snapshot_state(scope: str, snapshot: AlignmentSnapshot | None = None) -> SnapshotState:
@@ -80,6 +84,17 @@ def runs_context(
         "filters": filters,
         "filter_query": urlencode(filters),
     }
+
+
+def skipped_configs() -> list[dict[str, str]]:
+    """Active configurations the running settings cannot run, each with the reason: the
+    automatic runs skip them (services.scheduling), and the judges page says so."""
+    rows = []
+    for config in JudgeConfig.objects.filter(is_active=True).order_by("kind", "name"):
+        reason = config_cannot_run(config)
+        if reason:
+            rows.append({"name": config.name, "backend": config.backend_label, "reason": reason})
+    return rows
 
 
 def alignment_page(*, user: User, domain: Domain | None, source: str) -> dict[str, Any]:
@@ -129,6 +144,7 @@ def alignment_page(*, user: User, domain: Domain | None, source: str) -> dict[st
         "verdict_rows": verdict_rows[:VERDICT_ROWS_SHOWN],
         "n_verdict_rows": len(verdict_rows),
         "verdict_counts": verdict_counts,
+        "verdict_rule": VERDICT_RULE,
         "kinds": list(KIND_LABELS.items()),
         "gaps": gaps[:12],
         "n_gaps": len(gaps),
@@ -177,6 +193,7 @@ def item_text_rows(domain: Domain | None) -> list[dict[str, Any]]:
 def my_judge_page(*, user: User) -> dict[str, Any]:
     """A reviewer's own judge: only their own section of the stored snapshot."""
     snapshot, mine = selectors.reviewer_alignment(reviewer_id=user.id)
+    mine = with_current_verdicts(mine)
     names = selectors.dimension_names()
     gaps = selectors.history_gaps(reviewer_ids=[user.id])
     state = snapshot_state(AUTO_SCOPE, snapshot) if snapshot else snapshot_state(AUTO_SCOPE)
@@ -195,7 +212,8 @@ def my_judge_page(*, user: User) -> dict[str, Any]:
 
 
 def my_alignment_api(*, user: User) -> dict[str, Any]:
-    _, mine = selectors.reviewer_alignment(reviewer_id=user.id)
+    _, stored = selectors.reviewer_alignment(reviewer_id=user.id)
+    mine = with_current_verdicts(stored)
     return {
         "reviewer": user.username,
         "curve": mine.get("curve", []),
@@ -286,11 +304,18 @@ def prediction_rows(
 ) -> list[dict[str, Any]]:
     """Finals of the latest prediction runs (the CSV and the API: every prediction), each with
     whether it is on its reviewer's stored shortlist for its dimension, and the model label."""
-    finals = list(
-        selectors.unrated_predictions(
-            reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
+    return prediction_rows_of(
+        list(
+            selectors.unrated_predictions(
+                reviewer_id=reviewer.id if reviewer else None, domain=domain, dimension=dimension
+            )
         )
     )
+
+
+def prediction_rows_of(finals: list[Any]) -> list[dict[str, Any]]:
+    """`prediction_rows` for these finals (one page of the API): the shortlist and model label
+    lookups read only their runs."""
     run_ids = {f.run_id for f in finals}
     listed = selectors.shortlisted_keys(run_ids=run_ids)
     labels = selectors.run_model_labels(run_ids=run_ids)

@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
+from apps.judges.engine import level as levels
+from apps.judges.engine.alignment import verdict_again
 from apps.judges.models import JudgeConfig
 
 KIND_LABELS = dict(JudgeConfig.Kind.choices)
@@ -205,9 +207,36 @@ def alignment_table(curve: list[dict[str, Any]]) -> list[dict[str, Any]]:
             "lift_low": r.get("lift_low"),
             "lift_high": r.get("lift_high"),
             "adds_nothing": r.get("adds_nothing"),
+            "lift_status": r.get("lift_status"),
             "n": r["n"],
             "coverage": r.get("coverage"),
             "discard_rate": r["discard_rate"],
         }
         for r in curve
     ]
+
+
+def with_current_verdicts(result: dict[str, Any]) -> dict[str, Any]:
+    """A stored report whose verdicts and lift words follow today's rule (engine.level,
+    engine.alignment.verdict_again): a snapshot computed before the rule changed must not
+    show "adds nothing" beside a lift whose figures say otherwise."""
+    if not result:
+        return result
+    curve = []
+    for r in result.get("curve", []):
+        status = levels.lift_status(r.get("lift"), r.get("lift_low"))
+        text = levels.lift_sentence(
+            r.get("lift"),
+            r.get("lift_low"),
+            r.get("lift_high"),
+            n_departs=r.get("n_departs"),
+            n=r.get("n_baseline"),
+        )
+        curve.append(
+            {**r, "lift_status": status, "adds_nothing": status == levels.NIL, "lift_text": text}
+        )
+    return {
+        **result,
+        "curve": curve,
+        "verdicts": [verdict_again(v) for v in result.get("verdicts", [])],
+    }

@@ -12,6 +12,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from apps.catalog.models import Domain, Idea
+from apps.core import untrusted
 from apps.core.display import when
 from apps.judges.backends import embed_texts
 from apps.judges.engine import alignment
@@ -45,9 +46,10 @@ def report_sources(*, domain: Domain | None = None) -> list[dict[str, Any]]:
 def report_run_ids(
     *, source: str, domain: Domain | None = None, reviewer_id: int | None = None
 ) -> list[int]:
-    if source.startswith("run-") and source[4:].isdigit():
+    run_id = untrusted.parse_int(source[4:], low=1) if source.startswith("run-") else None
+    if run_id is not None:
         return list(
-            JudgeRun.objects.filter(id=int(source[4:]), status=JudgeRun.Status.DONE).values_list(
+            JudgeRun.objects.filter(id=run_id, status=JudgeRun.Status.DONE).values_list(
                 "id", flat=True
             )
         )

@@ -28,7 +28,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import Max
 
-from apps.core import snapshots
+from apps.core import snapshots, untrusted
 from apps.core.errors import ApplicationError, PermissionDenied
 from apps.judges import selectors
 from apps.judges.engine.alignment import sample_points
@@ -49,7 +49,7 @@ REASONING_SHOWN = 300
 
 def scope_for_source(*, source: str, domain_key: str | None = None) -> str:
     """The snapshot scope a page shows: 'run-<id>' for a study, else 'auto[|domain]'."""
-    if source.startswith("run-") and source[4:].isdigit():
+    if source.startswith("run-") and untrusted.parse_int(source[4:], low=1) is not None:
         return source
     return f"{AUTO_SCOPE}|{domain_key}" if domain_key else AUTO_SCOPE
 

@@ -42,7 +42,7 @@ from apps.judges.models import (
     JudgeRunChunk,
 )
 from apps.judges.services import planning
-from apps.judges.services.configs import base_url_error
+from apps.judges.services.configs import config_run_error
 from apps.judges.services.run_plans import _Plan
 from apps.judges.services.runs import lease_expired_before
 from apps.judges.vectors import item_vectors
@@ -169,15 +169,13 @@ class _Executor:
         key = f"openai:{spec.id}"
         if key in self._backends:
             return self._backends[key]
-        if not (base_url or settings.LLM_BASE_URL):
+        # The settings may have changed since the run was planned (services.configs).
+        cannot_run = config_run_error(backend=spec.backend, base_url=base_url)
+        if cannot_run is not None:
             name = config.name if config else spec.id
             raise ApplicationError(
-                f"Configuration {name!r} uses the openai backend but no endpoint is set: "
-                "set LLM_BASE_URL or the configuration's base_url."
+                f"Configuration {name!r} cannot run: {cannot_run.field} {cannot_run.message}."
             )
-        problem = base_url_error(base_url)
-        if problem:  # the allowlist changed since the configuration was saved
-            raise ApplicationError(f"base_url {base_url!r} {problem}.")
         model = (config.model if config else "") or settings.LLM_MODEL
         options: dict[str, Any] = {
             "model": model,

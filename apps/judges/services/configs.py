@@ -100,6 +100,31 @@ def base_url_error(url: str) -> str:
     )
 
 
+def config_run_error(*, backend: str, base_url: str) -> FieldError | None:
+    """Why a configuration with this backend and endpoint cannot run under the running settings
+    (None when it can). The one home of this rule: creating or editing a configuration refuses
+    it (API and form), a study refuses to start with it, the automatic runs skip it and the
+    judges page says why (issue 29: an openai configuration without an endpoint while
+    LLM_BASE_URL was empty joined the automatic runs and failed them whole)."""
+    if backend != JudgeConfig.Backend.OPENAI:
+        return None
+    if not base_url and not settings.LLM_BASE_URL:
+        return FieldError(
+            "base_url",
+            "is required for the openai backend while the LLM_BASE_URL setting is empty: give "
+            "the endpoint, or choose the local backend",
+        )
+    problem = base_url_error(base_url)
+    return FieldError("base_url", problem, value=base_url) if problem else None
+
+
+def config_cannot_run(config: JudgeConfig, *, backend: str = "") -> str:
+    """Why this stored configuration cannot run now ("" when it can); `backend` is a study's
+    override of every configuration's backend."""
+    error = config_run_error(backend=backend or config.backend, base_url=config.base_url)
+    return "" if error is None else f"{error.field} {error.message}"
+
+
 def _number(data: Mapping[str, Any], name: str, errors: list[FieldError], *, whole: bool) -> Any:
     value = data[name]
     low, high = BOUNDS[name]
@@ -194,6 +219,11 @@ def config_snapshot(config: JudgeConfig) -> dict[str, Any]:
 @transaction.atomic
 def judge_config_create(*, by: User | None, **data: Any) -> JudgeConfig:
     data = judge_config_clean(data)
+    cannot_run = config_run_error(
+        backend=data.get("backend", default_backend()), base_url=data.get("base_url", "")
+    )
+    if cannot_run is not None:
+        raise ApplicationError("The judge configuration was not saved.", errors=[cannot_run])
     if JudgeConfig.objects.filter(name=data.get("name", "")).exists():
         raise ApplicationError(
             "The judge configuration was not saved.",
@@ -215,6 +245,18 @@ def judge_config_create(*, by: User | None, **data: Any) -> JudgeConfig:
 def judge_config_update(*, config: JudgeConfig, by: User | None, **data: Any) -> JudgeConfig:
     data = judge_config_clean(data)
     config = JudgeConfig.objects.select_for_update().get(pk=config.pk)
+    # Only a change of endpoint is checked: a configuration the settings left behind can still
+    # be renamed or deactivated.
+    cannot_run = (
+        config_run_error(
+            backend=data.get("backend", config.backend),
+            base_url=data.get("base_url", config.base_url),
+        )
+        if "backend" in data or "base_url" in data
+        else None
+    )
+    if cannot_run is not None:
+        raise ApplicationError("The judge configuration was not saved.", errors=[cannot_run])
     if (
         "name" in data
         and JudgeConfig.objects.filter(name=data["name"]).exclude(pk=config.pk).exists()

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from celery import current_app
+from kombu.exceptions import ChannelError
 
 log = logging.getLogger(__name__)
 
@@ -90,3 +91,19 @@ def send_item_parts_measure() -> None:
     """Measure every domain's item text parts again (after a restore, which does not carry the
     choice). Raises when the broker is unreachable."""
     current_app.send_task(ITEM_PARTS_MEASURE, queue=current_app.conf.task_default_queue)
+
+
+def runs_waiting_in_broker() -> int | None:
+    """How many messages wait in the judge runs' queue on the broker (not those a worker holds);
+    None when the broker cannot be asked. The reclaim reads it to tell a run whose message waits
+    its turn behind other runs (a backlog: nothing to do) from one whose message is gone (the
+    queue is empty, yet the run was never taken: Redis lost it, or a worker dropped it)."""
+    queue = current_app.amqp.router.route({}, RUN_EXECUTE)["queue"].name
+    try:
+        with current_app.connection_for_read() as conn:
+            return int(conn.default_channel.queue_declare(queue=queue, passive=True).message_count)
+    except ChannelError:
+        return 0  # Redis drops an empty list: no queue means no message waiting
+    except Exception:  # kombu raises several types for an unreachable broker
+        log.warning("could not count the messages waiting in %s", queue, exc_info=True)
+        return None

@@ -5,6 +5,7 @@ worker helping with it, executes that plan, never newer ratings (services.execut
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from typing import cast
 
@@ -20,12 +21,23 @@ from apps.judges.models import (
     JudgeRunPlan,
 )
 from apps.judges.services import dispatch, planning
+from apps.judges.services.configs import config_cannot_run
 from apps.screening.models import Dimension
+
+log = logging.getLogger(__name__)
 
 
 def _config_specs(run: JudgeRun) -> list[planning.ConfigSpec]:
+    """The run's configurations, less those that cannot run under the running settings (an
+    openai one without an endpoint, services.configs): they are left out so the others still
+    judge; when none is left the run fails naming each one's reason."""
     specs = []
+    skipped = []
     for config in run.configs.order_by("kind", "id"):
+        reason = config_cannot_run(config, backend=run.backend)
+        if reason:
+            skipped.append(f"configuration {config.name!r} cannot run: {reason}")
+            continue
         specs.append(
             planning.ConfigSpec(
                 id=config.id,
@@ -42,6 +54,10 @@ def _config_specs(run: JudgeRun) -> list[planning.ConfigSpec]:
                 backend=run.backend or config.backend,
             )
         )
+    if skipped and not specs:
+        raise ApplicationError("; ".join(skipped) + ".")
+    for line in skipped:
+        log.warning("judge run %s: %s; left out", run.id, line)
     return specs
 
 

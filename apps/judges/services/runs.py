@@ -25,7 +25,12 @@ from apps.core.errors import ApplicationError, FieldError, NotFound, PermissionD
 from apps.judges import selectors
 from apps.judges.models import JudgeConfig, JudgeHistory, JudgeRun
 from apps.judges.services import alignment, dispatch
-from apps.judges.services.configs import BOUNDS, DEFAULT_SHOTS, judge_configs_ensure_defaults
+from apps.judges.services.configs import (
+    BOUNDS,
+    DEFAULT_SHOTS,
+    config_cannot_run,
+    judge_configs_ensure_defaults,
+)
 from apps.screening.models import Rating
 
 AUTOMATIC = (JudgeRun.Purpose.LOO_EVALUATION, JudgeRun.Purpose.PREDICTION)
@@ -246,6 +251,10 @@ def judge_study_start(
                 value=str(min_history),
             )
         )
+    for config in configs:
+        reason = config_cannot_run(config, backend=backend)
+        if reason:
+            errors.append(FieldError("configs", f"{config.name!r} cannot run: {reason}"))
     if errors:
         raise ApplicationError("The study was not started.", errors=errors)
     return judge_run_request(

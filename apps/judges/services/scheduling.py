@@ -37,7 +37,7 @@ from apps.judges.models import (
     JudgeScheduleRequest,
 )
 from apps.judges.services import dispatch
-from apps.judges.services.configs import judge_configs_ensure_defaults
+from apps.judges.services.configs import config_cannot_run, judge_configs_ensure_defaults
 from apps.judges.services.runs import (
     AUTOMATIC,
     judge_run_request,
@@ -134,6 +134,10 @@ def judge_schedule_requests_run(
     )
     latest = rows.aggregate(latest=Max("changed_at"))["latest"]
     claimed = list(rows.values_list("id", flat=True))
+    if not claimed:
+        # A duplicate message (the reclaim sent a scheduling again that was only late, or Redis
+        # redelivered one): the first delivery claimed the rows and did the work.
+        return {"created": 0, "reused": 0, "rerun_requested": 0, "requeued": 0}
     JudgeScheduleRequest.objects.filter(
         id__in=claimed, status=JudgeScheduleRequest.Status.QUEUED
     ).update(status=JudgeScheduleRequest.Status.RUNNING)
@@ -192,7 +196,10 @@ def judge_runs_schedule(
     """
     judge_configs_ensure_defaults()
     summary = {"created": 0, "reused": 0, "rerun_requested": 0, "requeued": 0}
-    configs = selectors.active_auto_configs()
+    # A configuration the running settings cannot run (services.configs) is skipped, not queued:
+    # it would fail the runs it joins, the built-in local judges' included. The judges page
+    # names it with the reason.
+    configs = [c for c in selectors.active_auto_configs() if not config_cannot_run(c)]
     ids = sorted({int(i) for i in reviewer_ids})
     if not configs or not ids:
         return summary
@@ -372,14 +379,30 @@ def judge_runs_reclaim() -> dict[str, int]:
     - running runs whose heartbeat is older than JUDGE_LEASE_SECONDS: their worker died (a
       SIGKILL leaves the message unacked in Redis until its visibility timeout); sent again, they
       resume from the stored plan, skipping stored predictions;
-    - queued runs no worker took within JUDGE_REQUEUE_AFTER_SECONDS: sent again;
-    - pending scheduling rows older than that: their task is sent again;
+    - queued runs whose message is gone: queued for SNAPSHOT_RESEND_SECONDS while the judges
+      queue on the broker is empty (nothing waits there, so their message cannot be waiting its
+      turn: Redis lost it in a restart, or a worker dropped it when its connection broke), or
+      queued longer than JUDGE_REQUEUE_AFTER_SECONDS whatever the queue holds (the broker could
+      not be asked, or new work keeps the queue from ever emptying). Sent again;
+    - pending scheduling rows overdue by SNAPSHOT_RESEND_SECONDS (their message was due
+      JUDGE_DEBOUNCE_SECONDS after it was sent): their task is sent again. Like the snapshots,
+      a reviewer's judge work lost with Redis is sent again within about a minute of the
+      restart, not after JUDGE_REQUEUE_AFTER_SECONDS (issue 29: 609 s);
     - queued alignment snapshots overdue by SNAPSHOT_RESEND_SECONDS (snapshots.resend_overdue).
     Each resent row's clock is reset, so a run is not sent again on every pass while it waits in
-    the queue. Duplicate deliveries are harmless (the claim and the lease). Returns counts.
+    the queue. Duplicate deliveries are harmless (the claim and the lease; a duplicate
+    scheduling finds its rows claimed and does nothing). Returns counts.
     """
     now = timezone.now()
     requeue_before = now - timedelta(seconds=float(settings.JUDGE_REQUEUE_AFTER_SECONDS))
+    resend_after = timedelta(seconds=float(settings.SNAPSHOT_RESEND_SECONDS))
+    # Asked before the transaction: a broker call must not hold row locks.
+    lost_before = requeue_before
+    if dispatch.runs_waiting_in_broker() == 0:
+        lost_before = max(requeue_before, now - resend_after)
+    schedule_due_before = (
+        now - timedelta(seconds=float(settings.JUDGE_DEBOUNCE_SECONDS)) - resend_after
+    )
     with transaction.atomic():
         stale = list(
             JudgeRun.objects.select_for_update(skip_locked=True)
@@ -394,7 +417,7 @@ def judge_runs_reclaim() -> dict[str, int]:
         )
         lost = list(
             JudgeRun.objects.select_for_update(skip_locked=True)
-            .filter(status=JudgeRun.Status.QUEUED, updated_at__lt=requeue_before)
+            .filter(status=JudgeRun.Status.QUEUED, updated_at__lt=lost_before)
             .order_by("id")
             .values_list("id", flat=True)
         )
@@ -404,7 +427,7 @@ def judge_runs_reclaim() -> dict[str, int]:
             JudgeRun.objects.filter(id__in=lost).update(updated_at=now)
         schedules = list(
             JudgeScheduleRequest.objects.filter(
-                status=JudgeScheduleRequest.Status.QUEUED, sent_at__lt=requeue_before
+                status=JudgeScheduleRequest.Status.QUEUED, sent_at__lt=schedule_due_before
             ).values_list("reviewer_id", flat=True)
         )
         if schedules:

@@ -266,12 +266,21 @@ class ScreeningForm(forms.Form):
     # Keyboard legend ----------------------------------------------------------------------------
 
     @property
-    def digit_range(self) -> tuple[int, int]:
+    def digit_scales(self) -> list[dict[str, Any]]:
+        """The scales the digit keys score on, each with the dimensions that use it (in form
+        order) and its category levels: the legend says 1-4 where the scales are 1-4."""
         scored = [d for d in self.dimensions if not d.questions] or self.dimensions
-        return (
-            max(0, min(d.scale_min for d in scored)),
-            min(9, max(d.scale_max for d in scored)),
-        )
+        groups: dict[tuple[int, int], dict[str, Any]] = {}
+        for d in scored:
+            g = groups.setdefault(
+                (d.scale_min, d.scale_max),
+                {"low": d.scale_min, "high": min(9, d.scale_max), "names": [], "categories": []},
+            )
+            g["names"].append(d.name)
+            for c in d.categories:
+                if int(c) not in g["categories"]:
+                    g["categories"].append(int(c))
+        return list(groups.values())
 
     @property
     def has_questions(self) -> bool:

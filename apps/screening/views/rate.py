@@ -34,6 +34,9 @@ from apps.screening.services.ratings import (
     rating_submit,
 )
 
+# Sent by static/js/save-retry.js with every save it makes.
+SAVE_RETRY_HEADER = "X-Save-Retry"
+
 
 def _get_idea_for_reviewer(
     request: AuthenticatedHttpRequest, idea_id: int
@@ -171,9 +174,19 @@ def _after_submit(
         messages.success(
             request, f"Saved your rating of “{idea.title}”. Next up: “{following.title}”."
         )
-        return redirect("screening:rate", idea_id=following.id)
+        return _go_to(request, reverse("screening:rate", kwargs={"idea_id": following.id}))
     messages.success(request, f"Saved your rating of “{idea.title}”.")
-    return redirect("screening:queue")
+    return _go_to(request, reverse("screening:queue"))
+
+
+def _go_to(request: AuthenticatedHttpRequest, url: str) -> HttpResponse:
+    """The redirect after a save. A save sent by static/js/save-retry.js (fetch, so that an outage
+    keeps the form and what was typed on the page) gets the address in a header and goes there
+    itself: a fetch that followed a 302 would read the next page, and its "Saved" message, in
+    the background, and the page the reviewer then sees would not say it."""
+    if SAVE_RETRY_HEADER in request.headers:
+        return HttpResponse(status=204, headers={"X-Save-Retry-Location": url})
+    return redirect(url)
 
 
 @role_required("reviewer")

@@ -75,7 +75,7 @@ def test_the_model_picks_ideas_near_the_cut_and_says_so():
     )
     # The cut of twenty ideas at 10 % lies between the 2nd and 3rd best (ideas 18 and 17).
     assert {s.idea_id for s in out} == {17, 18}
-    assert all("decides whether this idea makes the shortlist" in s.reason for s in out)
+    assert all("can decide whether this idea makes the shortlist" in s.reason for s in out)
 
 
 def test_a_reviewer_whose_judge_is_unsure_is_preferred_for_the_same_idea():
@@ -88,7 +88,7 @@ def test_a_reviewer_whose_judge_is_unsure_is_preferred_for_the_same_idea():
         policy=Policy(per_batch=1, random_share=0, min_reads=0, per_idea=1),
     )
     assert [(s.reviewer_id, s.idea_id) for s in out] == [(2, 18)]
-    assert "your judge is unsure" in out[0].reason
+    assert "Your judge is unsure" in out[0].reason
 
 
 def test_an_idea_whose_interval_rests_on_judges_echoing_its_read_is_routed_before_a_read_one():
@@ -112,3 +112,47 @@ def test_the_default_policy_reads_every_idea_once_and_keeps_a_tenth_random():
     policy = Policy()
     assert policy.min_reads == 1 and policy.random_share == 0.1
     assert round(policy.random_share * policy.per_batch) == 1
+
+
+def test_only_an_idea_the_board_places_near_the_cut_is_told_its_read_decides():
+    # Idea 18 sits near the cut on the board; idea 5 at P(top) 0.00 there, though its sd on
+    # people's reads alone is wide (most of its evidence is the judges' predictions).
+    states = ideas()
+    states[18] = IdeaState("x", 1.6, 0.3, 2, p_top=0.41, focus="Market size")
+    states[5] = IdeaState("x", 1.0, 0.3, 1, judge_share=0.95, p_top=0.0, focus="Need validity")
+    states[0] = IdeaState("x", -2.0, 3.0, 0)
+    out = route(
+        ideas=states,
+        candidates=all_pairs([1, 2, 3], [18, 5, 2]),
+        open_load={},
+        one_read_var=0.1,
+        policy=Policy(per_batch=3, random_share=0, min_reads=0, per_idea=1, share=0.1),
+    )
+    why = {s.idea_id: s.reason for s in out}
+    assert why[18].startswith("Near the shortlist's cut on the board (P(top 10 %) 0.41)")
+    assert "your read on Market size can decide" in why[18]
+    assert "can decide" not in why[5] and "near" not in why[5].lower()
+    assert "safely out of the shortlist (P(top 10 %) 0.00)" in why[5]
+    assert "on people's reads only (1 human read)" in why[5] and "on Need validity" in why[5]
+    assert why[2].startswith("Unlikely to change the shortlist (P(top 10 %) 0.00 on the board)")
+
+
+def test_the_reason_never_claims_the_cut_outside_the_boards_band():
+    from apps.decisions.ranking.routing import NEAR_CUT_HIGH, NEAR_CUT_LOW
+
+    states = {
+        i: IdeaState("x", -2 + 4 * i / 29, 0.2 + (i % 5) / 4, i % 3, p_top=p, focus="Novelty")
+        for i, p in enumerate([0.0, 0.01, 0.049, 0.05, 0.3, 0.5, 0.95, 0.951, 0.99, 1.0] * 3)
+    }
+    out = route(
+        ideas=states,
+        candidates=all_pairs(range(1, 7), range(30)),
+        open_load={},
+        one_read_var=0.1,
+        policy=Policy(per_batch=5, random_share=0, min_reads=0, per_idea=1),
+    )
+    assert len(out) == 30
+    for s in out:
+        p = states[s.idea_id].p_top
+        assert ("can decide whether" in s.reason) == (NEAR_CUT_LOW <= p <= NEAR_CUT_HIGH)
+        assert f"%) {p:.2f}" in s.reason and "on Novelty" in s.reason

@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 from django.utils import timezone
 
-from apps.catalog.services.archive import installation_export
+from apps.catalog.services.archive import installation_export_to
 
 
 class Command(BaseCommand):
@@ -26,6 +26,10 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         name = options["output"] or timezone.now().strftime("pluralist-%Y%m%d-%H%M%S.zip")
         path = Path(name)
-        content = installation_export()
-        path.write_bytes(content)
-        self.stdout.write(self.style.SUCCESS(f"Wrote {path} ({len(content):,} bytes)."))
+        with path.open("wb") as out:
+            report = installation_export_to(out)
+        self.stdout.write(self.style.SUCCESS(f"Wrote {path} ({path.stat().st_size:,} bytes)."))
+        for name, members in report.parts.items():
+            self.stdout.write(f"{name}: split into {len(members)} parts under the per-file limit.")
+        for warning in report.warnings:
+            self.stderr.write(self.style.WARNING(f"WARNING: {warning}"))

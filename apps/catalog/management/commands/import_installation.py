@@ -20,7 +20,8 @@ class Command(BaseCommand):
         if not path.is_file():
             raise CommandError(f"{path}: no such file")
         try:
-            results = installation_import(content=path.read_bytes())
+            with path.open("rb") as content:
+                results = installation_import(content=content)
         except ApplicationError as exc:
             for err in exc.errors:
                 row = "-" if err.row is None else err.row

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import io
 import zipfile
-from typing import Any
+from typing import IO, Any
 
 from django.conf import settings
 
@@ -36,10 +36,11 @@ def _member_limit() -> int:
     return int(settings.IMPORT_MAX_BYTES)
 
 
-def open_archive(content: bytes) -> zipfile.ZipFile:
-    """The zip, its directory checked (count, sizes, ratios); raises ApplicationError."""
+def open_archive(content: bytes | IO[bytes]) -> zipfile.ZipFile:
+    """The zip (bytes, or a seekable file such as an upload kept on disk), its directory
+    checked (count, sizes, ratios); raises ApplicationError."""
     try:
-        archive = zipfile.ZipFile(io.BytesIO(content))
+        archive = zipfile.ZipFile(io.BytesIO(content) if isinstance(content, bytes) else content)
         infos = archive.infolist()
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         raise _refuse("file", "is not a zip archive", value=str(exc)) from exc
@@ -83,6 +84,43 @@ def read_member(archive: zipfile.ZipFile, name: str) -> bytes:
     return data
 
 
+class _Capped(io.RawIOBase):
+    """A member's stream that refuses to give more than `limit` bytes (the cap of read_member,
+    for a member read as a stream)."""
+
+    def __init__(self, handle: IO[bytes], name: str, limit: int) -> None:
+        self.handle, self.name, self.limit, self.read_so_far = handle, name, limit, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        try:
+            data = self.handle.read(len(buffer))
+        except (zipfile.BadZipFile, OSError, ValueError, RuntimeError) as exc:
+            raise _refuse(self.name, "cannot be unpacked", value=str(exc)) from exc
+        self.read_so_far += len(data)
+        if self.read_so_far > self.limit:
+            raise _refuse(self.name, f"unpacks to more than {self.limit} bytes (IMPORT_MAX_BYTES)")
+        buffer[: len(data)] = data
+        return len(data)
+
+    def close(self) -> None:
+        self.handle.close()
+        super().close()
+
+
+def open_member(archive: zipfile.ZipFile, name: str) -> IO[bytes]:
+    """One member as a binary stream, refused past IMPORT_MAX_BYTES as it is read."""
+    try:
+        handle = archive.open(name)
+    except KeyError as exc:
+        raise _refuse(name, "is listed in the manifest but missing") from exc
+    except (zipfile.BadZipFile, OSError, ValueError, RuntimeError) as exc:
+        raise _refuse(name, "cannot be unpacked", value=str(exc)) from exc
+    return io.BufferedReader(_Capped(handle, name, _member_limit()), buffer_size=1 << 16)
+
+
 def read_manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
     """manifest.json, parsed with bounds, with `load_order` and `restored` lists of names."""
     try:
@@ -97,4 +135,13 @@ def read_manifest(archive: zipfile.ZipFile) -> dict[str, Any]:
         names = manifest.get(key)
         if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
             raise _refuse(f"{MANIFEST}: {key}", "must be a list of file names", value=names)
+    # Version 4: the members of each file split into parts (apps.catalog.services.archive.members).
+    parts = manifest.setdefault("parts", {})
+    if not isinstance(parts, dict) or not all(
+        isinstance(members, list) and members and all(isinstance(m, str) for m in members)
+        for members in parts.values()
+    ):
+        raise _refuse(
+            f"{MANIFEST}: parts", "must map file names to lists of member names", value=str(parts)
+        )
     return manifest

@@ -6,10 +6,10 @@ import csv
 import datetime as dt
 import io
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-from apps.core.csv_export import restored_cell, reversible_cell
+from apps.core.csv_export import restored_cell
 from apps.core.errors import PermissionDenied
 
 FORMAT = "pluralist-archive"
@@ -18,8 +18,10 @@ FORMAT = "pluralist-archive"
 #    runs, predictions, finals, calibrations and history; every CSV cell neutralised reversibly.
 # 3: also the persona panels (documents, personas, runs, debates, turns) and the per-domain
 #    routing switch (apps.catalog.services.archive.state_panels).
-VERSION = 3
-READABLE_VERSIONS = (1, 2, 3)
+# 4: long files split into parts under the per-file limit (manifest `parts`: members), every
+#    domain (domains.csv), the routing suggestions with their status, the findings thresholds.
+VERSION = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 RATING_COLUMNS = [
     "idea",
     "reviewer",
@@ -61,18 +63,6 @@ def iso(value: Any) -> str:
     return "" if value is None else value.astimezone(dt.UTC).isoformat()
 
 
-def csv_bytes(header: Sequence[str], rows: Iterable[Sequence[Any]]) -> bytes:
-    """A CSV in the import format, every cell neutralised reversibly against formula injection
-    (apps.core.csv_export.reversible_cell): safe to open in a spreadsheet, and `plain_csv` gives
-    the importers back the exact text."""
-    buf = io.StringIO()
-    writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(header)
-    for row in rows:
-        writer.writerow([reversible_cell(v) for v in row])
-    return buf.getvalue().encode("utf-8")
-
-
 def plain_csv(
     content: bytes, *, neutralised: bool = True, drop: Sequence[str] = ()
 ) -> tuple[bytes, dict[str, list[str]]]:
@@ -86,11 +76,14 @@ def plain_csv(
     apart: dict[str, list[str]] = {header[i]: [] for i in dropped}
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
+    # A cell holding a bare "\r" must be quoted (apps.catalog.services.archive.members).
+    quoted = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_ALL)
     writer.writerow([h for i, h in enumerate(header) if i not in dropped])
     for row in reader:
         for i in dropped:
             apart[header[i]].append(undo(row[i]) if i < len(row) else "")
-        writer.writerow([undo(c) for i, c in enumerate(row) if i not in dropped])
+        cells = [undo(c) for i, c in enumerate(row) if i not in dropped]
+        (quoted if any("\r" in c for c in cells) else writer).writerow(cells)
     return buf.getvalue().encode("utf-8"), apart
 
 
@@ -98,10 +91,6 @@ def csv_records(content: bytes, *, neutralised: bool = True) -> list[dict[str, s
     """The rows of an archived CSV (neutralisation undone), as dicts keyed by the header."""
     plain, _ = plain_csv(content, neutralised=neutralised)
     return list(csv.DictReader(io.StringIO(plain.decode("utf-8"), newline="")))
-
-
-def jsonl_bytes(rows: Iterable[dict[str, Any]]) -> bytes:
-    return "".join(json.dumps(r, sort_keys=True, default=str) + "\n" for r in rows).encode()
 
 
 def jsonl_records(content: bytes) -> list[dict[str, Any]]:

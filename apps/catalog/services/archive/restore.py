@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import json
-from typing import Any
+from typing import IO, Any
 
 import pandas as pd
 from django.db import connection, transaction
@@ -21,9 +21,11 @@ from apps.catalog.services.archive.common import (
     check_admin,
     plain_csv,
 )
+from apps.catalog.services.archive.members import ArchiveFiles
 from apps.catalog.services.archive.state import (
     accounts_restore,
     assignments_restore,
+    domains_restore,
     judges_restore,
     rating_sources_restore,
     snapshots_recompute,
@@ -39,8 +41,9 @@ def _refuse(message: str, field: str, detail: str, value: Any = None) -> Applica
     return ApplicationError(message, errors=[FieldError(field=field, message=detail, value=value)])
 
 
-def _read_archive(content: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
-    """The manifest and the files it lists, within bounds (bounded_zip), manifest first."""
+def _read_archive(content: bytes | IO[bytes]) -> ArchiveFiles:
+    """The manifest and the files it lists (read on demand, each member within bounds:
+    bounded_zip), after checking that every member of every listed file is there."""
     archive = bounded_zip.open_archive(content)
     manifest = bounded_zip.read_manifest(archive)
     if manifest.get("format") != FORMAT or manifest.get("version") not in READABLE_VERSIONS:
@@ -51,8 +54,10 @@ def _read_archive(content: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
             f"{', '.join(map(str, READABLE_VERSIONS))})",
             value=f"{manifest.get('format')} {manifest.get('version')}",
         )
+    files = ArchiveFiles(archive, manifest)
     names = set(archive.namelist())
-    missing = [n for n in [*manifest["load_order"], *manifest["restored"]] if n not in names]
+    listed = dict.fromkeys([*manifest["load_order"], *manifest["restored"]])
+    missing = [m for n in listed for m in files.members(n) if m not in names]
     if missing:
         raise ApplicationError(
             "The archive is incomplete; nothing was imported.",
@@ -61,11 +66,7 @@ def _read_archive(content: bytes) -> tuple[dict[str, Any], dict[str, bytes]]:
                 for n in missing
             ],
         )
-    files = {
-        n: bounded_zip.read_member(archive, n)
-        for n in dict.fromkeys([*manifest["load_order"], *manifest["restored"]])
-    }
-    return manifest, files
+    return files
 
 
 def installation_is_empty() -> bool:
@@ -82,18 +83,23 @@ def installation_is_empty() -> bool:
 
 
 @transaction.atomic
-def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResult]:
+def installation_import(*, content: bytes | IO[bytes], actor: Any = None) -> list[ImportResult]:
     """Load an archive made by `installation_export` into an empty installation, all or nothing.
 
     Each file goes through the same importer as a single upload; an error in any file names the
     file (field `<file>: <column>`) and rolls everything back. From version 2 on, the accounts
     come first (password hashes and roles), then the import files, the ratings' sources, the
     assignments, the history and the judges (apps.catalog.services.archive.state); from version
-    3 on, the persona panels and the routing switch (state_panels); snapshots are queued for
-    recompute after commit.
+    3 on, the persona panels and the routing switch (state_panels); from version 4 on, every
+    domain first (domains.csv: those without patents too), the routing suggestions, and the
+    findings at every threshold they were computed at; snapshots are queued for recompute after
+    commit. What the product stored before a rule was enforced everywhere (an idea without a
+    title or a description) comes back as it was, with a note (`restore=True` importers).
+    `content` is the archive's bytes or a seekable binary file.
     """
     check_admin(actor)
-    manifest, files = _read_archive(content)
+    files = _read_archive(content)
+    manifest = files.manifest
     if not installation_is_empty():
         raise _refuse(
             "The installation is not empty; nothing was imported.",
@@ -106,6 +112,8 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
     results: list[ImportResult] = []
     if full:
         results.append(accounts_restore(files["accounts.csv"]))
+    if "domains.csv" in manifest["restored"]:
+        results.append(domains_restore(files["domains.csv"]))
     sources: list[str] = []
     plain_ratings = b""
     for name in manifest["load_order"]:
@@ -113,7 +121,7 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
         make_default = name == f"rubrics/{manifest.get('default_rubric')}.yaml"
         content = files[name]
         if name.endswith(".csv"):
-            drop = [RATING_SOURCE_COLUMN] if full and kind == "ratings" else []
+            drop = _ARCHIVE_ONLY.get(kind, []) if full else []
             content, apart = plain_csv(content, neutralised=neutralised, drop=drop)
             if kind == "ratings":
                 sources, plain_ratings = apart.get(RATING_SOURCE_COLUMN, []), content
@@ -126,6 +134,7 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
                     actor=actor,
                     make_default=make_default,
                     create_domains=True,  # the archive's own domains
+                    restore=True,
                 )
             )
         except ApplicationError as exc:
@@ -147,8 +156,20 @@ def installation_import(*, content: bytes, actor: Any = None) -> list[ImportResu
         results += judges_restore(files)
     if manifest["version"] >= 3:
         results += panels_restore(files)
-    snapshots_recompute()
+    snapshots_recompute(findings_thresholds=_thresholds(manifest))
     return results
+
+
+# Columns of an import file that only the archive writes (from version 2 on), taken off before
+# the importer reads it: a rating's source is written back afterwards; a reviewer's name and
+# email come exactly from accounts.csv (the reviewers importer would split "Mary Ann Smith"
+# into "Mary" and "Ann Smith").
+_ARCHIVE_ONLY = {"ratings": [RATING_SOURCE_COLUMN], "reviewers": ["name", "email"]}
+
+
+def _thresholds(manifest: dict[str, Any]) -> list[float]:
+    values = manifest.get("findings_thresholds") or []
+    return [float(v) for v in values if isinstance(v, int | float) and 0 < v <= 1]
 
 
 def _restore_history(content: bytes, *, actor: Any) -> ImportResult:

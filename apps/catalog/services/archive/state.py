@@ -19,27 +19,23 @@ snapshots (queued for recompute by `snapshots_recompute`).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, cast
 
 from django.core.management.color import no_style
-from django.db import connection, models, transaction
+from django.db import DEFAULT_DB_ALIAS, connection, connections, models, transaction
 
 from apps.accounts.models import User
 from apps.catalog.importers import ImportResult
 from apps.catalog.models import Domain, Idea
-from apps.catalog.services.archive.common import (
-    csv_bytes,
-    csv_records,
-    iso,
-    jsonl_bytes,
-    jsonl_records,
-    parse_time,
-)
+from apps.catalog.services.archive.common import csv_records, iso, jsonl_records, parse_time
+from apps.catalog.services.archive.members import ArchiveFiles, ArchiveWriter
 from apps.core.errors import ApplicationError, FieldError
 from apps.decisions.services import decisions_mark_stale
 from apps.disagreement.services import metrics_mark_stale
+from apps.findings.models import FindingSnapshot
 from apps.findings.services import findings_mark_stale
 from apps.judges.models import (
     JudgeCalibration,
@@ -174,6 +170,8 @@ STATE_FILES = [
     "judge_calibrations.jsonl",
     "judge_history.jsonl",
 ]
+ACCOUNT_FLAGS = {"is_active", "is_staff", "is_superuser"}
+ACCOUNT_TIMES = {"date_joined", "last_login"}
 INTERRUPTED = "Interrupted by the backup: the restore brings back no work plan; start it again."
 
 
@@ -192,8 +190,8 @@ def _int(text: str) -> int | None:
 # --------------------------------------------------------------------------- export
 
 
-def state_files() -> dict[str, bytes]:
-    """The version-2 files (module docstring), by archive name."""
+def state_write(writer: ArchiveWriter) -> None:
+    """The version-2 files (module docstring), written into the archive."""
     users = dict(User.objects.values_list("id", "username"))
     ratings = {
         rid: [idea, reviewer, dim]
@@ -201,78 +199,75 @@ def state_files() -> dict[str, bytes]:
             "id", "idea__external_id", "reviewer__username", "dimension__key"
         ).iterator(chunk_size=5000)
     }
-    files = {
-        "accounts.csv": csv_bytes(
-            ACCOUNT_COLUMNS,
-            (
-                (
-                    *row[:5],
-                    *(_flag(v) for v in row[5:8]),
-                    row[8],
-                    iso(row[9]),
-                    iso(row[10]),
-                )
-                for row in User.objects.order_by("username").values_list(*ACCOUNT_COLUMNS)
-            ),
+    writer.write_csv(
+        "accounts.csv",
+        ACCOUNT_COLUMNS,
+        (
+            [
+                _flag(r[c])
+                if c in ACCOUNT_FLAGS
+                else iso(r[c])
+                if c in ACCOUNT_TIMES
+                else _cell(r[c])
+                for c in ACCOUNT_COLUMNS
+            ]
+            for r in User.objects.order_by("username").values(*ACCOUNT_COLUMNS)
         ),
-        "assignments.csv": csv_bytes(
-            ASSIGNMENT_COLUMNS,
-            (
-                (reviewer, idea, status, users.get(by, ""), reason, iso(created), iso(updated))
-                for reviewer, idea, status, by, reason, created, updated in (
-                    Assignment.objects.order_by("reviewer__username", "idea__external_id")
-                    .values_list(
-                        "reviewer__username",
-                        "idea__external_id",
-                        "status",
-                        "assigned_by_id",
-                        "decline_reason",
-                        "created_at",
-                        "updated_at",
-                    )
-                    .iterator(chunk_size=5000)
-                )
-            ),
+    )
+    writer.write_csv(
+        "assignments.csv",
+        ASSIGNMENT_COLUMNS,
+        (
+            [
+                r["reviewer__username"],
+                r["idea__external_id"],
+                r["status"],
+                users.get(r["assigned_by_id"], ""),
+                r["decline_reason"],
+                iso(r["created_at"]),
+                iso(r["updated_at"]),
+            ]
+            for r in Assignment.objects.order_by("reviewer__username", "idea__external_id")
+            .values(
+                "reviewer__username",
+                "idea__external_id",
+                "status",
+                "assigned_by_id",
+                "decline_reason",
+                "created_at",
+                "updated_at",
+            )
+            .iterator(chunk_size=5000)
         ),
-        "judge_configs.jsonl": jsonl_bytes(
+    )
+    writer.write_jsonl(
+        "judge_configs.jsonl",
+        (
             {**row, "created_at": iso(row["created_at"]), "updated_at": iso(row["updated_at"])}
             for row in JudgeConfig.objects.order_by("name").values(
                 *CONFIG_FIELDS, "created_at", "updated_at"
             )
         ),
-        "judge_runs.jsonl": jsonl_bytes(_runs(users)),
-        "judge_predictions.csv": csv_bytes(PREDICTION_COLUMNS, _predictions(ratings)),
-        "judge_finals.csv": csv_bytes(
-            FINAL_COLUMNS,
-            (
-                (*row[:6], _cell(row[6]), _cell(row[7]), *row[8:12], iso(row[12]), *row[13:])
-                for row in JudgeFinal.objects.order_by("id")
-                .values_list(
-                    "run_id",
-                    "kind",
-                    "k",
-                    "reviewer__username",
-                    "idea__external_id",
-                    "dimension__key",
-                    "score",
-                    "confidence",
-                    "reason",
-                    "kept",
-                    "discarded",
-                    "failed",
-                    "created_at",
-                    *SIGNAL_COLUMNS,
-                )
-                .iterator(chunk_size=5000)
-            ),
-        ),
-        "judge_calibrations.jsonl": jsonl_bytes(
+    )
+    writer.write_jsonl("judge_runs.jsonl", _runs(users))
+    writer.write_csv("judge_predictions.csv", PREDICTION_COLUMNS, _predictions(ratings))
+    writer.write_csv(
+        "judge_finals.csv",
+        FINAL_COLUMNS,
+        _target_rows(JudgeFinal.objects.order_by("id"), FINAL_COLUMNS),
+    )
+    writer.write_jsonl(
+        "judge_calibrations.jsonl",
+        (
             {**row, "updated_at": iso(row["updated_at"])}
             for row in JudgeCalibration.objects.order_by("id").values(
                 "domain__key", "dimension", "kind", "backend", "fit", "n", "run_id", "updated_at"
             )
         ),
-        "judge_history.jsonl": jsonl_bytes(
+    )
+    writer.write_jsonl(
+        "judge_history.jsonl",
+        (
             {**row, "changed_at": iso(row["changed_at"])}
             for row in JudgeHistory.objects.order_by("changed_at", "id").values(
                 "event",
@@ -285,8 +280,19 @@ def state_files() -> dict[str, bytes]:
                 "note",
             )
         ),
-    }
-    return files
+    )
+
+
+def findings_thresholds() -> list[float]:
+    """The thresholds the installation computed findings at (the setting's and any a manager
+    asked for), so a restore recomputes every one of them, not the default alone."""
+    return sorted(
+        set(
+            FindingSnapshot.objects.filter(status=FindingSnapshot.Status.DONE).values_list(
+                "threshold", flat=True
+            )
+        )
+    )
 
 
 def _runs(users: dict[int, str]) -> Iterator[dict[str, Any]]:
@@ -308,77 +314,106 @@ def _runs(users: dict[int, str]) -> Iterator[dict[str, Any]]:
         }
 
 
-def _predictions(ratings: dict[int, list[str]]) -> Iterator[tuple[Any, ...]]:
-    rows = (
-        JudgePrediction.objects.order_by("id")
-        .values_list(
-            "run_id",
-            "config__name",
-            "kind",
-            "k",
-            "seed",
-            "reviewer__username",
-            "idea__external_id",
-            "dimension__key",
-            "score",
-            "confidence",
-            "raw_confidence",
-            "reason",
-            "model",
-            "backend",
-            "response_mode",
-            "prompt_fingerprint",
-            "example_rating_ids",
-            "raw_reply",
-            "prompt_tokens",
-            "completion_tokens",
-            "cached_tokens",
-            "latency_ms",
-            "attempts",
-            "error",
-            "created_at",
-            *SIGNAL_COLUMNS,
-        )
-        .iterator(chunk_size=5000)
-    )
-    for row in rows:
-        examples = [ratings[i] for i in (row[16] or []) if i in ratings]
-        yield (
-            row[0],
-            row[1] or "",
-            *row[2:8],
-            *(_cell(v) for v in row[8:11]),
-            *row[11:16],
-            json.dumps(examples),
-            *row[17:24],
-            iso(row[24]),
-            *row[25:],
-        )
+# The prediction and final files' columns that are not fields of the same name.
+TARGET_SOURCES = {
+    "run": "run_id",
+    "config": "config__name",
+    "reviewer": "reviewer__username",
+    "idea": "idea__external_id",
+    "dimension": "dimension__key",
+    "example_ratings": "example_rating_ids",
+}
+
+
+def _target_rows(queryset: Any, columns: Sequence[str]) -> Iterator[list[Any]]:
+    """Rows of predictions or finals, each column read by name (TARGET_SOURCES)."""
+    lookups = [TARGET_SOURCES.get(c, c) for c in columns]
+    for row in queryset.values(*lookups).iterator(chunk_size=5000):
+        yield [
+            iso(row[lookup]) if c == "created_at" else _cell(row[lookup])
+            for c, lookup in zip(columns, lookups, strict=True)
+        ]
+
+
+def _predictions(ratings: dict[int, list[str]]) -> Iterator[list[Any]]:
+    """Predictions name their few-shot examples by rating key ([idea, reviewer, dimension])."""
+    at = PREDICTION_COLUMNS.index("example_ratings")
+    for row in _target_rows(JudgePrediction.objects.order_by("id"), PREDICTION_COLUMNS):
+        ids = json.loads(row[at]) if row[at] else []
+        row[at] = json.dumps([ratings[i] for i in ids if i in ratings])
+        yield row
 
 
 # --------------------------------------------------------------------------- restore
 
 
+# Values of these fields are written as they are: psycopg adapts Python's str, int, float, bool,
+# Decimal and aware datetimes itself, and Django's own conversion of each (about 30 calls per
+# row through the connection proxy) was most of a restore's time (issue 29).
+_AS_THEY_ARE = (
+    models.CharField,
+    models.TextField,
+    models.IntegerField,
+    models.BooleanField,
+    models.FloatField,
+    models.DateTimeField,
+    models.ForeignKey,
+)
+# Tables made only of these columns are COPYed with their types told once (below); a float or
+# a boolean read from JSON may come as an int, which psycopg then adapts by value instead.
+_TYPED = (
+    models.CharField,
+    models.TextField,
+    models.IntegerField,
+    models.DateTimeField,
+    models.ForeignKey,
+    models.JSONField,
+)
+
+
 def insert_rows(
     model: type[models.Model], columns: Sequence[str], rows: Iterable[Sequence[Any]]
 ) -> int:
-    """INSERT rows as given (times included), converting each value as the ORM would."""
+    """Write rows as given (times included), converting each value as the ORM would.
+
+    On PostgreSQL the rows stream through one COPY (a restore writes 100,000 predictions in
+    seconds, holding none of them); `rows` must not query the database while it is consumed.
+    Elsewhere (SQLite, the local settings) they are INSERTed in batches."""
     fields = [cast(models.Field, model._meta.get_field(c)) for c in columns]
+    table = connection.ops.quote_name(model._meta.db_table)
     names = ", ".join(connection.ops.quote_name(str(f.column)) for f in fields)
-    sql = (
-        f"INSERT INTO {connection.ops.quote_name(model._meta.db_table)} ({names}) "
-        f"VALUES ({', '.join(['%s'] * len(fields))})"
-    )
-    prep = [f.get_db_prep_save for f in fields]
-    batch: list[list[Any]] = []
+    real = connections[DEFAULT_DB_ALIAS]
     n = 0
     with connection.cursor() as cur:
+        if connection.vendor == "postgresql":
+            converted = [
+                i
+                for i, f in enumerate(fields)
+                if not isinstance(f, _AS_THEY_ARE) or isinstance(f, models.JSONField)
+            ]
+            prep = {i: fields[i].get_db_prep_save for i in converted}
+            types = cur.cursor.connection.adapters.types
+            oids = [types.get(str(f.db_type(connection)).split("(")[0]) for f in fields]
+            typed = all(oids) and all(isinstance(f, _TYPED) for f in fields)
+            with cur.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
+                if typed:
+                    # Every column's type told once: no per-value lookup of how to write it.
+                    copy.set_types([info.oid for info in oids if info])
+                for row in rows:
+                    values = list(row)
+                    for i in converted:
+                        values[i] = prep[i](values[i], real)
+                    copy.write_row(values)
+                    n += 1
+            return n
+        sql = f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(fields))})"
+        every = [f.get_db_prep_save for f in fields]
+        batch: list[list[Any]] = []
         for row in rows:
-            batch.append([p(v, connection) for p, v in zip(prep, row, strict=True)])
+            batch.append([p(v, real) for p, v in zip(every, row, strict=True)])
             if len(batch) >= 5000:
                 cur.executemany(sql, batch)
-                n += len(batch)
-                batch = []
+                n, batch = n + len(batch), []
         if batch:
             cur.executemany(sql, batch)
             n += len(batch)
@@ -451,13 +486,14 @@ def accounts_restore(content: bytes) -> ImportResult:
         User,
         [*ACCOUNT_COLUMNS],
         (
-            (
-                *(r[c] for c in ACCOUNT_COLUMNS[:5]),
-                *(r[c] == "true" for c in ("is_active", "is_staff", "is_superuser")),
-                r["password"],
-                parse_time(r["date_joined"]),
-                parse_time(r["last_login"]),
-            )
+            [
+                r[c] == "true"
+                if c in ACCOUNT_FLAGS
+                else parse_time(r[c])
+                if c in ACCOUNT_TIMES
+                else r[c]
+                for c in ACCOUNT_COLUMNS
+            ]
             for r in new
         ),
     )
@@ -465,6 +501,18 @@ def accounts_restore(content: bytes) -> ImportResult:
         result.notes.append(
             f"{len(records) - len(new)} accounts already here were kept as they are."
         )
+    return result
+
+
+def domains_restore(content: bytes) -> ImportResult:
+    """Every domain with its name (version 4), before the rubrics and patents: a domain without
+    patents came back with none before; one already here is kept as it is. Rubrics attach
+    themselves to their domains when their files are imported."""
+    records = csv_records(content)
+    result = ImportResult(kind="domains", rows=len(records))
+    existing = set(Domain.objects.values_list("key", flat=True))
+    new = [(r["key"], r["name"]) for r in records if r["key"] not in existing]
+    result.created = insert_rows(Domain, ["key", "name"], new)
     return result
 
 
@@ -521,17 +569,14 @@ def assignments_restore(content: bytes) -> ImportResult:
     return result
 
 
-def judges_restore(files: dict[str, bytes]) -> list[ImportResult]:
-    """Configurations, runs (ids kept), predictions, finals, calibrations and history."""
+def judges_restore(files: ArchiveFiles) -> list[ImportResult]:
+    """Configurations, runs (ids kept), predictions, finals, calibrations and history; the
+    predictions and finals stream part by part (apps.catalog.services.archive.members)."""
     results = [_configs_restore(files["judge_configs.jsonl"])]
     keys = Keys()
     results.append(_runs_restore(files["judge_runs.jsonl"], keys))
-    results.append(
-        _rows_restore(
-            "judge_predictions.csv", files["judge_predictions.csv"], keys, _prediction_row
-        )
-    )
-    results.append(_rows_restore("judge_finals.csv", files["judge_finals.csv"], keys, _final_row))
+    results.append(_rows_restore("judge_predictions.csv", files, keys, _prediction_row))
+    results.append(_rows_restore("judge_finals.csv", files, keys, _final_row))
     results.append(_calibrations_restore(files["judge_calibrations.jsonl"], keys))
     results.append(_history_restore(files["judge_history.jsonl"], keys))
     keys.raise_if_any()
@@ -616,103 +661,76 @@ def _target(keys: Keys, name: str, n: int, r: dict[str, str]) -> tuple[Any, Any,
     return reviewer, idea[0], dim
 
 
-PREDICTION_FIELDS = [
-    "run",
-    "config",
-    "kind",
-    "k",
-    "seed",
-    "reviewer",
-    "idea",
-    "dimension",
-    "score",
-    "confidence",
-    "raw_confidence",
-    "reason",
-    "model",
-    "backend",
-    "response_mode",
-    "prompt_fingerprint",
-    "example_rating_ids",
-    "raw_reply",
-    "prompt_tokens",
-    "completion_tokens",
-    "cached_tokens",
-    "latency_ms",
-    "attempts",
-    "error",
-    "created_at",
-    *SIGNAL_COLUMNS,
-]
+# Stored fields of a prediction that the file names differently.
+PREDICTION_FIELD_OF = {"example_ratings": "example_rating_ids"}
+PREDICTION_FIELDS = [PREDICTION_FIELD_OF.get(c, c) for c in PREDICTION_COLUMNS]
 FINAL_FIELDS = FINAL_COLUMNS
+PREDICTION_COUNTERS = ["prompt_tokens", "completion_tokens", "cached_tokens", "latency_ms"]
+PREDICTION_TEXTS = ["reason", "model", "backend", "response_mode", "prompt_fingerprint"]
 
 
 def _prediction_row(
     keys: Keys, n: int, r: dict[str, str], ratings: dict[tuple[str, ...], int]
-) -> tuple[Any, ...] | None:
+) -> dict[str, Any] | None:
     target = _target(keys, "judge_predictions.csv", n, r)
     if target is None:
         return None
     named = json.loads(r["example_ratings"] or "[]")
-    examples = [ratings[tuple(e)] for e in named if tuple(e) in ratings]
-    return (
-        int(r["run"]),
-        keys.configs.get(r["config"]),
-        r["kind"],
-        int(r["k"]),
-        int(r["seed"]),
-        *target,
-        _int(r["score"]),
-        _int(r["confidence"]),
-        _int(r["raw_confidence"]),
-        r["reason"],
-        r["model"],
-        r["backend"],
-        r["response_mode"],
-        r["prompt_fingerprint"],
-        examples,
-        r["raw_reply"],
-        *(int(r[c]) for c in PREDICTION_COLUMNS[18:23]),
-        r["error"],
-        parse_time(r["created_at"]),
-        *_signal_values(r),
-    )
+    return {
+        "run": int(r["run"]),
+        "config": keys.configs.get(r["config"]),
+        "kind": r["kind"],
+        "k": int(r["k"]),
+        "seed": int(r["seed"]),
+        **dict(zip(("reviewer", "idea", "dimension"), target, strict=True)),
+        **{c: _int(r[c]) for c in ("score", "confidence", "raw_confidence")},
+        **{c: r[c] for c in PREDICTION_TEXTS},
+        "example_rating_ids": [ratings[tuple(e)] for e in named if tuple(e) in ratings],
+        "raw_reply": r["raw_reply"],
+        **{c: int(r[c]) for c in [*PREDICTION_COUNTERS, "attempts"]},
+        "error": r["error"],
+        "created_at": parse_time(r["created_at"]),
+        **_signal_values(r),
+    }
 
 
-def _signal_values(r: dict[str, str]) -> tuple[str, int, int | None]:
-    return r.get("signal", ""), int(r.get("panel_size") or 0), _int(r.get("level_score", ""))
+def _signal_values(r: dict[str, str]) -> dict[str, Any]:
+    """An archive older than the signal columns restores "" / 0 / empty."""
+    return {
+        "signal": r.get("signal", ""),
+        "panel_size": int(r.get("panel_size") or 0),
+        "level_score": _int(r.get("level_score", "")),
+    }
 
 
 def _final_row(
     keys: Keys, n: int, r: dict[str, str], ratings: dict[tuple[str, ...], int]
-) -> tuple[Any, ...] | None:
+) -> dict[str, Any] | None:
     target = _target(keys, "judge_finals.csv", n, r)
     if target is None:
         return None
-    return (
-        int(r["run"]),
-        r["kind"],
-        int(r["k"]),
-        *target,
-        _int(r["score"]),
-        _int(r["confidence"]),
-        r["reason"],
-        int(r["kept"]),
-        int(r["discarded"]),
-        int(r["failed"]),
-        parse_time(r["created_at"]),
-        *_signal_values(r),
-    )
+    return {
+        "run": int(r["run"]),
+        "kind": r["kind"],
+        "k": int(r["k"]),
+        **dict(zip(("reviewer", "idea", "dimension"), target, strict=True)),
+        "score": _int(r["score"]),
+        "confidence": _int(r["confidence"]),
+        "reason": r["reason"],
+        **{c: int(r[c]) for c in ("kept", "discarded", "failed")},
+        "created_at": parse_time(r["created_at"]),
+        **_signal_values(r),
+    }
 
 
 def _rows_restore(
     name: str,
-    content: bytes,
+    files: ArchiveFiles,
     keys: Keys,
-    make: Callable[[Keys, int, dict[str, str], dict[tuple[str, ...], int]], tuple | None],
+    make: Callable[[Keys, int, dict[str, str], dict[tuple[str, ...], int]], dict | None],
 ) -> ImportResult:
-    records = csv_records(content)
-    result = ImportResult(kind=name.split(".")[0].replace("_", " "), rows=len(records))
+    """A predictions or finals file, streamed from the archive straight into the table."""
+    result = ImportResult(kind=name.split(".")[0].replace("_", " "))
     ratings = (
         {
             tuple(key): rid
@@ -723,11 +741,18 @@ def _rows_restore(
         if name == "judge_predictions.csv"
         else {}
     )
-    rows = [row for n, r in enumerate(records, start=2) if (row := make(keys, n, r, ratings))]
-    keys.raise_if_any()
     model = JudgePrediction if name == "judge_predictions.csv" else JudgeFinal
     fields = PREDICTION_FIELDS if model is JudgePrediction else FINAL_FIELDS
-    result.created = insert_rows(model, fields, rows)
+
+    def rows() -> Iterator[list[Any]]:
+        for n, r in enumerate(files.records(name), start=2):
+            result.rows += 1
+            row = make(keys, n, r, ratings)
+            if row is not None:
+                yield [row[f] for f in fields]
+
+    result.created = insert_rows(model, fields, rows())
+    keys.raise_if_any()
     return result
 
 
@@ -778,15 +803,18 @@ def _history_restore(content: bytes, keys: Keys) -> ImportResult:
     return result
 
 
-def snapshots_recompute() -> None:
+def snapshots_recompute(*, findings_thresholds: Sequence[float] = ()) -> None:
     """Snapshots are derived: after a restore, queue the metrics, the decision board, the
-    findings and the alignment of every finished run's scope, computed by the worker as after
-    any change; the judges' shortlists are stored again from the restored prediction runs, and
-    every domain's item text parts are measured again (the choice is derived, not carried)."""
+    findings (at the setting's threshold and every other one the installation had computed)
+    and the alignment of every finished run's scope, computed by the worker as after any change;
+    the judges' shortlists are stored again from the restored prediction runs, and every
+    domain's item text parts are measured again (the choice is derived, not carried)."""
     judge_shortlists_rebuild()
     transaction.on_commit(send_item_parts_measure)
     transaction.on_commit(decisions_mark_stale)
     transaction.on_commit(findings_mark_stale)
+    for threshold in findings_thresholds:
+        transaction.on_commit(functools.partial(findings_mark_stale, threshold=threshold))
     done = list(JudgeRun.objects.filter(status=JudgeRun.Status.DONE).values_list("id", flat=True))
     alignment_runs_finished(run_ids=done)
     transaction.on_commit(metrics_mark_stale)

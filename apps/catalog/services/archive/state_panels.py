@@ -4,9 +4,12 @@ Six files, one JSON object per line, each a table's rows with references by natu
 (domain key, username, idea external id, dimension key within the idea's rubric):
 
     decision_routing.jsonl   per domain: automatic routing on or off, who set it and when
-    decision_shortlists.jsonl per domain: the shortlist size N, who set it and when
-    decision_marks.jsonl     every version of every decision mark, with the board's figures
-                             (optional: an archive written before issue 26 has none)
+    decision_suggestions.jsonl  (version 4) every routing suggestion with its status (open,
+                             accepted, superseded), who decided and when; the decision snapshot
+                             that proposed it is derived and not carried (restored empty)
+    decision_shortlists.jsonl  (issue 26) per domain: the shortlist size N, who set it, when
+    decision_marks.jsonl     (issue 26) every version of every decision mark, with the board's
+                             figures kept in it (an older archive has neither file)
     panel_documents.jsonl    the documents personas were extracted from, with their text
     panel_personas.jsonl     every persona (documents, reviewers' histories, invented)
     panel_runs.jsonl         panel runs, with the ids of their personas
@@ -34,9 +37,10 @@ from django.db import connection, models
 from apps.accounts.models import User
 from apps.catalog.importers import ImportResult
 from apps.catalog.models import Domain, Idea
-from apps.catalog.services.archive.common import iso, jsonl_bytes, jsonl_records, parse_time
+from apps.catalog.services.archive.common import iso, parse_time
+from apps.catalog.services.archive.members import ArchiveFiles, ArchiveWriter
 from apps.catalog.services.archive.state import INTERRUPTED, Keys, insert_rows
-from apps.decisions.models import DecisionMark, DomainRouting, DomainShortlist
+from apps.decisions.models import DecisionMark, DomainRouting, DomainShortlist, RoutingSuggestion
 from apps.panels.models import PanelDebate, PanelRun, PanelTurn, Persona, PersonaDocument
 from apps.screening.models import Dimension
 
@@ -64,27 +68,6 @@ ROUTING = TableFile(
     DomainRouting,
     _cols("domain:domain", "automatic", "updated_by:user", "updated_at:time"),
 )
-SHORTLISTS = TableFile(
-    "decision_shortlists.jsonl",
-    DomainShortlist,
-    _cols("domain:domain", "size", "updated_by:user", "updated_at:time"),
-)
-MARKS = TableFile(
-    "decision_marks.jsonl",
-    DecisionMark,
-    _cols(
-        "idea:idea",
-        "domain:domain",
-        "version",
-        "mark",
-        "note",
-        "decided_by:user",
-        "decided_at:time",
-        "figures",
-    ),
-)
-# Files an archive of version 3 written before they existed lacks: restored as empty.
-OPTIONAL_FILES = {SHORTLISTS.name, MARKS.name}
 DOCUMENTS = TableFile(
     "panel_documents.jsonl",
     PersonaDocument,
@@ -144,6 +127,40 @@ RUNS = TableFile(
     ),
     keeps_ids=True,
 )
+SUGGESTIONS = TableFile(
+    "decision_suggestions.jsonl",
+    RoutingSuggestion,
+    _cols(
+        "reviewer:user",
+        "idea:idea",
+        "kind",
+        "value",
+        "reason",
+        "status",
+        "created_at:time",
+        "decided_at:time",
+        "decided_by:user",
+    ),
+)
+SHORTLISTS = TableFile(
+    "decision_shortlists.jsonl",
+    DomainShortlist,
+    _cols("domain:domain", "size", "updated_by:user", "updated_at:time"),
+)
+MARKS = TableFile(
+    "decision_marks.jsonl",
+    DecisionMark,
+    _cols(
+        "idea:idea",
+        "domain:domain",
+        "version",
+        "mark",
+        "note",
+        "decided_by:user",
+        "decided_at:time",
+        "figures",
+    ),
+)
 TARGET = ("run", "idea:idea", "dimension:dim")
 DEBATES = TableFile(
     "panel_debates.jsonl",
@@ -182,7 +199,17 @@ TURNS = TableFile(
     ),
 )
 # In restore order: each file refers only to the ones before it.
-TABLE_FILES = (ROUTING, SHORTLISTS, MARKS, DOCUMENTS, PERSONAS, RUNS, DEBATES, TURNS)
+TABLE_FILES = (
+    ROUTING,
+    SUGGESTIONS,
+    SHORTLISTS,
+    MARKS,
+    DOCUMENTS,
+    PERSONAS,
+    RUNS,
+    DEBATES,
+    TURNS,
+)
 PANEL_FILES = [t.name for t in TABLE_FILES]
 RUN_PERSONAS = "personas"  # panel_runs.jsonl: the ids of the run's personas
 
@@ -190,8 +217,8 @@ RUN_PERSONAS = "personas"  # panel_runs.jsonl: the ids of the run's personas
 # --------------------------------------------------------------------------- export
 
 
-def panel_files() -> dict[str, bytes]:
-    """The version-3 files (module docstring), by archive name."""
+def panels_write(writer: ArchiveWriter) -> None:
+    """The version-3 files (module docstring, the suggestions from version 4 on)."""
     names = {
         USER: dict(User.objects.values_list("id", "username")),
         DOMAIN: dict(Domain.objects.values_list("id", "key")),
@@ -203,13 +230,11 @@ def panel_files() -> dict[str, bytes]:
         "panelrun_id", "persona_id"
     ):
         links.setdefault(run_id, []).append(persona_id)
-    files = {}
     for table in TABLE_FILES:
         rows = _export_rows(table, names)
         if table is RUNS:
             rows = ({**r, RUN_PERSONAS: sorted(links.get(r["id"], []))} for r in rows)
-        files[table.name] = jsonl_bytes(rows)
-    return files
+        writer.write_jsonl(table.name, rows)
 
 
 def _export_rows(table: TableFile, names: dict[str, dict[int, str]]) -> Iterator[dict[str, Any]]:
@@ -241,14 +266,15 @@ def panel_rows_exist() -> bool:
     return any(t.model._default_manager.exists() for t in TABLE_FILES)
 
 
-def panels_restore(files: dict[str, bytes]) -> list[ImportResult]:
-    """Every file of TABLE_FILES, row for row; errors name the file, its line and column."""
+def panels_restore(files: ArchiveFiles) -> list[ImportResult]:
+    """Every file of TABLE_FILES the archive lists (an older one has fewer), row for row;
+    errors name the file, its line and column."""
     keys = Keys()
     results = []
     for table in TABLE_FILES:
-        if table.name in OPTIONAL_FILES and table.name not in files:
+        if table.name not in files.manifest["restored"]:
             continue
-        records = jsonl_records(files[table.name])
+        records = list(files.lines(table.name))
         result = ImportResult(kind=table.name.split(".")[0].replace("_", " "), rows=len(records))
         rows = [row for n, r in enumerate(records, start=1) if (row := _row(table, keys, n, r))]
         keys.raise_if_any()

@@ -15,8 +15,10 @@ from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsAdmin, IsManagerOrAdmin
 from apps.catalog.models import Domain
+from apps.core import untrusted
 from apps.core.api import ErrorSerializer
 from apps.core.errors import ApplicationError, FieldError
+from apps.core.pagination import BIGINT_MAX
 from apps.core.requests import AuthenticatedRequest
 from apps.judges import presenters, selectors, services
 from apps.judges.api.views.common import _error, _query
@@ -174,10 +176,13 @@ class JudgeRunCancelApi(APIView):
 
 class StudyInputSerializer(serializers.Serializer):
     domain = serializers.SlugField(help_text="Domain key")
-    dimensions = serializers.ListField(child=serializers.SlugField(), min_length=1)
+    dimensions = serializers.ListField(
+        child=serializers.SlugField(max_length=64), min_length=1, max_length=200
+    )
     configs = serializers.ListField(
-        child=serializers.CharField(),
+        child=serializers.CharField(max_length=100),
         min_length=1,
+        max_length=100,
         help_text="Configuration ids or names, or kinds (zero_shot, aggregate, personalized)",
     )
     shots = serializers.ListField(
@@ -191,7 +196,7 @@ class StudyInputSerializer(serializers.Serializer):
         required=False,
         default="",
     )
-    min_history = serializers.IntegerField(min_value=1, default=2)
+    min_history = serializers.IntegerField(min_value=1, max_value=1000, default=2)
 
 
 def resolve_configs(values: list[str]) -> list[JudgeConfig]:
@@ -200,8 +205,9 @@ def resolve_configs(values: list[str]) -> list[JudgeConfig]:
     errors = []
     for value in values:
         value = str(value).strip()
-        if value.isdigit():
-            match = list(JudgeConfig.objects.filter(id=int(value)))
+        number = untrusted.parse_int(value, low=1, high=BIGINT_MAX)
+        if number is not None:
+            match = list(JudgeConfig.objects.filter(id=number))
         elif value in JudgeConfig.Kind.values:
             match = list(JudgeConfig.objects.filter(kind=value, is_active=True))
         else:

@@ -60,10 +60,12 @@ from apps.judges.engine.alignment.verdicts import (
     VERDICT_MIN_COVERAGE,
     VERDICT_MIN_N,
     VERDICT_PARTLY_ALPHA,
+    VERDICT_RULE,
     VERDICT_WELL_ALPHA,
     VERDICT_WELL_LOWER,
     reviewer_verdicts,
     verdict,
+    verdict_again,
 )
 
 __all__ = [
@@ -74,6 +76,7 @@ __all__ = [
     "VERDICT_MIN_COVERAGE",
     "VERDICT_MIN_N",
     "VERDICT_PARTLY_ALPHA",
+    "VERDICT_RULE",
     "VERDICT_WELL_ALPHA",
     "VERDICT_WELL_LOWER",
     "alignment_curve",
@@ -92,4 +95,5 @@ __all__ = [
     "sample_points",
     "top_half_membership",
     "verdict",
+    "verdict_again",
 ]

@@ -149,9 +149,14 @@ def _baseline(group: pd.DataFrame, values: list[float] | None, n_boot: int = lev
             values,
             n_boot=n_boot,
         )
-    figures["adds_nothing"] = levels.adds_nothing(figures["lift"], figures["lift_low"])
+    figures["lift_status"] = levels.lift_status(figures["lift"], figures["lift_low"])
+    figures["adds_nothing"] = figures["lift_status"] == levels.NIL
     figures["lift_text"] = levels.lift_sentence(
-        figures["lift"], figures["lift_low"], figures["lift_high"]
+        figures["lift"],
+        figures["lift_low"],
+        figures["lift_high"],
+        n_departs=figures.get("n_departs"),
+        n=figures.get("n_baseline"),
     )
     return figures
 

@@ -21,6 +21,17 @@ VERDICT_WELL_LOWER = 0.4
 VERDICT_PARTLY_ALPHA = 0.4
 VERDICT_MIN_COVERAGE = 0.8
 VERDICT_LABELS = {"well": "reproduces well", "partly": "partly", "not_yet": "not yet"}
+# The rule in words, as the alignment page states it (the one home of its wording).
+VERDICT_RULE = (
+    f"reproduces well: per-reviewer alpha ≥ {VERDICT_WELL_ALPHA} with its 95 % bootstrap "
+    f"interval above {VERDICT_WELL_LOWER} and coverage ≥ {100 * VERDICT_MIN_COVERAGE:.0f} %; "
+    f"partly: alpha ≥ {VERDICT_PARTLY_ALPHA}; not yet: lower, or fewer than {VERDICT_MIN_N} kept "
+    "predictions. Then the lift over the level-only baseline (the mean of the judge's "
+    "examples) on the same targets: a lift of +0.00 or less means the judge adds nothing "
+    "beyond the reviewer's usual level (not yet, whatever its alpha); a positive lift whose "
+    "interval reaches 0 means it is not shown to beat the level (at most partly); a lift "
+    "whose interval is above 0 leaves the verdict as it is."
+)
 
 
 def verdict(
@@ -34,15 +45,26 @@ def verdict(
 ) -> dict[str, Any]:
     """One plain verdict ("well", "partly", "not_yet") with the sentence that justifies it.
 
-    ``alpha_value`` is the per-reviewer alpha (one reviewer's targets); ``lift`` the judge's
-    lift over the level-only baseline on them (engine.level): a judge that does not beat the
-    baseline is "not yet" whatever its alpha, and says it adds nothing."""
+    The rule (VERDICT_RULE, stated on the alignment page): first from alpha, its interval, n
+    and coverage; then the lift over the level-only baseline (engine.level.lift_status) on the
+    same targets: a nil lift (at most +0.00) makes it "not yet" and says the judge adds nothing
+    beyond the level; a positive lift whose interval reaches 0 caps it at "partly" and says the
+    judge is not shown to beat the level (never "adds nothing": its numbers say otherwise); a
+    lift with its interval above 0 changes nothing."""
     base = {"alpha": alpha_value, "low": low, "high": high, "n": n, "coverage": coverage}
     if lift is not None:
         base.update(
             {
                 key: lift.get(key)
-                for key in ("baseline_alpha", "lift", "lift_low", "lift_high", "adds_nothing")
+                for key in (
+                    "baseline_alpha",
+                    "lift",
+                    "lift_low",
+                    "lift_high",
+                    "adds_nothing",
+                    "lift_status",
+                    "n_departs",
+                )
             }
         )
     if n < VERDICT_MIN_N or alpha_value is None:
@@ -71,9 +93,21 @@ def verdict(
             why = f"alpha below {VERDICT_WELL_ALPHA}"
     else:
         level, why = "not_yet", f"alpha below {VERDICT_PARTLY_ALPHA}"
-    if lift is not None and lift.get("adds_nothing"):
-        level = "not_yet"
-        why = levels.lift_sentence(lift.get("lift"), lift.get("lift_low"), lift.get("lift_high"))
+    status = None if lift is None else levels.lift_status(lift.get("lift"), lift.get("lift_low"))
+    if lift is not None and status in (levels.NIL, levels.UNPROVEN):
+        said = levels.lift_sentence(
+            lift.get("lift"),
+            lift.get("lift_low"),
+            lift.get("lift_high"),
+            n_departs=lift.get("n_departs"),
+            n=lift.get("n_baseline"),
+        )
+        if status == levels.NIL:
+            level, why = "not_yet", said
+        elif level == "well":
+            level, why = "partly", said
+        else:
+            why = f"{why}; {said}"
     return {**base, "level": level, "label": VERDICT_LABELS[level], "reason": why}
 
 
@@ -110,3 +144,27 @@ def reviewer_verdicts(
             }
         )
     return out
+
+
+def verdict_again(stored: dict[str, Any]) -> dict[str, Any]:
+    """A stored verdict with its level and reason derived again from its own figures, so a
+    snapshot computed under an earlier wording of the rule shows verdicts that match their
+    numbers (the figures are kept as they are)."""
+    lift = None
+    if "lift" in stored:
+        lift = {
+            key: stored.get(key)
+            for key in ("baseline_alpha", "lift", "lift_low", "lift_high", "n_departs")
+        }
+        lift["n_baseline"] = stored.get("n")
+        lift["lift_status"] = levels.lift_status(lift["lift"], lift["lift_low"])
+        lift["adds_nothing"] = lift["lift_status"] == levels.NIL
+    again = verdict(
+        alpha_value=stored.get("alpha"),
+        low=stored.get("low"),
+        high=stored.get("high"),
+        n=int(stored.get("n") or 0),
+        coverage=float(stored.get("coverage") or 0.0),
+        lift=lift,
+    )
+    return {**stored, **again}

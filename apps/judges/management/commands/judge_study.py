@@ -158,6 +158,7 @@ class Command(BaseCommand):
                 f"{fmt(row['per_reviewer_alpha']):>9}{fmt(row['level_only_alpha']):>8}"
                 f"{fmt(row['lift'], '+.3f'):>8}{coverage:>10}"
                 + ("  adds nothing beyond the level" if row["adds_nothing"] else "")
+                + ("  not shown to beat the level" if row.get("lift_status") == "unproven" else "")
             )
         self.stdout.write(
             "alpha: pooled over reviewers (paper 001); per-rev: mean of each reviewer's own "

@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('catalog', '0003_optional_title_long_external_ids'),
-        ('decisions', '0001_initial'),
+        ('decisions', '0002_slice_evidence_people_only'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
