@@ -152,7 +152,9 @@ def test_routing_reasons_agree_with_the_boards_p_top_and_name_a_dimension(plante
     from apps.disagreement.selectors import dimension_labels
 
     snapshot = compute_decisions()
-    (overall,) = DecisionSlice.objects.filter(snapshot=snapshot, domain="nlp", dimension="__all__")
+    (overall,) = DecisionSlice.objects.filter(
+        snapshot=snapshot, domain="nlp", dimension="__all__", evidence="all"
+    )
     p_top = {r["idea_id"]: r["p_top"] for r in overall.rows}
     picks = list(
         RoutingSuggestion.objects.filter(reviewer=newcomer, kind=RoutingSuggestion.Kind.BOUNDARY)
