@@ -181,6 +181,28 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
         {"domain": "{domain_key}", "automatic": "off"},
         ADMIN_POST,
     ),
+    # The decision record: managers and admins read and record decisions (issue 26 grants
+    # managers this write); reviewers 403. A mark is recorded, then sent back to the page.
+    ("decisions:marks", {}, "get", None, MANAGERS_READ),
+    ("decisions:marks_csv", {}, "get", None, MANAGERS_READ),
+    ("decisions:memo", {}, "get", None, MANAGERS_READ),
+    ("decisions:mark_history", {"idea_id": "idea"}, "get", None, MANAGERS_READ),
+    ("decisions:mark_set", {"idea_id": "idea"}, "get", None, (302, 403, 403, 403, 405, 405)),
+    (
+        "decisions:mark_set",
+        {"idea_id": "idea"},
+        "post",
+        {"mark": "hold", "note": "later"},
+        (302, 403, 403, 403, 302, 302),
+    ),
+    ("decisions:shortlist_size", {}, "get", None, (302, 403, 403, 403, 405, 405)),
+    (
+        "decisions:shortlist_size",
+        {},
+        "post",
+        {"domain": "{domain_key}", "n": "10"},
+        (302, 403, 403, 403, 302, 302),
+    ),
     # judges: managers and admins read; admins start studies and cancel runs
     ("judges:alignment", {}, "get", None, MANAGERS_READ),
     *[

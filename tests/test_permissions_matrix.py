@@ -27,6 +27,21 @@ MATRIX: list[tuple[str, str, Any, tuple[int, ...]]] = [
     # Decide's ranking: managers and admins read (404 until the ranking is computed)
     ("/api/decisions/ranking/", "get", None, (401, 403, 403, 403, 404, 404)),
     ("/api/decisions/ranking/", "post", {}, (401, 403, 403, 403, 405, 405)),
+    # Decision marks: managers and admins record and read them (the one write a manager has,
+    # issue 26); reviewers 403. 400 for them: no ranking computed in this world yet.
+    (
+        "/api/decisions/marks/{idea}/",
+        "put",
+        {"mark": "take_forward", "note": "n"},
+        (401, 403, 403, 403, 400, 400),
+    ),
+    ("/api/decisions/marks/{idea}/", "get", None, (401, 403, 403, 403, 405, 405)),
+    ("/api/decisions/marks/999999/", "put", {"mark": "hold"}, (401, 403, 403, 403, 404, 404)),
+    ("/api/decisions/marks/?domain=nlp", "get", None, (401, 403, 403, 403, 200, 200)),
+    ("/api/decisions/marks/", "get", None, (401, 403, 403, 403, 400, 400)),
+    ("/api/decisions/marks/", "post", {}, (401, 403, 403, 403, 405, 405)),
+    ("/api/decisions/marks/{idea}/history/", "get", None, (401, 403, 403, 403, 200, 200)),
+    ("/api/decisions/marks/999999/history/", "get", None, (401, 403, 403, 403, 404, 404)),
     ("/api/domains/", "get", None, (401, 200, 200, 200, 200, 200)),
     ("/api/domains/", "post", {"key": "cs", "name": "CS"}, (401, 403, 403, 403, 403, 201)),
     ("/api/domains/{domain}/", "get", None, (401, 200, 200, 200, 200, 200)),

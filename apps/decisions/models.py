@@ -145,3 +145,68 @@ class DomainRouting(models.Model):
 
     def __str__(self) -> str:
         return f"routing of domain {self.domain_id}: {'automatic' if self.automatic else 'manual'}"
+
+
+class DomainShortlist(models.Model):
+    """Per domain: how many ideas the shortlist holds (the cut on Decide, the memo's choice).
+
+    A domain without a row uses DEFAULT_SHORTLIST_SIZE (settings.DECISIONS_SHORTLIST_SIZE)."""
+
+    domain = models.OneToOneField("catalog.Domain", on_delete=models.CASCADE, related_name="+")
+    size = models.PositiveIntegerField(default=10)
+    updated_at = models.DateTimeField(auto_now=True)
+    updated_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(size__gte=1) & Q(size__lte=10_000), name="shortlist_size_1_10000"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"shortlist of domain {self.domain_id}: {self.size}"
+
+
+class DecisionMark(models.Model):
+    """One version of a manager's decision on one idea: append-only, never updated.
+
+    The idea's current mark is its highest ``version``; every earlier one stays as history.
+    ``figures`` keeps the board as the decider saw it (snapshot id and time, rank, estimate,
+    interval, P(top N) and N), so the record still means what it meant after later recomputes
+    and after the snapshot itself is pruned.
+    """
+
+    class Mark(models.TextChoices):
+        TAKE_FORWARD = "take_forward", "Take forward"
+        HOLD = "hold", "Hold"
+        REJECT = "reject", "Reject"
+
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="+")
+    domain = models.ForeignKey("catalog.Domain", on_delete=models.CASCADE, related_name="+")
+    version = models.PositiveIntegerField()
+    mark = models.CharField(max_length=16, choices=Mark.choices)
+    note = models.TextField(blank=True)
+    decided_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    decided_at = models.DateTimeField()
+    # The board as the decider saw it; figures["id"] names the snapshot. No foreign key on
+    # purpose: snapshots are derived and pruned (and not carried by a backup), the record stays.
+    figures = models.JSONField(default=dict)
+
+    class Meta:
+        ordering = ["idea_id", "-version"]
+        constraints = [
+            models.UniqueConstraint(fields=["idea", "version"], name="one_decision_mark_version"),
+            models.CheckConstraint(
+                condition=Q(mark__in=["take_forward", "hold", "reject"]),
+                name="decision_mark_known",
+            ),
+        ]
+        indexes = [models.Index(fields=["domain", "idea", "-version"])]
+
+    def __str__(self) -> str:
+        return f"{self.mark} on idea {self.idea_id} (v{self.version})"

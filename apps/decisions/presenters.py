@@ -12,7 +12,7 @@ PAGE_SIZE = 100
 SORTS = {
     "low": "lower bound of the 90 % interval, highest first",
     "estimate": "estimate, highest first",
-    "p_top": "probability of being in the shortlist, highest first",
+    "p_top": "probability of being in the shortlist (P(top N)), highest first",
 }
 # Which board: everything the model weighs (people, the domain text model and judges that
 # read the idea, where their checks pass), or the same model fitted on people's reads only.
@@ -40,7 +40,9 @@ def sort_rows(rows: list[dict[str, Any]], *, sort: str, query: str = "") -> list
     if q:
         rows = [r for r in rows if q in r["title"].lower() or q in r["idea"].lower()]
     key = sort if sort in SORTS else DEFAULT_SORT
-    ordered = sorted(rows, key=lambda r: (-r[key], -r["estimate"], r["title"], r["idea_id"]))
+    # The probability order is the shortlist's: P(top N) once the cut added it (ranking/cut.py).
+    field = "p_top_n" if key == "p_top" and rows and "p_top_n" in rows[0] else key
+    ordered = sorted(rows, key=lambda r: (-r[field], -r["estimate"], r["title"], r["idea_id"]))
     return [{**r, "rank": n} for n, r in enumerate(ordered, start=1)]
 
 
@@ -149,6 +151,9 @@ CSV_HEADER = [
     "flags",
     "ordered_by",
     "evidence",
+    "shortlist_size",
+    "p_top_n",
+    "in_shortlist",
 ]
 
 
@@ -182,6 +187,9 @@ def csv_rows(
                 " ".join(f.code for f in r.get("flag_items", [])),
                 SORTS.get(sort, SORTS[DEFAULT_SORT]),
                 evidence,
+                r.get("shortlist_size"),
+                r.get("p_top_n"),
+                None if "in_shortlist" not in r else ("true" if r["in_shortlist"] else "false"),
             ]
         )
     return CSV_HEADER, out

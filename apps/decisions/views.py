@@ -6,7 +6,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.http import Http404, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpResponse, HttpResponseBadRequest, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
@@ -23,7 +23,11 @@ from apps.decisions import selectors
 from apps.decisions.flags import extra_flags
 from apps.decisions.forms import AcceptForm, DecideForm, DomainRoutingForm
 from apps.decisions.models import DecisionSnapshot
+from apps.decisions.ranking.cut import just_below, with_top_n
 from apps.decisions.ranking.model import ALL
+from apps.decisions.record import selectors as record_selectors
+from apps.decisions.record.forms import CutForm
+from apps.decisions.record.services import SIZE_MAX
 from apps.decisions.services import (
     POLICY,
     decisions_request_recompute,
@@ -55,13 +59,18 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     sort, query = form.order, form.value("q", "")
     evidence = form.value("evidence", P.DEFAULT_EVIDENCE)
     rows: list[dict[str, Any]] = []
+    cut: list[dict[str, Any]] = []
     total = 0
+    # The cut at N (ranking/cut.py): ?n= asks for another N than the domain's stored one.
+    n_asked = CutForm(request.GET).value()
+    n = n_asked or (record_selectors.shortlist_size(domain=domain) if domain else 0)
     if snapshot and domain:
         stored = selectors.snapshot_rows(
             snapshot, domain=domain, dimension=dimension, evidence=evidence
         )
         total = len(stored)
-        rows = P.sort_rows(stored, sort=sort, query=query)
+        cut = record_selectors.cut_rows(stored, sort=sort, n=n)
+        rows = P.sort_rows(cut, sort=sort, query=query)
         rows = P.with_flags(
             rows,
             extra_flags([r["idea_id"] for r in rows], domain=domain, dimension=dimension),
@@ -99,9 +108,13 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
                 "dimension": dimension,
                 "sort": sort,
                 "q": query,
+                **({"n": n_asked} if n_asked else {}),
                 **({"evidence": evidence} if evidence != P.DEFAULT_EVIDENCE else {}),
             }
         ),
+        "n": n,
+        "n_asked": n_asked,
+        "cut": cut,
     }
 
 
@@ -112,8 +125,13 @@ def idea_standing_context(*, idea: Idea) -> dict[str, Any]:
     if snapshot is None:
         return {"standing_ready": False}
     domain = idea.patent.domain.key
+    # P(top N) for the domain's shortlist size, as Decide shows it (ranking/cut.py).
+    n = record_selectors.shortlist_size(domain=domain)
     standing = P.idea_standing(
-        selectors.snapshot_domain_rows(snapshot, domain=domain),
+        {
+            dim: [{**r, "shortlist_n": n} for r in with_top_n(rows, n=n)]
+            for dim, rows in selectors.snapshot_domain_rows(snapshot, domain=domain).items()
+        },
         idea_id=idea.id,
         labels=metrics_selectors.dimension_labels(),
     )
@@ -136,6 +154,9 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
     page = min(board["form"].value("page", 1), n_pages)
     start = (page - 1) * P.PAGE_SIZE
     snapshot = board["snapshot"]
+    decided = (
+        record_selectors.marks_current_by_idea(domain=board["domain"]) if board["domain"] else {}
+    )
     categories = []
     if not board["overall"]:
         categories = metrics_selectors.rubric_categories().get(board["dimension"], [])
@@ -144,13 +165,16 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
         "decisions/decide.html",
         {
             **board,
-            "shown": P.display(rows[start : start + P.PAGE_SIZE], categories=categories),
+            "shown": [
+                {**r, "decision": decided.get(r["idea_id"])}
+                for r in P.display(rows[start : start + P.PAGE_SIZE], categories=categories)
+            ],
             "page": page,
             "n_pages": n_pages,
             "sorts": [
                 ("low", "Lower bound (default)"),
                 ("estimate", "Estimate"),
-                ("p_top", f"P(top {board['top_pct']} %)"),
+                ("p_top", f"P(top {board['n']})"),
             ],
             "sort_label": P.SORTS[board["sort"]],
             "in_progress": selectors.snapshot_in_progress(),
@@ -160,6 +184,12 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
             "changed_since": selectors.ratings_changed_since(snapshot) if snapshot else 0,
             "prediction_work": selectors.prediction_work(snapshot),
             "tab": "decide",
+            # The cut: how many ideas it holds, and the ideas just below it (what would change it).
+            "n_in": sum(1 for r in board["cut"] if r["in_shortlist"]),
+            "below": just_below(board["cut"], n=board["n"]),
+            "n_stored": record_selectors.shortlist_size(domain=board["domain"])
+            if board["domain"]
+            else None,
         },
     )
 
@@ -168,6 +198,12 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
 @require_GET
 def export_csv(request: AuthenticatedHttpRequest) -> HttpResponseBase:
     """The page's rows (every page of them) with the page's columns and order."""
+    if request.GET.get("n") is not None and CutForm(request.GET).value() is None:
+        return HttpResponseBadRequest(
+            f"n: the shortlist size must be a whole number from 1 to {SIZE_MAX} "
+            f"(got {request.GET.get('n', '')[:50]!r}).",
+            content_type="text/plain; charset=utf-8",
+        )
     board = _board(request)
     if board["snapshot"] is None:
         raise Http404("The ranking has not been computed yet.")

@@ -10,7 +10,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.catalog.services.archive.tables import installation_models, installation_tables
-from apps.decisions.models import DomainRouting, RoutingSuggestion
+from apps.decisions.models import DecisionMark, DomainRouting, DomainShortlist, RoutingSuggestion
 from apps.findings.models import FindingSnapshot
 from apps.judges import services as judges
 from apps.judges.models import JudgePrediction, JudgeRun
@@ -149,6 +149,19 @@ def _panels_and_routing(*, admin, rita, domain, ideas, style) -> PanelRun:
         decided_by=admin,
     )
     RoutingSuggestion.objects.create(reviewer=rita, idea=ideas[13], kind="random", reason="pick")
+    # Issue 26: a shortlist size and a decision mark changed once, both versions kept.
+    DomainShortlist.objects.create(domain=domain, size=7, updated_by=admin)
+    for version, mark in ((1, "hold"), (2, "take_forward")):
+        DecisionMark.objects.create(
+            idea=ideas[0],
+            domain=domain,
+            version=version,
+            mark=mark,
+            note="=needs a second read" if version == 1 else "read twice",
+            decided_by=admin,
+            decided_at=timezone.now(),
+            figures={"id": 3, "rank": version, "estimate": 0.5, "p_top_n": 0.25},
+        )
     FindingSnapshot.objects.create(scope="t=0.6", threshold=0.6, status="done")
     PersonaDocument.objects.create(
         domain=domain,

@@ -65,7 +65,8 @@ def test_the_idea_page_from_decide_shows_its_standing_and_links_each_judges_case
     overall = page.locator("#standing-overall").inner_text()
     assert f"#{rank} of 13 in NLP" in overall
     assert page.locator("#standing-interval").inner_text().strip() == interval
-    assert page.locator("#standing-ptop").inner_text().strip() == p_top
+    # Decide shows P(top N) for the domain's shortlist size; the idea page shows it too.
+    assert page.locator("#standing-ptop-n").inner_text().strip() == p_top
     # A panel judge's prediction tells the board that reviewer's scale, not new evidence about
     # the idea (docs/decide.md): an idea nobody read stays at the prior.
     assert "no evidence yet: the estimate is the prior" in overall

@@ -109,7 +109,7 @@ def test_the_csv_has_the_issues_columns_one_row_per_idea_in_the_pages_order(
     assert [int(r["rank"]) for r in rows] == list(range(1, len(rows) + 1))
     assert rows[0]["ordered_by"].startswith("lower bound")
     by_p = exported(client, "?domain=nlp&sort=p_top")
-    ps = [float(r["p_top"]) for r in by_p]
+    ps = [float(r["p_top_n"]) for r in by_p]
     assert ps == sorted(ps, reverse=True)
 
 

@@ -16,6 +16,9 @@ The archive is a zip of plain files an admin can read and re-import one by one (
                              the routing switch per domain and the persona panels (version 3)
     decision_suggestions.jsonl
                              the routing suggestions with their status (version 4)
+    decision_shortlists.jsonl, decision_marks.jsonl
+                             the shortlist size per domain and every version of every decision
+                             mark (issue 26; an older archive has neither)
 
 From version 4 on, a long file is split into parts under the per-file limit (members.py), so no
 size limit refuses an archive the product wrote; the export warns when it could not write

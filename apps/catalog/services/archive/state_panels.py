@@ -7,6 +7,9 @@ Six files, one JSON object per line, each a table's rows with references by natu
     decision_suggestions.jsonl  (version 4) every routing suggestion with its status (open,
                              accepted, superseded), who decided and when; the decision snapshot
                              that proposed it is derived and not carried (restored empty)
+    decision_shortlists.jsonl  (issue 26) per domain: the shortlist size N, who set it, when
+    decision_marks.jsonl     (issue 26) every version of every decision mark, with the board's
+                             figures kept in it (an older archive has neither file)
     panel_documents.jsonl    the documents personas were extracted from, with their text
     panel_personas.jsonl     every persona (documents, reviewers' histories, invented)
     panel_runs.jsonl         panel runs, with the ids of their personas
@@ -37,7 +40,7 @@ from apps.catalog.models import Domain, Idea
 from apps.catalog.services.archive.common import iso, parse_time
 from apps.catalog.services.archive.members import ArchiveFiles, ArchiveWriter
 from apps.catalog.services.archive.state import INTERRUPTED, Keys, insert_rows
-from apps.decisions.models import DomainRouting, RoutingSuggestion
+from apps.decisions.models import DecisionMark, DomainRouting, DomainShortlist, RoutingSuggestion
 from apps.panels.models import PanelDebate, PanelRun, PanelTurn, Persona, PersonaDocument
 from apps.screening.models import Dimension
 
@@ -139,6 +142,25 @@ SUGGESTIONS = TableFile(
         "decided_by:user",
     ),
 )
+SHORTLISTS = TableFile(
+    "decision_shortlists.jsonl",
+    DomainShortlist,
+    _cols("domain:domain", "size", "updated_by:user", "updated_at:time"),
+)
+MARKS = TableFile(
+    "decision_marks.jsonl",
+    DecisionMark,
+    _cols(
+        "idea:idea",
+        "domain:domain",
+        "version",
+        "mark",
+        "note",
+        "decided_by:user",
+        "decided_at:time",
+        "figures",
+    ),
+)
 TARGET = ("run", "idea:idea", "dimension:dim")
 DEBATES = TableFile(
     "panel_debates.jsonl",
@@ -177,7 +199,17 @@ TURNS = TableFile(
     ),
 )
 # In restore order: each file refers only to the ones before it.
-TABLE_FILES = (ROUTING, SUGGESTIONS, DOCUMENTS, PERSONAS, RUNS, DEBATES, TURNS)
+TABLE_FILES = (
+    ROUTING,
+    SUGGESTIONS,
+    SHORTLISTS,
+    MARKS,
+    DOCUMENTS,
+    PERSONAS,
+    RUNS,
+    DEBATES,
+    TURNS,
+)
 PANEL_FILES = [t.name for t in TABLE_FILES]
 RUN_PERSONAS = "personas"  # panel_runs.jsonl: the ids of the run's personas
 
