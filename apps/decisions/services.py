@@ -24,6 +24,7 @@ from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.decisions import selectors
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
 from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_boards, unread_predictions
+from apps.decisions.ranking.cut import with_top_n
 from apps.decisions.ranking.model import ALL
 from apps.decisions.ranking.routing import (
     IdeaState,
@@ -32,6 +33,7 @@ from apps.decisions.ranking.routing import (
     pair_confidence,
     route,
 )
+from apps.decisions.record.selectors import shortlist_size
 from apps.disagreement import selectors as metrics_selectors
 from apps.screening.models import Assignment
 
@@ -216,11 +218,19 @@ def rating_counts(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> dict[str, 
 def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
     """The routing round for the snapshot's overall rankings (see ranking/routing.py).
 
-    Each idea carries the board's own P(top) (the figure Decide shows) and the dimension to
-    name, so the reasons say what the manager's board says."""
+    Each idea carries the board's own P(top N) for its domain's shortlist size (the figure
+    Decide shows beside the cut) and the dimension to name, so the reasons say what the
+    manager's board says."""
     overall = [r for r in rows if r["dimension"] == ALL]
     if not overall:
         return []
+    by_domain: dict[str, list[dict[str, Any]]] = {}
+    for r in overall:
+        by_domain.setdefault(r["domain"], []).append(r)
+    sizes = {d: shortlist_size(domain=d) for d in by_domain}
+    overall = [
+        row for d, domain_rows in by_domain.items() for row in with_top_n(domain_rows, n=sizes[d])
+    ]
     focus = _focus(rows, metrics_selectors.dimension_labels())
     states = {
         r["idea_id"]: IdeaState(
@@ -229,7 +239,8 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
             (r["high"] - r["low"]) / 2 / 1.6448536269514722,
             r["n_reviewers"],
             r.get("judge_share") or 0.0,
-            p_top=r["p_top"],
+            p_top=r["p_top_n"],
+            top_n=sizes[r["domain"]],
             focus=focus.get(r["idea_id"], ""),
         )
         for r in overall

@@ -148,6 +148,7 @@ def test_automatic_routing_assigns_a_domains_suggestions_without_an_admin(
 
 
 def test_routing_reasons_agree_with_the_boards_p_top_and_name_a_dimension(planted, newcomer):
+    from apps.decisions.ranking.cut import with_top_n
     from apps.decisions.ranking.routing import NEAR_CUT_HIGH, NEAR_CUT_LOW
     from apps.disagreement.selectors import dimension_labels
 
@@ -155,7 +156,8 @@ def test_routing_reasons_agree_with_the_boards_p_top_and_name_a_dimension(plante
     (overall,) = DecisionSlice.objects.filter(
         snapshot=snapshot, domain="nlp", dimension="__all__", evidence="all"
     )
-    p_top = {r["idea_id"]: r["p_top"] for r in overall.rows}
+    # The reasons quote P(top N) for the domain's shortlist size, as Decide's cut shows it.
+    p_top = {r["idea_id"]: r["p_top_n"] for r in with_top_n(overall.rows, n=10)}
     picks = list(
         RoutingSuggestion.objects.filter(reviewer=newcomer, kind=RoutingSuggestion.Kind.BOUNDARY)
     )
@@ -163,7 +165,7 @@ def test_routing_reasons_agree_with_the_boards_p_top_and_name_a_dimension(plante
     labels = set(dimension_labels().values())
     for s in picks:
         p = p_top[s.idea_id]
-        assert f"P(top 10 %) {p:.2f}" in s.reason, s.reason
+        assert f"P(top 10) {p:.2f}" in s.reason, s.reason
         near = "can decide whether this idea makes the shortlist" in s.reason
         assert near == (NEAR_CUT_LOW <= p <= NEAR_CUT_HIGH), (p, s.reason)
         assert any(f"on {label}" in s.reason for label in labels), s.reason

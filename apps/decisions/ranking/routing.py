@@ -79,8 +79,11 @@ class IdeaState:
     n_reads: int
     # Share of the estimate's evidence (precision) that comes from the judges' predictions.
     judge_share: float = 0.0
-    # The board's P(top share) of the idea (None: derived from estimate and sd, as the board).
+    # The board's P(top) of the idea (None: derived from estimate and sd, as the board): of the
+    # domain's top ``top_n`` ideas, the shortlist size Decide cuts at, when given; else of the
+    # policy's top share.
     p_top: float | None = None
+    top_n: int | None = None
     # The dimension one more read narrows most, as the page names it ("" when unknown).
     focus: str = ""
 
@@ -198,7 +201,7 @@ def _reason(
     )
     focus = f" on {st.focus}" if st.focus else ""
     p = board_p_top(st, cut if cut is not None else st.estimate)
-    top = f"P(top {100 * policy.share:g} %) {p:.2f}"
+    top = f"P(top {st.top_n}) {p:.2f}" if st.top_n else f"P(top {100 * policy.share:g} %) {p:.2f}"
     reads = f"{st.n_reads} human read{'s' if st.n_reads != 1 else ''}"
     if NEAR_CUT_LOW <= p <= NEAR_CUT_HIGH:
         return (
