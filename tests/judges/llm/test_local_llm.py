@@ -119,12 +119,17 @@ def test_checking_the_greedy_pick_first_gives_the_replies_of_llama_cpp_pythons_o
     llm_server,
 ):
     """apps/llm_server/process.py checks the best tokens against the JSON grammar before
-    filtering the whole vocabulary; that must change the time taken, never the reply."""
+    filtering the whole vocabulary; that must change the time taken, never the reply.
+
+    Both sides start from a fresh server: the shared one reuses the KV cache of whatever the
+    earlier tests asked (prefix matches), which moves the logits by rounding and, on a near
+    tie, the greedy reply with them, so the comparison depended on the order of the tests."""
     requests = [
         JudgeRequest(dimension=dimension, examples=examples, seed=0, **TARGET)
         for dimension, examples in ((SPECIFICITY, EXAMPLES), (NEED, OTHER_EXAMPLES), (NEED, ()))
     ]
-    ours = [backend_for(llm_server).judge(r) for r in requests]
+    with LocalLLMServer(pick_first=True) as picking:
+        ours = [backend_for(picking).judge(r) for r in requests]
     with LocalLLMServer(pick_first=False) as stock:
         theirs = [backend_for(stock).judge(r) for r in requests]
     assert [r.raw for r in ours] == [r.raw for r in theirs]

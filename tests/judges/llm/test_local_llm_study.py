@@ -18,10 +18,12 @@ pytestmark = [
 
 
 def test_a_small_study_on_the_local_model_ends_with_every_target_predicted_or_failed(
-    llm_server, domain
+    llm_server, domain, settings
 ):
     from tests.factories import ReviewerFactory
 
+    # The study checks each configuration's endpoint against the running settings too.
+    settings.LLM_ALLOWED_BASE_URLS = [llm_server.base_url]
     ideas = make_ideas(domain, 3)
     rita = ReviewerFactory(username="rita", first_name="Rita", profile=[domain])
     otto = ReviewerFactory(username="otto", first_name="Otto", profile=[domain])
