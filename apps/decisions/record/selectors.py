@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from apps.catalog.models import Domain, Idea
 from apps.decisions import presenters as P
@@ -80,11 +80,17 @@ def figures_of(board: DomainBoard, idea_id: int) -> dict[str, Any]:
 
 
 def marks_current(*, domain: str) -> QuerySet[DecisionMark]:
-    """The latest version of every marked idea of the domain (one row per idea)."""
+    """The latest version of every marked idea of the domain (one row per idea).
+
+    A correlated subquery rather than DISTINCT ON: the embedded default (SQLite, bin/demo)
+    has no DISTINCT ON."""
+    newer = DecisionMark.objects.filter(
+        idea_id=OuterRef("idea_id"), version__gt=OuterRef("version")
+    )
     return (
         DecisionMark.objects.filter(domain__key=domain)
-        .order_by("idea_id", "-version")
-        .distinct("idea_id")
+        .exclude(Exists(newer))
+        .order_by("idea_id")
         .select_related("idea", "decided_by", "domain")
     )
 
