@@ -77,7 +77,7 @@ def peak_mb() -> float:
 def empty_tables() -> None:
     from django.db import connection
 
-    from apps.catalog.services.archive.tables import installation_models
+    from apps.dataio.services.archive.tables import installation_models
 
     tables = [
         m._meta.db_table
@@ -95,7 +95,7 @@ def build(*, predictions: int, ratings: int) -> None:
 
     from apps.accounts.models import User
     from apps.catalog.models import Domain, Idea, Patent
-    from apps.catalog.services.imports import import_file
+    from apps.dataio.services.imports import import_file
     from apps.judges.models import JudgeConfig, JudgePrediction, JudgeRun
     from apps.screening.models import Dimension, Rating, RatingHistory
 
@@ -196,7 +196,7 @@ def build(*, predictions: int, ratings: int) -> None:
 
 
 def phase_export(path: Path) -> dict[str, float]:
-    from apps.catalog.services.archive import installation_export_to
+    from apps.dataio.services.archive import installation_export_to
 
     started = time.perf_counter()
     with path.open("wb") as out:
@@ -211,7 +211,7 @@ def phase_export(path: Path) -> dict[str, float]:
 
 
 def phase_restore(path: Path) -> dict[str, float]:
-    from apps.catalog.services.archive import installation_import
+    from apps.dataio.services.archive import installation_import
     from apps.judges.models import JudgePrediction
 
     empty_tables()

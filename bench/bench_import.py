@@ -308,7 +308,7 @@ def main() -> None:
         # Other apps react to changed ratings after commit (judges schedule work per reviewer,
         # domain and dimension); that is their cost, not the import's, so it is left out unless
         # asked.
-        import apps.catalog.importers.ratings as ratings_importer
+        import apps.dataio.importers.ratings as ratings_importer
 
         ratings_importer.ratings_changed = lambda *, reviewer_ids: None
     empty_tables()
@@ -368,7 +368,7 @@ def timed_import(label: str, path: Path) -> float:
     """Import `path` (its kind is its name), print a row, and return the seconds up to commit."""
     from django.db import transaction
 
-    from apps.catalog.services.imports import import_file
+    from apps.dataio.services.imports import import_file
 
     marks: dict[str, float] = {}
     start = time.perf_counter()

@@ -62,9 +62,9 @@ def child(args: argparse.Namespace) -> None:
     django.setup()
     import pandas  # noqa: F401  (loaded before the baseline, as in a warm web worker)
 
-    from apps.catalog.importers import common
-    from apps.catalog.importers.common import read_table
-    from apps.catalog.services.imports import import_file
+    from apps.dataio.importers import common
+    from apps.dataio.importers.common import read_table
+    from apps.dataio.services.imports import import_file
 
     # The code measured must be the code asked for (an editable install could shadow it).
     assert common.__file__.startswith(args.code), (common.__file__, args.code)
@@ -132,7 +132,7 @@ def main() -> None:
     setup_django(url)
     import pandas as pd
 
-    from apps.catalog.services.imports import import_file
+    from apps.dataio.services.imports import import_file
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(args.dir or tmp)

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
-from apps.catalog.importers import ideas, patents, ratings, reviewers
+from apps.dataio.importers import ideas, patents, ratings, reviewers
 from apps.judges.models import JudgeConfig
 
 pytestmark = pytest.mark.django_db

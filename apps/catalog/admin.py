@@ -11,9 +11,9 @@ from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 
 from apps.accounts.permissions import has_role
-from apps.catalog.forms import AdminImportForm
 from apps.catalog.models import Domain, Idea, Patent
-from apps.catalog.services.imports import UploadOutcome, import_upload
+from apps.dataio.forms import AdminImportForm
+from apps.dataio.services.imports import UploadOutcome, import_upload
 
 if TYPE_CHECKING:
     from django.template.response import _TemplateForResponseT
@@ -25,7 +25,7 @@ class ImportFromFileMixin:
     import_kind = "patents"
     # Declared as ModelAdmin declares it, so the mixin combines with it.
     change_list_template: ClassVar[_TemplateForResponseT | None] = (
-        "catalog/admin/change_list_import.html"
+        "dataio/admin/change_list_import.html"
     )
 
     def get_urls(self) -> list[URLPattern]:
@@ -66,7 +66,7 @@ class ImportFromFileMixin:
         }
         return TemplateResponse(
             request,
-            "catalog/admin/import_form.html",
+            "dataio/admin/import_form.html",
             context,
             status=200 if not outcome or outcome.ok else 400,
         )

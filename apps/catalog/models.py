@@ -50,7 +50,7 @@ class Patent(TimestampedModel):
 
 # The one rule on an idea's text, shared by the API and the Django admin (Idea.clean), the ideas
 # importer and the restore (which accepts ideas stored before the rule was enforced everywhere,
-# with a note: apps.catalog.importers.ideas).
+# with a note: apps.dataio.importers.ideas).
 IDEA_TEXT_REQUIRED = "is empty and so is the description: an idea needs one of them"
 
 

@@ -30,7 +30,7 @@ def safe_cell(value: Any) -> Any:
     return text
 
 
-# The installation archive (apps.catalog.services.archive) is read back by the importers, so its
+# The installation archive (apps.dataio.services.archive) is read back by the importers, so its
 # neutralisation must be undone exactly: a cell that already starts with the quote is quoted too,
 # and restoring drops exactly one leading quote from every cell that has one.
 ARCHIVE_PREFIXES = (*FORMULA_PREFIXES, "'")

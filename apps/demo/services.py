@@ -15,7 +15,7 @@ from django.db import transaction
 
 from apps.accounts.models import User
 from apps.catalog.models import Idea, Patent
-from apps.catalog.services.imports import import_file
+from apps.dataio.services.imports import import_file
 from apps.demo.generator import DemoData, generate_demo
 from apps.screening.models import Assignment, Rating
 from apps.screening.services.assignments import assignment_create

@@ -34,6 +34,7 @@ INSTALLED_APPS = [
     "apps.findings",
     "apps.decisions",
     "apps.panels",
+    "apps.dataio",
     "apps.demo",
 ]
 
@@ -206,7 +207,7 @@ FILE_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 IMPORT_MAX_BYTES = env.int("IMPORT_MAX_BYTES", default=100 * 1024 * 1024)
 # The installation archive: at most this many bytes unpacked in all (and uploaded), each file
 # split into parts of at most ARCHIVE_PART_BYTES (and IMPORT_MAX_BYTES), so the per-file limit
-# never refuses a backup the product wrote (apps/catalog/services/archive/members.py).
+# never refuses a backup the product wrote (apps/dataio/services/archive/members.py).
 ARCHIVE_MAX_BYTES = env.int("ARCHIVE_MAX_BYTES", default=2 * 1024 * 1024 * 1024)
 ARCHIVE_PART_BYTES = env.int("ARCHIVE_PART_BYTES", default=64 * 1024 * 1024)
 TEXT_MAX_CHARS = env.int("TEXT_MAX_CHARS", default=100_000)

@@ -1,4 +1,4 @@
-/* The archive download (templates/catalog/archive.html): building the zip takes seconds on a
+/* The archive download (templates/dataio/archive.html): building the zip takes seconds on a
  * large installation and the browser shows nothing until the file arrives, so the page says
  * what is happening. The server answers with a cookie carrying the form's token; when it
  * appears, the download has started. */

@@ -16,8 +16,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
-from apps.catalog.services.archive import installation_import
 from apps.core.errors import ApplicationError
+from apps.dataio.services.archive import installation_import
 from apps.screening.models import Dimension, Rubric
 from tests.factories import DomainFactory, IdeaFactory, PatentFactory
 

@@ -15,12 +15,12 @@ import django
 django.setup()
 from django.core.management import call_command
 call_command("migrate", verbosity=0)
-import apps.catalog.importers.ratings as importer
+import apps.dataio.importers.ratings as importer
 import apps.screening.services.ratings as services
 from apps.accounts.models import User
 from apps.catalog.models import Idea
-from apps.catalog.services.archive import installation_export
-from apps.catalog.services.imports import import_file
+from apps.dataio.services.archive import installation_export
+from apps.dataio.services.imports import import_file
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
 
 # Other apps' after-commit reactions are not what this checks.

@@ -1,6 +1,0 @@
-from apps.catalog.management.base import ImportCommand
-
-
-class Command(ImportCommand):
-    help = "Import ratings from a CSV or JSON Lines file (see docs/formats.md); all or nothing."
-    kind = "ratings"

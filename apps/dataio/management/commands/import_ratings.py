@@ -1,0 +1,6 @@
+from apps.dataio.management.base import ImportCommand
+
+
+class Command(ImportCommand):
+    help = "Import ratings from a CSV or JSON Lines file (see docs/formats.md); all or nothing."
+    kind = "ratings"
