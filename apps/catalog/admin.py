@@ -1,75 +1,11 @@
-"""Django admin for the catalog, plus an "Import from file" view shared by the data models."""
+"""Django admin for the catalog. The "Import from file" button on the patent and idea lists is
+added by apps.dataio.admin, which owns the imports."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, ClassVar
+from django.contrib import admin
 
-from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse
-from django.template.response import TemplateResponse
-from django.urls import URLPattern, path
-
-from apps.accounts.permissions import has_role
 from apps.catalog.models import Domain, Idea, Patent
-from apps.dataio.forms import AdminImportForm
-from apps.dataio.services.imports import UploadOutcome, import_upload
-
-if TYPE_CHECKING:
-    from django.template.response import _TemplateForResponseT
-
-
-class ImportFromFileMixin:
-    """Adds <changelist>/import/ and an "Import from file" button to a ModelAdmin."""
-
-    import_kind = "patents"
-    # Declared as ModelAdmin declares it, so the mixin combines with it.
-    change_list_template: ClassVar[_TemplateForResponseT | None] = (
-        "dataio/admin/change_list_import.html"
-    )
-
-    def get_urls(self) -> list[URLPattern]:
-        opts = self.model._meta  # type: ignore[attr-defined]
-        own = [
-            path(
-                "import/",
-                self.admin_site.admin_view(self.import_view),  # type: ignore[attr-defined]
-                name=f"{opts.app_label}_{opts.model_name}_import",
-            )
-        ]
-        return own + super().get_urls()  # type: ignore[misc]
-
-    def import_view(self, request: HttpRequest) -> HttpResponse:
-        if not has_role(request.user, ("admin",)):
-            raise PermissionDenied("Only admins import data.")
-        outcome: UploadOutcome | None = None
-        if request.method == "POST":
-            form = AdminImportForm(request.POST, request.FILES)
-            if form.is_valid():
-                outcome = import_upload(
-                    kind=form.cleaned_data["kind_choice"],
-                    upload=form.cleaned_data["file"],
-                    dry_run=form.cleaned_data["dry_run"],
-                    actor=request.user,
-                    make_default=form.cleaned_data.get("make_default", False),
-                )
-                if outcome.ok and outcome.result is not None:
-                    messages.success(request, outcome.result.summary())
-        else:
-            form = AdminImportForm(initial={"kind_choice": self.import_kind})
-        context = {
-            **self.admin_site.each_context(request),  # type: ignore[attr-defined]
-            "title": "Import from file",
-            "opts": self.model._meta,  # type: ignore[attr-defined]
-            "form": form,
-            "outcome": outcome,
-        }
-        return TemplateResponse(
-            request,
-            "dataio/admin/import_form.html",
-            context,
-            status=200 if not outcome or outcome.ok else 400,
-        )
 
 
 @admin.register(Domain)
@@ -80,8 +16,7 @@ class DomainAdmin(admin.ModelAdmin):
 
 
 @admin.register(Patent)
-class PatentAdmin(ImportFromFileMixin, admin.ModelAdmin):
-    import_kind = "patents"
+class PatentAdmin(admin.ModelAdmin):
     list_display = ["external_id", "title", "domain", "created_at"]
     list_filter = ["domain"]
     search_fields = ["external_id", "title", "abstract"]
@@ -90,8 +25,7 @@ class PatentAdmin(ImportFromFileMixin, admin.ModelAdmin):
 
 
 @admin.register(Idea)
-class IdeaAdmin(ImportFromFileMixin, admin.ModelAdmin):
-    import_kind = "ideas"
+class IdeaAdmin(admin.ModelAdmin):
     list_display = ["external_id", "title", "patent", "domain", "source"]
     list_filter = ["patent__domain", "source"]
     search_fields = ["external_id", "title", "description", "patent__external_id"]

@@ -1,5 +1,6 @@
 """Django admin for rubrics, assignments and ratings. Ratings are read-only here: they change only
-through the screening form, the API or an import, each of which writes the rating's history."""
+through the screening form, the API or an import, each of which writes the rating's history.
+The "Import from file" button on the rubric and rating lists is added by apps.dataio.admin."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ from django import forms
 from django.contrib import admin
 from django.http import HttpRequest
 
-from apps.catalog.admin import ImportFromFileMixin
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory, Rubric
 from apps.screening.rubric_files import DIMENSION_FIELDS
 from apps.screening.rubric_schema import dimension_shape_errors
@@ -53,8 +53,7 @@ class DimensionInline(admin.StackedInline):
 
 
 @admin.register(Rubric)
-class RubricAdmin(ImportFromFileMixin, admin.ModelAdmin):
-    import_kind = "rubric"
+class RubricAdmin(admin.ModelAdmin):
     list_display = ["key", "name", "is_default", "dimension_count", "updated_at"]
     list_filter = ["is_default"]
     search_fields = ["key", "name"]
@@ -100,10 +99,9 @@ class RatingHistoryInline(admin.TabularInline):
 
 
 @admin.register(Rating)
-class RatingAdmin(ImportFromFileMixin, admin.ModelAdmin):
+class RatingAdmin(admin.ModelAdmin):
     """Read-only for audit."""
 
-    import_kind = "ratings"
     list_display = ["reviewer", "idea", "dimension", "status", "score", "source", "updated_at"]
     list_filter = ["status", "source", "dimension__rubric", "dimension"]
     search_fields = ["reviewer__username", "idea__external_id", "idea__title"]
