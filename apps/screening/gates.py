@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from apps.core.errors import FieldError
 
 
@@ -69,6 +71,42 @@ def open_dimensions(rules: Sequence[DimensionRule], scores: Mapping[str, int | N
             opened.append(rule.key)
             open_set.add(rule.key)
     return opened
+
+
+def open_matrix(rules: Sequence[DimensionRule], scores: np.ndarray) -> np.ndarray:
+    """`open_dimensions` for many screenings at once: `scores` is a (screenings x dimensions)
+    float matrix in rubric order, NaN where a dimension is not scored; the result is a boolean
+    matrix of the same shape, True where the dimension is open. The same rule, one column at a
+    time, so a million-row ratings import is judged in numpy (tests/screening/test_gates.py
+    checks the two agree on random screenings)."""
+    n = scores.shape[0]
+    index = {r.key: j for j, r in enumerate(rules)}
+    is_open = np.zeros(scores.shape, dtype=bool)
+    for j, rule in enumerate(rules):
+        col_open = np.ones(n, dtype=bool)
+        for req in rule.requires:
+            k = index[req]
+            s = scores[:, k]
+            passes = ~np.isnan(s)
+            if rules[k].pass_above is not None:
+                passes &= np.nan_to_num(s, nan=-1e9) > rules[k].pass_above
+            col_open &= is_open[:, k] & passes
+        is_open[:, j] = col_open
+    return is_open
+
+
+def status_matrix(
+    rules: Sequence[DimensionRule], scores: np.ndarray, is_open: np.ndarray | None = None
+) -> np.ndarray:
+    """`screening_statuses` for many screenings at once (see `open_matrix`): an object matrix
+    of "scored", "unanswered" and "gated" (Rating.Status values). `is_open` is
+    `open_matrix(rules, scores)` when the caller has it already. Like `screening_statuses`, it
+    describes a valid screening: an open dimension left blank is "unanswered", and
+    `validate_scores` says whether that is allowed."""
+    if is_open is None:
+        is_open = open_matrix(rules, scores)
+    scored = ~np.isnan(scores)
+    return np.where(is_open, np.where(scored, "scored", "unanswered"), "gated").astype(object)
 
 
 def screening_statuses(

@@ -1,6 +1,14 @@
+import numpy as np
 import pytest
 
-from apps.screening.gates import DimensionRule, open_dimensions, validate_scores
+from apps.screening.gates import (
+    DimensionRule,
+    open_dimensions,
+    open_matrix,
+    screening_statuses,
+    status_matrix,
+    validate_scores,
+)
 
 PBIG = [
     DimensionRule("specificity", 1, 4, pass_above=2, name="Specificity"),
@@ -136,3 +144,50 @@ def test_an_optional_open_dimension_may_stay_unanswered_and_keeps_its_gate_shut(
     errors = validate_scores(rules, {"specificity": 3, "novelty": 4})
     assert [(e.field, e.message) for e in errors] == [("impact", "is required at this stage")]
     assert [e.field for e in validate_scores(rules, {"novelty": 4})] == ["specificity", "novelty"]
+
+
+def _random_rubric(rng: np.random.Generator) -> list[DimensionRule]:
+    """Up to 7 dimensions, each requiring a random subset of the earlier ones, some gated by a
+    threshold, some optional."""
+    rules: list[DimensionRule] = []
+    for j in range(int(rng.integers(1, 8))):
+        earlier = [r.key for r in rules]
+        requires = tuple(k for k in earlier if rng.random() < 0.4)
+        rules.append(
+            DimensionRule(
+                f"d{j}",
+                0,
+                5,
+                pass_above=int(rng.integers(0, 5)) if rng.random() < 0.6 else None,
+                requires=requires,
+                optional=bool(rng.random() < 0.3),
+            )
+        )
+    return rules
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_the_vectorised_gates_agree_with_the_scalar_rule_on_random_screenings(seed):
+    rng = np.random.default_rng(seed)
+    rules = _random_rubric(rng)
+    scores = rng.integers(0, 6, size=(200, len(rules))).astype(float)
+    scores[rng.random(scores.shape) < 0.35] = np.nan
+    is_open = open_matrix(rules, scores)
+    statuses = status_matrix(rules, scores)
+    for row, opened, status in zip(scores, is_open, statuses, strict=True):
+        given = {r.key: int(v) for r, v in zip(rules, row, strict=True) if not np.isnan(v)}
+        assert [r.key for r, o in zip(rules, opened, strict=True) if o] == open_dimensions(
+            rules, given
+        )
+        assert dict(zip([r.key for r in rules], status, strict=True)) == screening_statuses(
+            rules, given
+        )
+
+
+def test_the_vectorised_gates_close_what_a_failed_gate_closes_on_pbig():
+    # specificity 2 fails its gate (> 2): everything after it stays closed.
+    scores = np.array([[2, np.nan, np.nan, np.nan, np.nan, np.nan], [3, 2, 4, 1, 2, 0]])
+    assert status_matrix(PBIG, scores).tolist() == [
+        ["scored", *["gated"] * 5],
+        ["scored"] * 6,
+    ]

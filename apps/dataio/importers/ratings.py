@@ -7,8 +7,9 @@ be empty (or absent: stored as not rated by design). The optional `status` colum
 stored state and must agree with the gates; `declined` marks a whole screening declined. Every
 dimension of the rubric ends up with one Rating row per pair, as `rating_submit` would leave it.
 
-Validation is vectorised: the gates are evaluated column by column over a (pairs x dimensions)
-score matrix, and only the failing pairs go through `gates.validate_scores` to word the errors.
+Validation is vectorised: the gates (`gates.open_matrix`, the form's rule over a (pairs x dimensions)
+score matrix) decide every pair at once, and only the failing pairs go through
+`gates.validate_scores` to word the errors.
 Writes go through `ratings_store`, the one storage path of ratings (shared with the form and API).
 """
 
@@ -34,7 +35,7 @@ from apps.dataio.importers.common import (
     read_table,
     require_values,
 )
-from apps.screening.gates import DimensionRule, validate_scores
+from apps.screening.gates import DimensionRule, open_matrix, status_matrix, validate_scores
 from apps.screening.models import Dimension, Rating, Rubric
 from apps.screening.services.rating_store import COLUMNS, ratings_store
 from apps.screening.services.ratings import ratings_changed
@@ -379,23 +380,11 @@ def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems)
             value=given_status[g, j] or "(empty)",
         )
 
-    # Gates, vectorised: a dimension is open when each required one is open and passes.
+    # The gates, vectorised (screening.gates.open_matrix: the form's rule, column by column).
     index = {r.key: j for j, r in enumerate(rules)}
-    is_open = np.zeros((n, m), dtype=bool)
-    for j, rule in enumerate(rules):
-        col_open = np.ones(n, dtype=bool)
-        for req in rule.requires:
-            k = index[req]
-            s = scores[:, k]
-            passes = ~np.isnan(s)
-            if rules[k].pass_above is not None:
-                passes &= np.nan_to_num(s, nan=-1e9) > rules[k].pass_above
-            col_open &= is_open[:, k] & passes
-        is_open[:, j] = col_open
+    is_open = open_matrix(rules, scores)
     scored = ~np.isnan(scores)
-    status = np.where(
-        is_open & scored, SCORED, np.where(is_open & optional[None, :], UNANSWERED, GATED)
-    ).astype(object)
+    status = status_matrix(rules, scores, is_open)
     status[declined, :] = DECLINED
     violating = ((is_open & ~scored & ~optional[None, :]) | (~is_open & scored)).any(
         axis=1
