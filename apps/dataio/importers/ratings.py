@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 from typing import Any
 
-import numpy as np
 import pandas as pd
 
 from apps.accounts.models import User
@@ -35,7 +34,7 @@ from apps.dataio.importers.common import (
     read_table,
     require_values,
 )
-from apps.screening.gates import DimensionRule, open_matrix, status_matrix, validate_scores
+from apps.dataio.importers.ratings_gates import check_gates_and_expand, gate_rows
 from apps.screening.models import Dimension, Rating, Rubric
 from apps.screening.services.rating_store import COLUMNS, ratings_store
 from apps.screening.services.ratings import ratings_changed
@@ -57,13 +56,54 @@ STATUS_WORDS = {
 def import_ratings(
     *, content: ImportContent, filename: str, actor: Any = None, dry_run: bool = False
 ) -> ImportResult:
+    """Read, check every cell, judge every screening against its gates, then store: every
+    problem is reported at once, and nothing is stored unless there is none."""
     frame = read_table(content, filename)
     check_columns(frame, required=REQUIRED, optional=OPTIONAL, kind="ratings")
     problems = Problems()
     has_rationale = "rationale" in frame.columns
     ok = require_values(frame, problems, ["idea", "reviewer", "dimension"])
+    frame, idea_bad, no_rubric = _with_ideas(frame, problems)
+    frame, reviewer_bad = _with_reviewers(frame, problems)
+    frame, dims, dimension_bad = _with_dimensions(frame, problems, no_rubric)
+    given, score_bad = _with_scores(frame, problems)
+    status_bad = _with_statuses(frame, problems, given)
+    _with_times(frame, problems)
+    frame["answers_obj"] = None
+    if "answers" in frame.columns:
+        _check_answers(frame, dims, problems)
+    dup = _duplicates(frame, problems, ok)
+    row_bad = (
+        ~ok
+        | idea_bad
+        | reviewer_bad
+        | dimension_bad
+        | score_bad
+        | dup
+        | status_bad
+        | frame["dimension_id"].isna()
+    )
+    rows_read = int(len(frame))
+    screenings = gate_rows(frame, row_bad)
+    # From here only `screenings` is read: the parsed file and its lookups go before the gates
+    # build their matrices (issue 29: a 98 MB file cost the web process +625 MB).
+    del frame, row_bad, given
+    final = check_gates_and_expand(screenings, dims, problems)
+    del screenings
+    problems.raise_if_any("The ratings file has errors.")
+    result = ImportResult(kind="ratings", rows=rows_read)
+    if final.empty:
+        return result
+    if not has_rationale:
+        final = final.assign(rationale=None)
+    _store(final, result, actor=actor, dry_run=dry_run)
+    return result
 
-    # Ideas -> id and rubric.
+
+def _with_ideas(frame: pd.DataFrame, problems: Problems) -> tuple[pd.DataFrame, Any, Any]:
+    """Each row's idea id, domain and rubric (the domain's, else the default rubric); returns
+    the frame and the masks of rows naming an unknown idea and of rows whose idea has no
+    rubric."""
     default_rubric = Rubric.objects.filter(is_default=True).values_list("id", flat=True).first()
     ideas = pd.DataFrame(
         _ideas_named([v for v in frame["idea"].unique().tolist() if v]),
@@ -84,8 +124,12 @@ def import_ratings(
     problems.add_rows(
         frame, no_rubric, "idea", "has no rubric: its domain has none and no rubric is the default"
     )
+    return frame, unknown_idea | no_rubric, no_rubric
 
-    # Reviewers -> id; only reviewer accounts hold ratings.
+
+def _with_reviewers(frame: pd.DataFrame, problems: Problems) -> tuple[pd.DataFrame, Any]:
+    """Each row's reviewer id; only reviewer accounts hold ratings. Returns the frame and the
+    mask of rows naming an unknown account or one that is not a reviewer's."""
     user_rows: list[tuple[str, int, str]] = []
     for part in chunked([v for v in frame["reviewer"].unique().tolist() if v], 5000):
         user_rows.extend(
@@ -102,8 +146,15 @@ def import_ratings(
     )
     not_reviewer = frame["reviewer_id"].notna() & (frame["role"] != User.Role.REVIEWER)
     problems.add_rows(frame, not_reviewer, "reviewer", "is not a reviewer account")
+    return frame, unknown_reviewer | not_reviewer
 
-    # Dimensions of each idea's rubric.
+
+def _with_dimensions(
+    frame: pd.DataFrame, problems: Problems, no_rubric: Any
+) -> tuple[pd.DataFrame, list[Dimension], Any]:
+    """Each row's dimension id and scale, looked up in its idea's rubric. Returns the frame,
+    the dimensions of every rubric the file rates, and the mask of rows naming a dimension
+    their rubric lacks (the error says how to attach another rubric)."""
     rubric_ids = sorted(int(r) for r in frame["rubric_id"].dropna().unique() if r != -1)
     dims = list(
         Dimension.objects.filter(rubric_id__in=rubric_ids).order_by("rubric_id", "position")
@@ -143,8 +194,13 @@ def import_ratings(
                 row=int(row),
                 value=value,
             )
+    return frame, dims, unknown_dim
 
-    # Scores: empty means "not rated by design"; otherwise a whole number on the scale.
+
+def _with_scores(frame: pd.DataFrame, problems: Problems) -> tuple[Any, Any]:
+    """`score_num`: the score as a number. Empty means "not rated by design"; otherwise a whole
+    number on the dimension's scale. Returns the mask of rows with a score and the mask of
+    rows whose score is not a whole number or off the scale."""
     score_text = frame["score"]
     given = score_text != ""
     not_int = given & ~per_distinct(score_text, lambda c: c.str.match(INTEGER))
@@ -176,30 +232,37 @@ def import_ratings(
                 row=int(row),
                 value=value,
             )
+    return given, not_int | off
 
-    if "status" in frame.columns:
-        frame["status_given"] = frame["status"].str.lower().map(STATUS_WORDS).fillna("")
-        bad_status = (frame["status"] != "") & (frame["status_given"] == "")
-        problems.add_rows(
-            frame,
-            bad_status,
-            "status",
-            "must be one of: " + ", ".join(c.value for c in Rating.Status) + " (or empty)",
-        )
-        not_scored = (frame["status_given"] != "") & (frame["status_given"] != SCORED)
-        problems.add_rows(
-            frame,
-            not_scored & given,
-            "score",
-            "must be empty when the status says the dimension was not scored",
-        )
-        missing_score = (frame["status_given"] == SCORED) & ~given
-        problems.add_rows(frame, missing_score, "score", "is required when the status is scored")
-        status_bad = bad_status | (not_scored & given) | missing_score
-    else:
+
+def _with_statuses(frame: pd.DataFrame, problems: Problems, given: Any) -> Any:
+    """`status_given`: the stored state the optional `status` column names ("" when absent),
+    which must agree with the score being there or not; returns the mask of rows where not."""
+    if "status" not in frame.columns:
         frame["status_given"] = ""
-        status_bad = pd.Series(False, index=frame.index)
+        return pd.Series(False, index=frame.index)
+    frame["status_given"] = frame["status"].str.lower().map(STATUS_WORDS).fillna("")
+    bad_status = (frame["status"] != "") & (frame["status_given"] == "")
+    problems.add_rows(
+        frame,
+        bad_status,
+        "status",
+        "must be one of: " + ", ".join(c.value for c in Rating.Status) + " (or empty)",
+    )
+    not_scored = (frame["status_given"] != "") & (frame["status_given"] != SCORED)
+    problems.add_rows(
+        frame,
+        not_scored & given,
+        "score",
+        "must be empty when the status says the dimension was not scored",
+    )
+    missing_score = (frame["status_given"] == SCORED) & ~given
+    problems.add_rows(frame, missing_score, "score", "is required when the status is scored")
+    return bad_status | (not_scored & given) | missing_score
 
+
+def _with_times(frame: pd.DataFrame, problems: Problems) -> None:
+    """`created_at_ts` and `updated_at_ts`: the optional times, parsed (NaT when absent)."""
     for col in ("created_at", "updated_at"):
         if col not in frame.columns:
             frame[col + "_ts"] = pd.NaT
@@ -213,11 +276,10 @@ def import_ratings(
         )
         frame[col + "_ts"] = stamps
 
-    frame["answers_obj"] = None
-    if "answers" in frame.columns:
-        _check_answers(frame, dims, problems)
 
-    # Duplicate (idea, reviewer, dimension) keys: the file must say one thing per rating.
+def _duplicates(frame: pd.DataFrame, problems: Problems, ok: Any) -> Any:
+    """Rows repeating an (idea, reviewer, dimension) of an earlier row: the file must say one
+    thing per rating. Returns their mask."""
     dup = frame.duplicated(subset=["idea", "reviewer", "dimension"], keep="first") & ok
     if dup.any():
         first_row = frame.groupby(["idea", "reviewer", "dimension"], sort=False)[ROW].transform(
@@ -238,41 +300,18 @@ def import_ratings(
                 row=int(row),
                 value=f"{idea} / {reviewer} / {dim}",
             )
+    return dup
 
-    row_bad = (
-        ~ok
-        | unknown_idea
-        | no_rubric
-        | unknown_reviewer
-        | not_reviewer
-        | unknown_dim
-        | not_int
-        | off
-        | dup
-        | status_bad
-        | frame["dimension_id"].isna()
-    )
-    rows_read = int(len(frame))
-    screenings = gate_rows(frame, row_bad)
-    # From here only `screenings` is read: the parsed file and its lookups go before the gates
-    # build their matrices (issue 29: a 98 MB file cost the web process +625 MB).
-    del frame, row_bad, score, score_text, given
-    final = _check_gates_and_expand(screenings, dims, problems)
-    del screenings
-    problems.raise_if_any("The ratings file has errors.")
 
-    result = ImportResult(kind="ratings", rows=rows_read)
-    if final.empty:
-        return result
-    if not has_rationale:
-        final = final.assign(rationale=None)
+def _store(final: pd.DataFrame, result: ImportResult, *, actor: Any, dry_run: bool) -> None:
+    """Write the ratings through the one rating store (history, assignments settled), count
+    what changed into `result`, and tell the recomputes unless this is a dry run."""
     stored = ratings_store(
         rows=final[COLUMNS],
         source=IMPORT,
         changed_by_id=getattr(actor, "pk", None),
         settle_assignments=True,
     )
-    assignments = stored.assignments
     result.created, result.updated = stored.created, stored.updated
     result.unchanged = int(len(final)) - stored.created - stored.updated
     counts = final["status"].value_counts()
@@ -283,179 +322,10 @@ def import_ratings(
         f", {int(counts.get(UNANSWERED, 0))} not answered, {int(counts.get(DECLINED, 0))} "
         "declined."
     )
-    if assignments:
-        result.notes.append(f"{assignments} assignments created or updated.")
+    if stored.assignments:
+        result.notes.append(f"{stored.assignments} assignments created or updated.")
     if stored.reviewer_ids and not dry_run:
         ratings_changed(reviewer_ids=stored.reviewer_ids)
-    return result
-
-
-def gate_rows(frame: pd.DataFrame, row_bad: pd.Series) -> pd.DataFrame:
-    """The rows the gates judge (a known reviewer, idea and rubric) with only the columns they
-    read and `_bad` (the row has an error): a copy of part of the frame, so the frame itself can
-    be let go."""
-    keep = frame["reviewer_id"].notna() & frame["idea_id"].notna() & ~no_rubric_mask(frame)
-    return frame.loc[keep, [c for c in GATE_COLUMNS if c in frame.columns]].assign(
-        _bad=row_bad[keep].to_numpy()
-    )
-
-
-def _check_gates_and_expand(
-    valid: pd.DataFrame, dims: list[Dimension], problems: Problems
-) -> pd.DataFrame:
-    """Check every (reviewer, idea) screening of `gate_rows` against its rubric's gates and
-    return one row per (reviewer, idea, dimension of the rubric) with its status, score,
-    rationale and created_at."""
-    if valid.empty:
-        return pd.DataFrame()
-    # `valid` is gate_rows' own copy: its columns are replaced in place, and the rows are
-    # copied again only when some must go or several rubrics split them (each copy of a
-    # million rows is tens of megabytes of the import's peak).
-    for col in ("reviewer_id", "idea_id", "rubric_id"):
-        valid[col] = valid[col].astype("int64")
-    # A screening with a bad row cannot be judged against the gates; its row errors say enough.
-    group_bad = valid.groupby(["reviewer_id", "idea_id"], sort=False)["_bad"].transform("any")
-    if group_bad.any():
-        valid = valid.loc[~group_bad]
-    del group_bad
-    rubric_ids = valid["rubric_id"].unique()
-    blocks = (
-        [(rubric_ids[0], valid)]
-        if len(rubric_ids) == 1
-        else list(valid.groupby("rubric_id", sort=False))
-    )
-    parts: list[pd.DataFrame] = []
-    for rubric_id, block in blocks:
-        rdims = [d for d in dims if d.rubric_id == rubric_id]
-        parts.append(_gate_block(block, rdims, problems))
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-
-
-# What _gate_block reads of each row.
-GATE_COLUMNS = [
-    ROW,
-    "reviewer",
-    "idea",
-    "reviewer_id",
-    "idea_id",
-    "rubric_id",
-    "dimension_id",
-    "score_num",
-    "status_given",
-    "rationale",
-    "answers_obj",
-    "created_at_ts",
-    "updated_at_ts",
-]
-
-
-def no_rubric_mask(frame: pd.DataFrame) -> pd.Series:
-    return frame["rubric_id"].isna() | (frame["rubric_id"] == -1)
-
-
-def _gate_block(block: pd.DataFrame, rdims: list[Dimension], problems: Problems) -> pd.DataFrame:
-    rules: list[DimensionRule] = [d.rule() for d in rdims]
-    pos = {d.id: j for j, d in enumerate(rdims)}
-    pair_key = block["reviewer_id"].to_numpy() * (1 << 32) + block["idea_id"].to_numpy()
-    codes, uniques = pd.factorize(pair_key)
-    n, m = len(uniques), len(rdims)
-    cols = block["dimension_id"].astype("int64").map(pos).to_numpy()
-    scores = np.full((n, m), np.nan)
-    scores[codes, cols] = block["score_num"].to_numpy(dtype="float64")
-    rows = np.zeros((n, m), dtype="int64")
-    rows[codes, cols] = block[ROW].to_numpy()
-
-    given_status = np.full((n, m), "", dtype=object)
-    given_status[codes, cols] = block["status_given"].to_numpy(dtype=object)
-    optional = np.array([r.optional for r in rules], dtype=bool)
-
-    # A declined screening is declined on every dimension: no scores, and no other status.
-    declined = (given_status == DECLINED).any(axis=1)
-    mixed = declined[:, None] & (rows > 0) & (given_status != DECLINED)
-    for g, j in zip(*np.nonzero(mixed), strict=True):
-        problems.add(
-            "status",
-            "must be declined too: this reviewer declined this idea in another row",
-            row=int(rows[g, j]),
-            value=given_status[g, j] or "(empty)",
-        )
-
-    # The gates, vectorised (screening.gates.open_matrix: the form's rule, column by column).
-    index = {r.key: j for j, r in enumerate(rules)}
-    is_open = open_matrix(rules, scores)
-    scored = ~np.isnan(scores)
-    status = status_matrix(rules, scores, is_open)
-    status[declined, :] = DECLINED
-    violating = ((is_open & ~scored & ~optional[None, :]) | (~is_open & scored)).any(
-        axis=1
-    ) & ~declined
-    if violating.any():
-        first_row = np.where(rows > 0, rows, np.iinfo("int64").max).min(axis=1)
-        reviewer_of = dict(zip(pair_key, block["reviewer"], strict=False))
-        idea_of = dict(zip(pair_key, block["idea"], strict=False))
-        for g in np.flatnonzero(violating):
-            given = {rules[j].key: int(scores[g, j]) for j in range(m) if scored[g, j]}
-            for err in validate_scores(rules, given):
-                j = index.get(err.field)
-                row = int(rows[g, j]) if j is not None and rows[g, j] else int(first_row[g])
-                who = f"{idea_of[uniques[g]]} / {reviewer_of[uniques[g]]}"
-                if j is not None and not rows[g, j]:
-                    message = f"{err.field} {err.message} for {who}: add a row for it"
-                else:
-                    message = f"{err.field} {err.message}"
-                problems.add(
-                    "score", message, row=row, value=err.value if err.value is not None else who
-                )
-    # A stated status must be what the gates make of the scores.
-    contradicts = (given_status != "") & (given_status != status) & ~violating[:, None]
-    contradicts &= ~declined[:, None]
-    for g, j in zip(*np.nonzero(contradicts), strict=True):
-        problems.add(
-            "status",
-            f"says {given_status[g, j]}, but the rubric's gates make {rules[j].key} "
-            f"{status[g, j]} for these scores",
-            row=int(rows[g, j]),
-            value=given_status[g, j],
-        )
-
-    # One output row per (pair, dimension): scored where open, not rated by design where closed.
-    rationale = np.full((n, m), "", dtype=object)
-    if "rationale" in block.columns:
-        rationale[codes, cols] = block["rationale"].to_numpy(dtype=object)
-    answers = np.full((n, m), None, dtype=object)
-    answers[codes, cols] = block["answers_obj"].to_numpy(dtype=object)
-    out = pd.DataFrame(
-        {
-            "reviewer_id": np.repeat((uniques >> 32).astype("int64"), m),
-            "idea_id": np.repeat((uniques & 0xFFFFFFFF).astype("int64"), m),
-            "dimension_id": np.tile(np.array([d.id for d in rdims], dtype="int64"), n),
-            "status": status.ravel(),
-            "score": pd.array(
-                np.where(status == SCORED, scores, np.nan).ravel(), dtype="Float64"
-            ).astype("Int64"),
-            # numpy takes None as an object scalar; its where() stubs do not.
-            "answers": np.where(status == SCORED, answers, None).ravel(),  # type: ignore[call-overload]
-            "rationale": np.where((status == GATED) | (status == DECLINED), "", rationale).ravel(),
-            "created_at": _stamp_matrix(block["created_at_ts"], codes, cols, n, m),
-            "updated_at": _stamp_matrix(block["updated_at_ts"], codes, cols, n, m),
-        }
-    )
-    return out
-
-
-def _stamp_matrix(stamps: pd.Series, codes: Any, cols: Any, n: int, m: int) -> pd.DatetimeIndex:
-    """One time per (screening, dimension); dimensions absent from the file take the screening's
-    earliest given time."""
-    grid = np.full((n, m), np.datetime64("NaT"), dtype="datetime64[ns]")
-    if stamps.notna().any():
-        grid[codes, cols] = (
-            stamps.dt.tz_convert("UTC").dt.tz_localize(None).to_numpy(dtype="datetime64[ns]")
-        )
-        never = np.datetime64("2262-01-01", "ns")
-        earliest = np.where(np.isnat(grid), never, grid).min(axis=1)
-        grid = np.where(np.isnat(grid), np.broadcast_to(earliest[:, None], (n, m)), grid)
-        grid[grid == never] = np.datetime64("NaT")
-    return pd.to_datetime(grid.ravel()).tz_localize("UTC")
 
 
 def _check_answers(frame: pd.DataFrame, dims: list[Dimension], problems: Problems) -> None:
