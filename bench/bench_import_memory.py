@@ -62,12 +62,12 @@ def child(args: argparse.Namespace) -> None:
     django.setup()
     import pandas  # noqa: F401  (loaded before the baseline, as in a warm web worker)
 
-    from apps.dataio.importers import common
-    from apps.dataio.importers.common import read_table
+    from apps.dataio.importers import reading
+    from apps.dataio.importers.reading import read_table
     from apps.dataio.services.imports import import_file
 
     # The code measured must be the code asked for (an editable install could shadow it).
-    assert common.__file__.startswith(args.code), (common.__file__, args.code)
+    assert reading.__file__.startswith(args.code), (reading.__file__, args.code)
 
     path = Path(args.child)
     baseline = peak_mb()

@@ -18,15 +18,15 @@ import pandas as pd
 from apps.catalog.models import EXTERNAL_ID_MAX, IDEA_TEXT_REQUIRED, Idea, Patent, idea_lacks_text
 from apps.dataio.importers import ImportResult
 from apps.dataio.importers.common import (
-    ImportContent,
     Problems,
     check_columns,
     check_lengths,
     chunked,
-    read_table,
     report_duplicates,
     require_values,
 )
+from apps.dataio.importers.reading import read_table
+from apps.dataio.importers.streams import ImportContent
 from apps.dataio.importers.upsert import upsert
 
 REQUIRED = ["external_id", "patent"]

@@ -12,15 +12,15 @@ from apps.dataio.importers import ImportResult
 from apps.dataio.importers.common import (
     ROW,
     SLUG,
-    ImportContent,
     Problems,
     check_columns,
     check_lengths,
-    read_table,
     report_duplicates,
     require_values,
 )
 from apps.dataio.importers.domains import check_new_domains, kept_name_note
+from apps.dataio.importers.reading import read_table
+from apps.dataio.importers.streams import ImportContent
 from apps.dataio.importers.upsert import upsert
 
 REQUIRED = ["external_id", "domain", "title"]

@@ -26,15 +26,15 @@ from apps.dataio.importers import ImportResult
 from apps.dataio.importers.common import (
     INTEGER,
     ROW,
-    ImportContent,
     Problems,
     check_columns,
     chunked,
     per_distinct,
-    read_table,
     require_values,
 )
 from apps.dataio.importers.ratings_gates import check_gates_and_expand, gate_rows
+from apps.dataio.importers.reading import read_table
+from apps.dataio.importers.streams import ImportContent
 from apps.screening.models import Dimension, Rating, Rubric
 from apps.screening.services.rating_store import COLUMNS, ratings_store
 from apps.screening.services.ratings import ratings_changed

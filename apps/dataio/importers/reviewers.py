@@ -17,14 +17,14 @@ from apps.catalog.models import Domain
 from apps.dataio.importers import ImportResult
 from apps.dataio.importers.common import (
     INTEGER,
-    ImportContent,
     Problems,
     check_columns,
     check_lengths,
-    read_table,
     report_duplicates,
     require_values,
 )
+from apps.dataio.importers.reading import read_table
+from apps.dataio.importers.streams import ImportContent
 
 REQUIRED = ["username"]
 OPTIONAL = ["background", "email", "name", "domains", "years_experience"]

@@ -12,8 +12,8 @@ from typing import Any
 from apps.catalog.models import Domain
 from apps.core.errors import ApplicationError, FieldError
 from apps.dataio.importers import ImportResult
-from apps.dataio.importers.common import ImportContent, read_all
 from apps.dataio.importers.domains import check_new_domains
+from apps.dataio.importers.streams import ImportContent, read_all
 from apps.screening.models import Dimension, Rubric
 from apps.screening.rubric_files import (
     DIMENSION_FIELDS,

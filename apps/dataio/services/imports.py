@@ -12,12 +12,12 @@ from django.db import transaction
 
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.dataio.importers import ImportResult
-from apps.dataio.importers.common import ImportContent, is_empty
 from apps.dataio.importers.ideas import import_ideas
 from apps.dataio.importers.patents import import_patents
 from apps.dataio.importers.ratings import import_ratings
 from apps.dataio.importers.reviewers import import_reviewers
 from apps.dataio.importers.rubric import import_rubric
+from apps.dataio.importers.streams import ImportContent, is_empty
 
 __all__ = ["IMPORT_KINDS", "ImportResult", "UploadOutcome", "import_file", "import_upload"]
 
@@ -42,7 +42,7 @@ def import_file(
     """Validate a whole file and, unless `dry_run`, store it; all or nothing.
 
     `content` is the file's bytes or a binary file object (an upload, an open file): CSV and
-    JSON Lines are read from it as a stream, never held whole (apps.dataio.importers.common).
+    JSON Lines are read from it as a stream, never held whole (apps.dataio.importers.streams).
 
     Every problem in the file is reported at once as an ApplicationError whose FieldErrors name
     the row, the field and the value. Records are upserted by their natural key (external id,
