@@ -30,8 +30,9 @@ from apps.dataio.services.archive.common import (
     json_cell,
     score_cell,
 )
+from apps.dataio.services.archive.derived import findings_thresholds
 from apps.dataio.services.archive.members import ArchiveWriter
-from apps.dataio.services.archive.state import STATE_FILES, findings_thresholds, state_write
+from apps.dataio.services.archive.state import STATE_FILES, state_write
 from apps.dataio.services.archive.state_panels import PANEL_FILES, panels_write
 from apps.judges.models import JudgePrediction, JudgeRun
 from apps.panels.models import PanelRun, Persona

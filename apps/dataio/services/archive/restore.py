@@ -14,6 +14,12 @@ from apps.catalog.models import Idea, Patent
 from apps.core.errors import ApplicationError, FieldError
 from apps.dataio.importers import ImportResult
 from apps.dataio.services.archive import bounded_zip
+from apps.dataio.services.archive.accounts import (
+    accounts_restore,
+    assignments_restore,
+    domains_restore,
+    rating_sources_restore,
+)
 from apps.dataio.services.archive.common import (
     FORMAT,
     RATING_SOURCE_COLUMN,
@@ -22,15 +28,9 @@ from apps.dataio.services.archive.common import (
     check_admin,
     plain_csv,
 )
+from apps.dataio.services.archive.derived import snapshots_recompute
+from apps.dataio.services.archive.judge_restore import judges_restore
 from apps.dataio.services.archive.members import ArchiveFiles
-from apps.dataio.services.archive.state import (
-    accounts_restore,
-    assignments_restore,
-    domains_restore,
-    judges_restore,
-    rating_sources_restore,
-    snapshots_recompute,
-)
 from apps.dataio.services.archive.state_panels import panel_rows_exist, panels_restore
 from apps.dataio.services.imports import import_file
 from apps.judges.models import JudgeRun

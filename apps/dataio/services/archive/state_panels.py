@@ -22,7 +22,7 @@ name runs by id; a restore goes into an installation that has none. A run's chun
 plan and are not carried: a run that was queued or running comes back failed, with a note to
 start it again (the judges' runs come back cancelled for the same reason).
 
-Rows are written with raw INSERTs (state.insert_rows), keeping every time as it was.
+Rows are written with raw INSERTs (rows.insert_rows), keeping every time as it was.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from apps.catalog.models import Domain, Idea
 from apps.dataio.importers import ImportResult
 from apps.dataio.services.archive.common import iso, parse_time
 from apps.dataio.services.archive.members import ArchiveFiles, ArchiveWriter
-from apps.dataio.services.archive.state import INTERRUPTED, Keys, insert_rows
+from apps.dataio.services.archive.rows import INTERRUPTED, IdeaKey, Keys, insert_rows
 from apps.decisions.models import DecisionMark, DomainRouting, DomainShortlist, RoutingSuggestion
 from apps.panels.models import PanelDebate, PanelRun, PanelTurn, Persona, PersonaDocument
 from apps.screening.models import Dimension
@@ -303,7 +303,7 @@ def panels_restore(files: ArchiveFiles) -> list[ImportResult]:
 
 def _row(table: TableFile, keys: Keys, n: int, r: dict[str, Any]) -> list[Any] | None:
     out: list[Any] = []
-    idea: tuple[int, int | None] | None = None
+    idea: IdeaKey | None = None
     for column, how in table.columns:
         value = r.get(column)
         if how == TIME:
@@ -317,7 +317,7 @@ def _row(table: TableFile, keys: Keys, n: int, r: dict[str, Any]) -> list[Any] |
             out.append(found)
         elif how == IDEA:
             idea = keys.idea(table.name, n, value or "")
-            out.append(idea[0] if idea else None)
+            out.append(idea.id if idea else None)
         elif how == DIMENSION:
             out.append(keys.dimension(table.name, n, idea, value or "") if idea else None)
         else:
