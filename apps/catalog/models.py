@@ -59,6 +59,22 @@ def idea_lacks_text(title: str, description: str) -> bool:
     return not title.strip() and not description.strip()
 
 
+# An idea's fields as an admin gives them, the patent named by its external id: the one list the
+# catalog's writes (services/catalog.py), the ideas import format and the archive's ideas.csv
+# (apps.dataio) and the demo's files all use.
+IDEA_FIELDS = (
+    "external_id",
+    "patent",
+    "title",
+    "description",
+    "implementation",
+    "differentiation",
+    "source",
+)
+# The idea's own text fields (all but the keys), each optional in the import format.
+IDEA_TEXT_FIELDS = tuple(f for f in IDEA_FIELDS if f not in ("external_id", "patent"))
+
+
 class Idea(TimestampedModel):
     external_id = models.CharField(max_length=EXTERNAL_ID_MAX, unique=True)
     patent = models.ForeignKey(Patent, on_delete=models.PROTECT, related_name="ideas")

@@ -14,7 +14,7 @@ from django.contrib.auth.hashers import make_password
 from django.db import transaction
 
 from apps.accounts.models import User
-from apps.catalog.models import Idea, Patent
+from apps.catalog.models import IDEA_FIELDS, Idea, Patent
 from apps.dataio.services.imports import import_file
 from apps.demo.generator import DemoData, generate_demo
 from apps.screening.models import Assignment, Rating
@@ -30,18 +30,7 @@ _DEMO_SALT = "pluralistdemo"
 # (kind, columns) in import order; each kind refers to the ones before it.
 FILES: list[tuple[str, list[str]]] = [
     ("patents", ["external_id", "domain", "domain_name", "title", "abstract", "claims"]),
-    (
-        "ideas",
-        [
-            "external_id",
-            "patent",
-            "title",
-            "description",
-            "implementation",
-            "differentiation",
-            "source",
-        ],
-    ),
+    ("ideas", list(IDEA_FIELDS)),
     ("reviewers", ["username", "email", "name", "background", "domains", "years_experience"]),
     ("ratings", ["idea", "reviewer", "dimension", "score", "rationale", "created_at"]),
 ]

@@ -12,22 +12,13 @@ from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
 from apps.accounts.models import User
-from apps.catalog.models import Domain, Idea, Patent
+from apps.catalog.models import IDEA_FIELDS, Domain, Idea, Patent
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 
 M = TypeVar("M", bound=models.Model)
 
 DOMAIN_FIELDS = ("key", "name", "rubric")
 PATENT_FIELDS = ("external_id", "domain", "title", "abstract", "claims")
-IDEA_FIELDS = (
-    "external_id",
-    "patent",
-    "title",
-    "description",
-    "implementation",
-    "differentiation",
-    "source",
-)
 
 
 def _check_actor(actor: User | None) -> None:

@@ -15,7 +15,14 @@ from typing import Any
 
 import pandas as pd
 
-from apps.catalog.models import EXTERNAL_ID_MAX, IDEA_TEXT_REQUIRED, Idea, Patent, idea_lacks_text
+from apps.catalog.models import (
+    EXTERNAL_ID_MAX,
+    IDEA_TEXT_FIELDS,
+    IDEA_TEXT_REQUIRED,
+    Idea,
+    Patent,
+    idea_lacks_text,
+)
 from apps.dataio.importers import ImportResult
 from apps.dataio.importers.common import (
     Problems,
@@ -30,8 +37,8 @@ from apps.dataio.importers.streams import ImportContent
 from apps.dataio.importers.upsert import upsert
 
 REQUIRED = ["external_id", "patent"]
-OPTIONAL = ["title", "description", "implementation", "differentiation", "source"]
-TEXT_FIELDS = ["title", "description", "implementation", "differentiation", "source"]
+OPTIONAL = list(IDEA_TEXT_FIELDS)
+TEXT_FIELDS = list(IDEA_TEXT_FIELDS)
 
 
 def import_ideas(

@@ -18,7 +18,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from apps.accounts.models import ReviewerProfile, User
-from apps.catalog.models import Domain, Idea, Patent
+from apps.catalog.models import IDEA_FIELDS, Domain, Idea, Patent
 from apps.dataio.services.archive.common import (
     FORMAT,
     HISTORY_COLUMNS,
@@ -42,15 +42,7 @@ logger = logging.getLogger(__name__)
 
 DOMAIN_COLUMNS = ["key", "name", "rubric"]
 PATENT_COLUMNS = ["external_id", "domain", "domain_name", "title", "abstract", "claims"]
-IDEA_COLUMNS = [
-    "external_id",
-    "patent",
-    "title",
-    "description",
-    "implementation",
-    "differentiation",
-    "source",
-]
+IDEA_COLUMNS = list(IDEA_FIELDS)
 REVIEWER_COLUMNS = ["username", "email", "name", "background", "domains", "years_experience"]
 # Columns of the archive's files that are not fields of the model, and where they come from.
 PATENT_SOURCES = {"domain": "domain__key", "domain_name": "domain__name"}
