@@ -1,1 +1,1 @@
-"""Writes to the catalog (imports). See imports.import_file."""
+"""Writes to the catalog: services/catalog.py (the importers that fill it live in apps.dataio)."""
