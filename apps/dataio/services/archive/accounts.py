@@ -166,22 +166,20 @@ def assignments_restore(content: bytes) -> ImportResult:
         by = keys.user(name, "assigned_by", n, r["assigned_by"], required=False)
         if reviewer is None or idea is None:
             continue
-        rows.append(
-            (
-                reviewer,
-                idea.id,
-                r["status"],
-                by,
-                r["decline_reason"],
-                parse_time(r["created_at"]),
-                parse_time(r["updated_at"]),
-            )
-        )
+        values = {
+            **r,
+            "reviewer": reviewer,
+            "idea": idea.id,
+            "assigned_by": by,
+            "created_at": parse_time(r["created_at"]),
+            "updated_at": parse_time(r["updated_at"]),
+        }
+        rows.append([values[c] for c in ASSIGNMENT_COLUMNS])
     keys.raise_if_any()
     Assignment.objects.all().delete()
     result.created = insert_rows(
         Assignment,
-        ["reviewer", "idea", "status", "assigned_by", "decline_reason", "created_at", "updated_at"],
+        ASSIGNMENT_COLUMNS,
         rows,
     )
     return result
