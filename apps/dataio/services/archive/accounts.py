@@ -35,6 +35,13 @@ ASSIGNMENT_COLUMNS = [
     "created_at",
     "updated_at",
 ]
+# The assignment file's columns that are not fields of the same name, and their lookups.
+ASSIGNMENT_SOURCES = {
+    "reviewer": "reviewer__username",
+    "idea": "idea__external_id",
+    "assigned_by": "assigned_by_id",
+}
+ASSIGNMENT_TIMES = {"created_at", "updated_at"}
 ACCOUNT_FLAGS = {"is_active", "is_staff", "is_superuser"}
 ACCOUNT_TIMES = {"date_joined", "last_login"}
 
@@ -65,29 +72,21 @@ def accounts_write(writer: ArchiveWriter) -> None:
             for r in User.objects.order_by("username").values(*ACCOUNT_COLUMNS)
         ),
     )
+    sources = {c: ASSIGNMENT_SOURCES.get(c, c) for c in ASSIGNMENT_COLUMNS}
     writer.write_csv(
         "assignments.csv",
         ASSIGNMENT_COLUMNS,
         (
             [
-                r["reviewer__username"],
-                r["idea__external_id"],
-                r["status"],
-                users.get(r["assigned_by_id"], ""),
-                r["decline_reason"],
-                iso(r["created_at"]),
-                iso(r["updated_at"]),
+                users.get(r[sources[c]], "")
+                if c == "assigned_by"
+                else iso(r[sources[c]])
+                if c in ASSIGNMENT_TIMES
+                else r[sources[c]]
+                for c in ASSIGNMENT_COLUMNS
             ]
             for r in Assignment.objects.order_by("reviewer__username", "idea__external_id")
-            .values(
-                "reviewer__username",
-                "idea__external_id",
-                "status",
-                "assigned_by_id",
-                "decline_reason",
-                "created_at",
-                "updated_at",
-            )
+            .values(*sources.values())
             .iterator(chunk_size=5000)
         ),
     )
