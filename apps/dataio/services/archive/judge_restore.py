@@ -117,15 +117,6 @@ def _runs_restore(content: bytes, keys: Keys) -> ImportResult:
     return result
 
 
-def _target(keys: Keys, name: str, n: int, r: dict[str, str]) -> tuple[Any, Any, Any] | None:
-    reviewer = keys.user(name, "reviewer", n, r["reviewer"])
-    idea = keys.idea(name, n, r["idea"])
-    dim = keys.dimension(name, n, idea, r["dimension"]) if idea else None
-    if reviewer is None or idea is None or dim is None:
-        return None
-    return reviewer, idea[0], dim
-
-
 def _optional_int(text: str) -> int | None:
     return int(text) if text != "" else None
 
