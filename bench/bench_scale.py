@@ -36,16 +36,17 @@ curve is the growth exponent between sizes: log(t2 / t1) / log(n2 / n1) on the s
 caches; Django test client in this process, so no network): the dashboards, the alignment,
 Decide, predictions, findings.
 
-The refresh is then repeated at --refresh-size with each worker count of --workers (the ratings
-"changed" again for every reviewer; the previous runs are finished, so every scope runs again).
+At --refresh-size the first pass's refresh is the first worker count's figure; the refresh is
+then repeated with each further worker count of --workers (the ratings "changed" again for every
+reviewer; the previous runs are finished, so every scope runs again, the same work).
 
 A job still running after --time-box seconds is reported as cut (the share of runs done) and
 the bench goes on; its figure is then a lower bound, marked ">".
 
 The machine is shared: every figure is printed beside the load average (`uptime`) at its start.
 Workers run at the bench's niceness (WORKER_NICENESS=0: the bench itself is run with nice -n 5).
-The judge's debounce is 0 (JUDGE_DEBOUNCE_SECONDS, ALIGNMENT_DEBOUNCE_SECONDS,
-FINDINGS_DEBOUNCE_SECONDS) so a job's clock starts at the change, not 30 s later.
+The judge's debounce is 0 (JUDGE_DEBOUNCE_SECONDS) so the refresh's clock starts at the change,
+not 30 s later; the follow-ups (alignment, findings) keep the product's debounce.
 
 Last line: `refresh 600,000 predictions: 1 worker A s, 2 workers B s (speed-up X); slowest job
 at 1M ratings: NAME C s; peak worker RSS D MB` (600,000: the prediction rows the refresh at
@@ -105,8 +106,6 @@ ENV = {
     "CELERY_BROKER_URL": BROKER_URL,
     "CACHE_URL": BROKER_URL,
     "JUDGE_DEBOUNCE_SECONDS": "0",
-    "ALIGNMENT_DEBOUNCE_SECONDS": "0",
-    "FINDINGS_DEBOUNCE_SECONDS": "0",
     "WORKER_NICENESS": "0",
     # A 1M-rating file is about 120 MB; the default upload limit is 100 MB.
     "IMPORT_MAX_BYTES": str(1024 * 1024 * 1024),
@@ -291,11 +290,16 @@ def fresh_database() -> None:
     """The bench database, new for each size: a copy of a migrated template (seconds)."""
     name = BENCH_URL.rsplit("/", 1)[1]
     with admin_connect() as conn:
-        if not conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [TEMPLATE_DB]).fetchone():
+        if not conn.execute(
+            "SELECT 1 FROM pg_database WHERE datname = %s", [TEMPLATE_DB]
+        ).fetchone():
             conn.execute(f'CREATE DATABASE "{TEMPLATE_DB}"')
             env = {**os.environ, "DATABASE_URL": BENCH_URL.rsplit("/", 1)[0] + "/" + TEMPLATE_DB}
             subprocess.run(
-                [sys.executable, "manage.py", "migrate", "--verbosity=0"], cwd=ROOT, env=env, check=True
+                [sys.executable, "manage.py", "migrate", "--verbosity=0"],
+                cwd=ROOT,
+                env=env,
+                check=True,
             )
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{TEMPLATE_DB}"')
@@ -649,6 +653,7 @@ def one_size(size: int, args, log_dir: Path) -> tuple[list[Result], dict[str, fl
             )
             if name == "refresh":
                 result.extra["predictions"] = prediction_rows()
+                result.extra["repeat"] = size == args.refresh_size
             results.append(result)
             if result.cut:
                 stop_everything_queued()
@@ -660,7 +665,7 @@ def one_size(size: int, args, log_dir: Path) -> tuple[list[Result], dict[str, fl
             flush=True,
         )
         if size == args.refresh_size:
-            for n in args.workers:
+            for n in args.workers[1:]:
                 if n != workers.n:
                     workers.stop()
                     workers = Workers(n, log_dir).start()
@@ -723,7 +728,7 @@ def main() -> None:
         ratings_by_size[size] = ratings
 
     # The table: one row per (job, size), first pass on the first worker count.
-    first = [r for r in all_results if not r.extra.get("repeat")]
+    first = [r for r in all_results if r.workers == args.workers[0]]
     print("\njob         size   ratings    workers  wall s   CPU s   peak RSS MB      rows  "
           "growth  target   load")  # fmt: skip
     by_job: dict[str, list[Result]] = {}
@@ -765,9 +770,13 @@ def main() -> None:
     predictions = (one or two or slowest).extra.get("predictions", 0) if (one or two) else 0
     a = f"{'>' if one and one.cut else ''}{one.wall_s:.1f}" if one else "n/a"
     b = f"{'>' if two and two.cut else ''}{two.wall_s:.1f}" if two else "n/a"
-    speedup = f"{one.wall_s / two.wall_s:.2f}x" if one and two and not one.cut and not two.cut else "n/a"
-    million = f"{ratings_by_size[largest] / 1e6:.1f}M" if ratings_by_size[largest] >= 950_000 else (
-        f"{ratings_by_size[largest]:,}"
+    speedup = (
+        f"{one.wall_s / two.wall_s:.2f}x" if one and two and not one.cut and not two.cut else "n/a"
+    )
+    million = (
+        f"{ratings_by_size[largest] / 1e6:.1f}M"
+        if ratings_by_size[largest] >= 950_000
+        else (f"{ratings_by_size[largest]:,}")
     )
     print(
         f"refresh {predictions:,} predictions: 1 worker {a} s, 2 workers {b} s (speed-up "

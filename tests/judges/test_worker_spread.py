@@ -84,7 +84,9 @@ def test_a_runs_chunks_are_spread_over_two_workers(
         second.stop()
     chunks = list(JudgeRunChunk.objects.filter(run=run).values_list("status", "lease_token"))
     assert len(chunks) == 12 and {s for s, _ in chunks} == {"done"}
-    by_worker = {pid: sum(_pid(t) == pid for _, t in chunks) for pid in {_pid(t) for _, t in chunks}}
+    by_worker = {
+        pid: sum(_pid(t) == pid for _, t in chunks) for pid in {_pid(t) for _, t in chunks}
+    }
     # Every chunk was judged by one of the two workers, and each of them judged some.
     assert set(by_worker) == {first.process.pid, second.process.pid}, by_worker
     assert min(by_worker.values()) >= 2, by_worker
