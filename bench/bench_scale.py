@@ -58,6 +58,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -463,6 +464,7 @@ def run_job(
     name: str, start, workers: Workers, *, size: int, ratings: int, time_box: float, progress=None
 ) -> Result:
     load = load_average()
+    units0 = judged_units() if name == "refresh" else 0
     rows0 = rows_written()
     cpu0 = workers.cpu_seconds()
     workers.reset_peak()
@@ -480,6 +482,10 @@ def run_job(
     time.sleep(1.5)  # the workers' backends report their row counts when idle
     rows = rows_written() - rows0
     result = Result(size, ratings, name, workers.n, wall, cpu, workers.peak_mb(), rows, load, cut)
+    if name == "refresh":
+        # Units judged and stored per second: comparable between worker counts even when the
+        # time box cut the refresh short.
+        result.extra["units_per_s"] = (judged_units() - units0) / wall
     print(
         f"  {name:<10} {workers.n} worker(s): {wall:8.1f} s wall, {cpu:8.1f} s CPU, "
         f"{result.rss_mb:7.0f} MB peak RSS, {rows:>10,} rows{' CUT ' + cut if cut else ''} "
@@ -515,6 +521,13 @@ def prediction_rows() -> int:
     from apps.judges.models import JudgePrediction, JudgeRun
 
     return JudgePrediction.objects.filter(run__purpose=JudgeRun.Purpose.PREDICTION).count()
+
+
+def judged_units() -> int:
+    """Every per-seed prediction stored (evaluations' and predictions'): a refresh's work done."""
+    from apps.judges.models import JudgePrediction
+
+    return JudgePrediction.objects.count()
 
 
 def jobs(manager, reviewer_ids: list[int]) -> dict[str, object]:
@@ -710,6 +723,8 @@ def main() -> None:
     args.workers = [int(w) for w in args.workers.split(",")]
     if args.refresh_size is None:
         args.refresh_size = max(args.sizes)
+    # A terminated bench still stops its workers (the `finally` in one_size).
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit("terminated (the workers were stopped)"))
     setup_django()
     log_dir = Path(tempfile.mkdtemp(prefix="bench-scale-logs-"))
     print(
@@ -722,7 +737,10 @@ def main() -> None:
     pages_by_size: dict[int, dict[str, float]] = {}
     ratings_by_size: dict[int, int] = {}
     for size in args.sizes:
-        results, pages, ratings = one_size(size, args, log_dir)
+        try:
+            results, pages, ratings = one_size(size, args, log_dir)
+        except KeyboardInterrupt:
+            raise SystemExit("interrupted (the workers were stopped)") from None
         all_results += results
         pages_by_size[size] = pages
         ratings_by_size[size] = ratings
@@ -757,6 +775,7 @@ def main() -> None:
         print(
             f"refresh at {r.size}x with {r.workers} worker(s): {mark}{r.wall_s:.1f} s wall, "
             f"{r.cpu_s:.1f} s CPU, {r.extra.get('predictions', 0):,} predictions stored, "
+            f"{r.extra.get('units_per_s', 0):.0f} units judged and stored a second, "
             f"peak RSS {r.rss_mb:.0f} MB (target {REFRESH_TARGET_S:.0f} s on one worker; "
             f"load {r.load})"
         )
@@ -770,9 +789,13 @@ def main() -> None:
     predictions = (one or two or slowest).extra.get("predictions", 0) if (one or two) else 0
     a = f"{'>' if one and one.cut else ''}{one.wall_s:.1f}" if one else "n/a"
     b = f"{'>' if two and two.cut else ''}{two.wall_s:.1f}" if two else "n/a"
-    speedup = (
-        f"{one.wall_s / two.wall_s:.2f}x" if one and two and not one.cut and not two.cut else "n/a"
-    )
+    if one and two and not one.cut and not two.cut:
+        speedup = f"{one.wall_s / two.wall_s:.2f}x"
+    elif one and two and one.extra.get("units_per_s"):
+        # Cut by the time box: the speed-up in units judged and stored per second.
+        speedup = f"{two.extra['units_per_s'] / one.extra['units_per_s']:.2f}x in units a second"
+    else:
+        speedup = "n/a"
     million = (
         f"{ratings_by_size[largest] / 1e6:.1f}M"
         if ratings_by_size[largest] >= 950_000
