@@ -11,7 +11,9 @@ import_file, the service behind the import commands, page and API). The shape is
 organisation's: domains of 10 reviewers and 270 ideas (90 patents), each reviewer screening 170
 of their domain's ideas under the PBIG gates (the importer adds the gate-closed rows), one
 rationale in ten. At 300x: 98 domains, 980 reviewers, 26,460 ideas, 999,600 stored ratings, and
-every reviewer has 100 unrated ideas x 6 dimensions to predict (588,000 predictions).
+every reviewer has 100 unrated ideas x 6 dimensions to predict (588,000 predicted targets, 3
+seeds each: 1,764,000 prediction rows), beside the leave-one-out evaluations of every scored
+rating (15 units each: the three default configurations' k values x 3 seeds).
 
 Then `--workers` separate `celery worker` processes (pool solo, concurrency 1 each: separate
 hosts in spirit, sharing only PostgreSQL and Redis; CELERY_BROKER_URL, default Redis db 12) are
@@ -50,7 +52,8 @@ not 30 s later; the follow-ups (alignment, findings) keep the product's debounce
 
 Last line: `refresh 600,000 predictions: 1 worker A s, 2 workers B s (speed-up X); slowest job
 at 1M ratings: NAME C s; peak worker RSS D MB` (600,000: the prediction rows the refresh at
---refresh-size stored, printed as counted).
+--refresh-size stored, per-seed rows, printed as counted). When the time box cuts a refresh, the
+speed-up is the ratio of units judged and stored per second instead, and says so.
 """
 
 from __future__ import annotations
