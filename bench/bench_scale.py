@@ -498,12 +498,20 @@ def run_job(
     return result
 
 
-def refresh_progress() -> str:
+def refresh_progress():
+    """How far a refresh got when the time box cut it: its own runs, not earlier refreshes'."""
+    from django.db.models import Max
+
     from apps.judges.models import JudgeRun
 
-    total = JudgeRun.objects.count()
-    done = JudgeRun.objects.filter(status=JudgeRun.Status.DONE).count()
-    return f"{done}/{total} runs done"
+    before = JudgeRun.objects.aggregate(last=Max("id"))["last"] or 0
+
+    def progress() -> str:
+        runs = JudgeRun.objects.filter(id__gt=before)
+        done = runs.filter(status=JudgeRun.Status.DONE).count()
+        return f"{done}/{runs.count()} runs done"
+
+    return progress
 
 
 def stop_everything_queued() -> None:
@@ -665,7 +673,7 @@ def one_size(size: int, args, log_dir: Path) -> tuple[list[Result], dict[str, fl
                 size=size,
                 ratings=ratings,
                 time_box=args.time_box,
-                progress=refresh_progress if name == "refresh" else None,
+                progress=refresh_progress() if name == "refresh" else None,
             )
             if name == "refresh":
                 result.extra["predictions"] = prediction_rows()
@@ -693,7 +701,7 @@ def one_size(size: int, args, log_dir: Path) -> tuple[list[Result], dict[str, fl
                     size=size,
                     ratings=ratings,
                     time_box=args.time_box,
-                    progress=refresh_progress,
+                    progress=refresh_progress(),
                 )
                 result.extra["predictions"] = prediction_rows() - before
                 result.extra["repeat"] = True
@@ -758,7 +766,12 @@ def main() -> None:
     for job, rows in by_job.items():
         previous = None
         for r in rows:
-            growth = f"{exponent(previous, r):6.2f}" if previous else "     -"
+            # A job the time box cut has no growth figure: its time is a lower bound.
+            growth = (
+                f"{exponent(previous, r):6.2f}"
+                if previous and not previous.cut and not r.cut
+                else "     -"
+            )
             mark = ">" if r.cut else " "
             print(
                 f"{job:<10} {r.size:>4}x {r.ratings:>9,} {r.workers:>7} {mark}{r.wall_s:7.1f} "
