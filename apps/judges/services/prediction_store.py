@@ -69,11 +69,11 @@ def _copy_upsert(rows: Sequence[JudgePrediction]) -> int:
     fields = [f for f in opts.concrete_fields if not f.primary_key]
     quote = connection.ops.quote_name
     table = quote(opts.db_table)
-    columns = ", ".join(quote(f.column) for f in fields)
-    key = ", ".join(quote(opts.get_field(name).column) for name in UNIQUE_FIELDS)
+    column = {f.name: str(f.column) for f in fields}
+    columns = ", ".join(quote(column[f.name]) for f in fields)
+    key = ", ".join(quote(column[name]) for name in UNIQUE_FIELDS)
     updates = ", ".join(
-        f"{quote(c)} = EXCLUDED.{quote(c)}"
-        for c in (opts.get_field(name).column for name in UPDATE_FIELDS)
+        f"{quote(column[name])} = EXCLUDED.{quote(column[name])}" for name in UPDATE_FIELDS
     )
     now = timezone.now()
     # The values the ORM would send: its own conversion where a field has one to make (JSON);
