@@ -38,8 +38,8 @@ def test_a_large_upload_shows_its_job_until_the_worker_imported_it(
     assert "Imported patents (4 rows read): 4 created" in job.inner_text()
     cells = dict(
         zip(
-            job.locator("tbody th").all_inner_texts(),
-            job.locator("tbody td").all_inner_texts(),
+            job.locator("tbody th").all_text_contents(),
+            job.locator("tbody td").all_text_contents(),
             strict=True,
         )
     )

@@ -65,7 +65,7 @@ def test_a_worker_killed_mid_import_leaves_nothing_and_the_job_completes_on_the_
             interval=0.1,
             message=first.log()[-3000:],
         )
-        time.sleep(1.0)
+        time.sleep(0.5)
         assert _job(job_id).status == "running", "the import must still be running when killed"
         first.kill()
     finally:
