@@ -221,7 +221,7 @@ IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=4 * 1024 * 1024
 # the web process checks the file's shape, writes it to IMPORT_SPOOL_DIR, stores an import job
 # and answers at once (202 from the API; the page polls the job). Below it the import answers
 # in the request as before. Chosen from bench/bench_import_upload.py (docs/operations.md).
-IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=4 * 1024 * 1024)
+IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=1024 * 1024)
 # Where uploads wait for the worker: a folder the web and the worker processes share (a volume
 # in docker-compose.yml). A spool file is deleted when its job ends, and by the periodic
 # `catalog-import-jobs` job when it outlives IMPORT_SPOOL_STALE_SECONDS without an active job.

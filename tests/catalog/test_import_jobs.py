@@ -90,7 +90,7 @@ def test_a_large_upload_is_answered_202_with_the_job_and_imported_by_the_worker(
 
 
 def test_a_small_upload_is_still_imported_in_the_request(api, settings):
-    settings.IMPORT_BACKGROUND_BYTES = 4 * 1024 * 1024
+    settings.IMPORT_BACKGROUND_BYTES = 1024 * 1024
     response = post(api, "patents", "patents.csv")
     assert response.status_code == 201 and response.json()["created"] == 4
     assert not ImportJob.objects.exists() and Patent.objects.count() == 4

@@ -85,7 +85,9 @@ class ImportJobOutputSerializer(serializers.Serializer):
         allow_null=True, help_text="Once succeeded: what was stored (or, for a dry run, would be)."
     )
     detail = serializers.CharField(source="message", help_text="Once failed: why.")
-    errors = ImportJobErrorSerializer(
+    # Named as in the 400 body of a refused import; it shadows Serializer.errors (validation
+    # errors), which an output-only serializer never uses.
+    errors = ImportJobErrorSerializer(  # type: ignore[assignment]
         many=True, help_text="Once failed: every problem, naming the row, field and value."
     )
 

@@ -91,7 +91,7 @@ class ImportCreateApi(APIView):
             "Validates the whole file and stores it all or nothing. Records are upserted by their "
             "natural key, so re-sending a file changes nothing. 201 after a real import, 200 after "
             "a dry run, 400 with every problem (row, field, message, value) when the file is "
-            "refused. A file larger than IMPORT_BACKGROUND_BYTES (4 MiB by default) is imported "
+            "refused. A file larger than IMPORT_BACKGROUND_BYTES (1 MiB by default) is imported "
             "by the worker: once its shape is checked (an empty file, the wrong type, a header "
             "too wide, a line too long are a 400 at once), the answer is 202 with the import "
             "job, whose `url` (also the Location header) gives its status, progress and then the "

@@ -34,6 +34,7 @@ stored (older than IMPORT_SPOOL_STALE_SECONDS).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import threading
@@ -425,7 +426,7 @@ def import_jobs_reclaim() -> dict[str, int]:
         if lost:
             ImportJob.objects.filter(id__in=lost).update(updated_at=now)
         for job_id in [*resend, *lost]:
-            transaction.on_commit(lambda job_id=job_id: _send(job_id))
+            transaction.on_commit(functools.partial(_send, job_id))
     deleted = _clean_spool(now)
     counts = {
         "resent": len(resend),
@@ -483,17 +484,27 @@ def import_upload_or_queue(
     `imports.import_upload`, unchanged; between them a queued job. Never raises."""
     filename = upload.name or ""
     size = int(getattr(upload, "size", 0) or 0)
-    options = {
-        "dry_run": dry_run,
-        "make_default": make_default,
-        "domains": domains,
-        "create_domains": create_domains,
-    }
     if size <= int(settings.IMPORT_BACKGROUND_BYTES) or size > int(settings.IMPORT_MAX_BYTES):
-        return import_upload(kind=kind, upload=upload, actor=actor, **options)
+        return import_upload(
+            kind=kind,
+            upload=upload,
+            actor=actor,
+            dry_run=dry_run,
+            make_default=make_default,
+            domains=domains,
+            create_domains=create_domains,
+        )
     try:
         job = import_job_start(
-            kind=kind, upload=upload, filename=filename, size=size, actor=actor, **options
+            kind=kind,
+            upload=upload,
+            filename=filename,
+            size=size,
+            actor=actor,
+            dry_run=dry_run,
+            make_default=make_default,
+            domains=domains,
+            create_domains=create_domains,
         )
     except ApplicationError as exc:
         return UploadOutcome(
