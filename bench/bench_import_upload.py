@@ -9,13 +9,14 @@ to the cap: the web process under 600 MB and answered within 10 s").
 Builds (or reuses, with --dir) the files of bench/bench_import_memory.py: 100,000 ideas, 200
 reviewers and 1,000,000 ratings with a rationale on every row, stores the first three, and posts
 the first --ratings (850,000: 97.6 MB, under the 100 MiB IMPORT_MAX_BYTES, the file issue 29
-measured); then, each case on a fresh gunicorn (one worker
-process, production settings, GUNICORN_TIMEOUT raised so the synchronous case can finish):
+measured); then, each case on a fresh gunicorn (one worker process, production settings,
+GUNICORN_TIMEOUT raised so the synchronous case can finish):
 
 - `synchronous`: IMPORT_BACKGROUND_BYTES above the file, so the request imports it, as every
   upload was imported before the import jobs;
-- `background`: the default IMPORT_BACKGROUND_BYTES (1 MiB), with a Celery worker (production settings)
-  beside it: the request checks and spools the file and answers 202; the bench polls the job.
+- `background`: the default IMPORT_BACKGROUND_BYTES (1 MiB), with a Celery worker (production
+  settings) beside it: the request checks and spools the file and answers 202; the bench polls
+  the job.
 
 Both post the file as a dry run (every write done, then rolled back), so both cases do the same
 work on the same database. Printed per case: the seconds until the answer, the web worker
