@@ -285,12 +285,17 @@ def main() -> None:
         if args.ratings < full_rows:
             # The first N ratings of the generated file, under the cap (issue 29 measured 850,000:
             # 97.6 MB; all 1,000,000 are 114.8 MB, over IMPORT_MAX_BYTES).
-            cut = folder / f"first-{args.ratings}" / "ratings.csv"
+            cut = folder / f"first-{args.ratings}-whole" / "ratings.csv"
             if not cut.exists():
                 cut.parent.mkdir(exist_ok=True)
-                pd.read_csv(path, dtype=str, keep_default_na=False, nrows=args.ratings).to_csv(
-                    cut, index=False
+                head = pd.read_csv(path, dtype=str, keep_default_na=False, nrows=args.ratings)
+                # Whole screenings only: a screening cut in the middle misses the dimensions its
+                # gates open, and the import refuses it.
+                last = head.iloc[-1]
+                cut_screening = (head["idea"] == last["idea"]) & (
+                    head["reviewer"] == last["reviewer"]
                 )
+                head[~cut_screening].to_csv(cut, index=False)
             path = cut
         admin, _ = User.objects.get_or_create(
             username="bench-admin", defaults={"role": User.Role.ADMIN}
