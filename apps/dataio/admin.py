@@ -14,6 +14,7 @@ from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Model
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 
@@ -21,7 +22,8 @@ from apps.accounts.permissions import has_role
 from apps.catalog.admin import IdeaAdmin, PatentAdmin
 from apps.catalog.models import Idea, Patent
 from apps.dataio.forms import AdminImportForm
-from apps.dataio.services.imports import UploadOutcome, import_upload
+from apps.dataio.services.import_jobs import import_upload_or_queue
+from apps.dataio.services.imports import UploadOutcome
 from apps.screening.admin import RatingAdmin, RubricAdmin
 from apps.screening.models import Rating, Rubric
 
@@ -56,7 +58,7 @@ class ImportFromFileMixin:
         if request.method == "POST":
             form = AdminImportForm(request.POST, request.FILES)
             if form.is_valid():
-                outcome = import_upload(
+                outcome = import_upload_or_queue(
                     kind=form.cleaned_data["kind_choice"],
                     upload=form.cleaned_data["file"],
                     dry_run=form.cleaned_data["dry_run"],
@@ -65,6 +67,9 @@ class ImportFromFileMixin:
                 )
                 if outcome.ok and outcome.result is not None:
                     messages.success(request, outcome.result.summary())
+                if outcome.job is not None:
+                    # A large file: the worker imports it; its page follows the progress.
+                    return redirect("catalog:import_job", job_id=outcome.job.id)
         else:
             form = AdminImportForm(initial={"kind_choice": self.import_kind})
         context = {

@@ -10,6 +10,7 @@ from typing import IO, Any, Protocol, cast
 from django.conf import settings
 from django.db import transaction
 
+from apps.catalog.models import ImportJob
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.dataio.importers import ImportResult
 from apps.dataio.importers.ideas import import_ideas
@@ -118,6 +119,10 @@ class UploadOutcome:
     result: ImportResult | None = None
     message: str = ""
     errors: list[FieldError] = field(default_factory=list)
+    # A large upload queued for the worker (apps.dataio.services.import_jobs): no result yet.
+    job: ImportJob | None = None
+    # Refused because the admin has too many imports waiting (the API answers 429).
+    throttled: bool = False
 
     def error_body(self) -> dict[str, object]:
         return {"detail": self.message, "errors": [e.as_dict() for e in self.errors]}
