@@ -22,7 +22,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.catalog.models import ImportJob, Patent
-from apps.catalog.services import import_jobs
+from apps.dataio.services import import_jobs
 from apps.dataio.services.import_jobs import import_job_execute, import_jobs_reclaim, spool_path
 from apps.screening.models import Rating
 from tests.dataio.conftest import example, table_counts
