@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from django.db import models
-from django.db.models import Q
+
+from apps.core.models import Snapshot, one_queued_per_scope, snapshot_index
 
 
-class AlignmentSnapshot(models.Model):
+class AlignmentSnapshot(Snapshot):
     """One stored computation of the judge alignment for one report source (a scope):
     "auto" (the latest leave-one-out evaluations, every domain), "auto|<domain key>", or
     "run-<id>" (one finished study). Pages, the API and the CSV exports read the newest DONE
@@ -19,14 +20,7 @@ class AlignmentSnapshot(models.Model):
     scatter, read only by its CSV.
     """
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
     scope = models.CharField(max_length=100)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     # The finished runs the computation read (the newest per reviewer scope, or the study).
     run_ids = models.JSONField(default=list, blank=True)
     # finished_at of the newest run it read: a run of the scope finished later makes it stale.
@@ -38,24 +32,10 @@ class AlignmentSnapshot(models.Model):
     # Every reviewer-pair point of the reasoning structure, per configuration (grows with the
     # square of the reviewers); `result` keeps a sample for the chart, the CSV reads these.
     reasoning_points = models.JSONField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    error = models.TextField(blank=True)
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
-        constraints = [
-            # The debounce rests on this: at most one waiting computation per scope, so a burst
-            # of finished runs collapses into the single queued row that will read them all.
-            models.UniqueConstraint(
-                fields=["scope"],
-                condition=Q(status="queued"),
-                name="one_queued_alignment_snapshot_per_scope",
-            )
-        ]
-        indexes = [models.Index(fields=["scope", "status", "-computed_at"])]
+    class Meta(Snapshot.Meta):
+        constraints = [one_queued_per_scope("one_queued_alignment_snapshot_per_scope")]
+        indexes = [snapshot_index()]
 
     def __str__(self) -> str:
         return f"alignment snapshot {self.pk} {self.scope} {self.status}"

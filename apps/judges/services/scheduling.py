@@ -36,7 +36,7 @@ from apps.judges.models import (
     JudgeRun,
     JudgeScheduleRequest,
 )
-from apps.judges.services import dispatch
+from apps.judges.services import alignment, dispatch
 from apps.judges.services.configs import config_cannot_run, judge_configs_ensure_defaults
 from apps.judges.services.runs import (
     AUTOMATIC,
@@ -453,9 +453,7 @@ def judge_runs_reclaim() -> dict[str, int]:
             len(lost),
             len(schedules),
         )
-    from apps.judges.services.alignment import alignment_resend_lost
-
-    alignments = alignment_resend_lost()
+    alignments = alignment.alignment_resend_lost()
     return {
         "stale": len(stale),
         "lost": len(lost),
