@@ -8,7 +8,7 @@ hooks in settings); one queued row per scope collects the burst and a worker com
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -67,6 +67,12 @@ def decisions_mark_stale() -> None:
     this is already saved. A change during a burst costs one SELECT (the queued row exists).
     """
     DECISIONS.mark_stale(selectors.SCOPE)
+
+
+def decisions_inputs_changed(*, reviewer_ids: Sequence[int]) -> None:
+    """A RATINGS_CHANGED_HOOKS and PREDICTIONS_CHANGED_HOOKS hook: the model reads every rating
+    and prediction, so who changed does not matter."""
+    decisions_mark_stale()
 
 
 def decisions_request_recompute(*, actor: User) -> DecisionSnapshot:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
@@ -65,6 +65,11 @@ def metrics_mark_stale() -> None:
     also stop the other after-commit hooks.
     """
     METRICS.mark_stale(AUTO_SCOPE, level=Level.ORDINAL, since=None, until=None, requested_by=None)
+
+
+def metrics_ratings_changed(*, reviewer_ids: Sequence[int]) -> None:
+    """A RATINGS_CHANGED_HOOKS hook: every rating is read, so who changed does not matter."""
+    metrics_mark_stale()
 
 
 def metrics_request_recompute(

@@ -14,7 +14,7 @@ The queue/claim/send/resend/prune mechanics are those of every snapshot kind, de
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from django.db import transaction
@@ -56,6 +56,11 @@ def findings_mark_stale(*, threshold: float | None = None) -> None:
     """
     threshold = default_threshold() if threshold is None else threshold
     FINDINGS.mark_stale(scope_key(threshold=threshold), threshold=threshold, requested_by=None)
+
+
+def findings_ratings_changed(*, reviewer_ids: Sequence[int]) -> None:
+    """A RATINGS_CHANGED_HOOKS hook: every rationale is read, so who changed does not matter."""
+    findings_mark_stale()
 
 
 def validate_threshold(value: Any) -> float:

@@ -31,8 +31,8 @@ from django.db import transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from apps.core import hooks
 from apps.core.errors import ApplicationError
-from apps.decisions.services import decisions_mark_stale
 from apps.judges.engine.judgment import (
     PermanentBackendError,
     TransientBackendError,
@@ -58,8 +58,8 @@ class RunDeferred(Exception):
 
 def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
     """Move a running run to a final status (once: conditional), and tell the alignment; a
-    finished prediction run also makes the decision board (apps/decisions) stale, since the
-    ranking weighs the predicted scores."""
+    finished prediction run also runs PREDICTIONS_CHANGED_HOOKS (settings: the decision board,
+    which weighs the predicted scores)."""
     n = JudgeRun.objects.filter(id=run.id, status=JudgeRun.Status.RUNNING).update(
         status=status, finished_at=timezone.now(), error=error[:5000], updated_at=timezone.now()
     )
@@ -67,7 +67,8 @@ def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
         history_status(run, JudgeRun.Status.RUNNING, status, note=error[:500])
         transaction.on_commit(lambda: alignment.alignment_runs_finished(run_ids=[run.id]))
         if run.purpose == JudgeRun.Purpose.PREDICTION and status == JudgeRun.Status.DONE:
-            transaction.on_commit(decisions_mark_stale)
+            reviewers = [run.reviewer_id] if run.reviewer_id else []
+            hooks.run_after_commit("PREDICTIONS_CHANGED_HOOKS", reviewer_ids=reviewers)
             # After the DONE status is committed: the last run of a burst sees all finished.
             transaction.on_commit(lambda: panel_shortlist_after_run(run))
     return bool(n)
