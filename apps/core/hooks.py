@@ -24,6 +24,8 @@ from django.db import transaction
 from django.utils.module_loading import import_string
 
 HOOK_SETTINGS = ("RATINGS_CHANGED_HOOKS", "PREDICTIONS_CHANGED_HOOKS")
+# Lists of dotted paths checked the same way (apps/disagreement/views/pages.py::idea_sections).
+CHECKED_SETTINGS = (*HOOK_SETTINGS, "IDEA_PAGE_SECTIONS")
 
 
 def hooks(setting: str) -> list[Callable[..., Any]]:
@@ -42,7 +44,7 @@ def run_after_commit(setting: str, *, reviewer_ids: Iterable[int]) -> None:
 @checks.register()
 def check_hooks(**_: Any) -> list[checks.CheckMessage]:
     errors: list[checks.CheckMessage] = []
-    for setting in HOOK_SETTINGS:
+    for setting in CHECKED_SETTINGS:
         for path in getattr(settings, setting, []):
             try:
                 hook = import_string(path)

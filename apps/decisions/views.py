@@ -12,12 +12,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain, Idea
 from apps.core import untrusted
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
 from apps.core.pagination import BIGINT_MAX
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.decisions import presenters as P
 from apps.decisions import selectors
 from apps.decisions.flags import extra_flags
@@ -118,9 +118,10 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     }
 
 
-def idea_standing_context(*, idea: Idea) -> dict[str, Any]:
-    """The context of templates/decisions/_idea_standing.html (the idea page's include): the
-    idea's rank, interval, P(top) and predictions from the stored decision snapshot."""
+def idea_standing_context(*, idea: Idea, viewer: Any = None) -> dict[str, Any]:
+    """The context of templates/decisions/_idea_standing.html (an IDEA_PAGE_SECTIONS section):
+    the idea's rank, interval, P(top) and predictions from the stored decision snapshot (the
+    same for every manager: ``viewer`` is not read)."""
     snapshot = selectors.snapshot_latest()
     if snapshot is None:
         return {"standing_ready": False}

@@ -13,10 +13,10 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain, Idea
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.disagreement import selectors as metric_selectors
 from apps.disagreement.services import AUTO_SCOPE
 from apps.findings import presenters as P
@@ -44,7 +44,8 @@ def _source(request: AuthenticatedHttpRequest) -> str:
 
 
 def idea_findings_context(*, idea: Idea, viewer: Any) -> dict[str, Any]:
-    """The minimal context of templates/findings/_idea_findings.html (the idea page's include)."""
+    """The minimal context of templates/findings/_idea_findings.html (an IDEA_PAGE_SECTIONS
+    section)."""
     snapshot = selectors.snapshot_latest()
     if snapshot is None:
         return {"findings_ready": False}

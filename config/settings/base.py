@@ -367,6 +367,18 @@ PREDICTIONS_CHANGED_HOOKS = [
     "apps.decisions.services.decisions_inputs_changed",
 ]
 
+# The sections of the idea page (/disagreement/ideas/<id>/, apps/disagreement/views/pages.py)
+# that apps above disagreement own: each is called with idea= and viewer= and returns the
+# context its fragment (included by templates/disagreement/idea_detail.html) reads.
+IDEA_PAGE_SECTIONS = [
+    # rank, interval and P(top) on Decide's board (templates/decisions/_idea_standing.html)
+    "apps.decisions.views.idea_standing_context",
+    # the points raised in rationales (templates/findings/_idea_findings.html)
+    "apps.findings.views.idea_findings_context",
+    # the LLM panel's scores, apart from people's (templates/panels/_idea_panel.html)
+    "apps.panels.views.idea_panel_context",
+]
+
 # A queued snapshot (metrics, alignment) still waiting this many seconds after its message was due
 # lost the message (a Redis restart): the beat jobs send it again, within 2x this after the loss.
 SNAPSHOT_RESEND_SECONDS = env.int("SNAPSHOT_RESEND_SECONDS", default=30)

@@ -7,8 +7,8 @@ from typing import Any
 from urllib.parse import urlencode
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
 from apps.disagreement.forms import DashboardFilterForm
