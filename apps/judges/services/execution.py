@@ -33,6 +33,7 @@ from django.utils import timezone
 
 from apps.core import hooks
 from apps.core.errors import ApplicationError
+from apps.core.leases import LeaseLost
 from apps.judges.engine.judgment import (
     PermanentBackendError,
     TransientBackendError,
@@ -43,7 +44,7 @@ from apps.judges.models import (
 )
 from apps.judges.services import alignment
 from apps.judges.services.calibration import _calibrate
-from apps.judges.services.chunks import LeaseLost, _work
+from apps.judges.services.chunks import _work
 from apps.judges.services.finals import _finalize
 from apps.judges.services.run_plans import _ensure_plan
 from apps.judges.services.runs import history_status, judge_run_request

@@ -29,6 +29,7 @@ from django.utils import timezone
 
 from apps.accounts.models import User
 from apps.catalog.models import Domain
+from apps.core.leases import lease_expired_before
 from apps.judges import selectors
 from apps.judges.models import (
     JudgeConfig,
@@ -41,7 +42,6 @@ from apps.judges.services.configs import config_cannot_run, judge_configs_ensure
 from apps.judges.services.runs import (
     AUTOMATIC,
     judge_run_request,
-    lease_expired_before,
     looks_lost,
     scope_key,
 )

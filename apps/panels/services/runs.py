@@ -33,15 +33,15 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.core.errors import ApplicationError, FieldError
+from apps.core.leases import ChunkLeases, LeaseLost, lease_expired_before
 from apps.judges.backends.openai import OpenAIBackend
 from apps.judges.engine.judgment import (
     PermanentBackendError,
     RubricDimension,
     TransientBackendError,
 )
-from apps.judges.engine.prompting import correction_message, idea_text, rubric_wording
-from apps.judges.selectors import dimensions_for_domain
-from apps.judges.services.runs import lease_expired_before
+from apps.judges.engine.prompting import correction_message, idea_text
+from apps.judges.selectors import dimensions_for_domain, rubric_dimension
 from apps.panels import selectors
 from apps.panels.engine import debate as engine
 from apps.panels.engine.study import overall_switch_rate, study_figures
@@ -70,23 +70,6 @@ class RunDeferred(Exception):
 
 class BudgetReached(Exception):
     pass
-
-
-class LeaseLost(Exception):
-    pass
-
-
-def _rubric_dimension(dim: Dimension) -> RubricDimension:
-    return RubricDimension(
-        key=dim.key,
-        name=dim.name,
-        description=dim.description,
-        scale_min=dim.scale_min,
-        scale_max=dim.scale_max,
-        levels={int(k): str(v) for k, v in (dim.levels or {}).items()},
-        categories=tuple(int(c) for c in (dim.categories or [])),
-        wording=rubric_wording(dim.rubric),
-    )
 
 
 def _item_text(idea: Idea) -> str:
@@ -223,27 +206,8 @@ def panel_run_start(
 
 
 # --------------------------------------------------------------------------- execution
-def _claim_chunk(chunk_id: int, token: str) -> bool:
-    return bool(
-        PanelChunk.objects.filter(id=chunk_id)
-        .filter(
-            Q(status=PanelChunk.Status.PENDING)
-            | Q(status=PanelChunk.Status.RUNNING, heartbeat_at__lt=lease_expired_before())
-            | Q(status=PanelChunk.Status.RUNNING, heartbeat_at__isnull=True)
-        )
-        .update(status=PanelChunk.Status.RUNNING, lease_token=token, heartbeat_at=Now())
-    )
-
-
-def _beat(run_id: int, chunk_id: int, token: str) -> None:
-    held = PanelChunk.objects.filter(
-        id=chunk_id, lease_token=token, status=PanelChunk.Status.RUNNING
-    ).update(heartbeat_at=Now())
-    running = PanelRun.objects.filter(id=run_id, status=PanelRun.Status.RUNNING).update(
-        heartbeat_at=Now()
-    )
-    if not held or not running:
-        raise LeaseLost(f"chunk {chunk_id} of panel run {run_id}")
+# The leases of panel run chunks (apps/core/leases.py), the same rules as judge runs.
+LEASES = ChunkLeases(PanelChunk, PanelRun, what="panel run")
 
 
 def _tokens_used(run_id: int) -> int:
@@ -292,7 +256,7 @@ class _Chunk:
                 f"The budget cap of {self.run.budget_tokens} tokens was reached "
                 f"({self.used} used); the debates finished so far are analysed."
             )
-        _beat(self.run.id, self.chunk.id, self.token)
+        LEASES.beat(self.run.id, self.chunk.id, self.token)
         fingerprint = ""
         prompt = completion = latency = attempts = 0
         raw = ""
@@ -360,7 +324,7 @@ class _Chunk:
         for dim in dims:
             if dim.id in done:
                 continue
-            rubric_dim = _rubric_dimension(dim)
+            rubric_dim = rubric_dimension(dim)
             result = engine.run_debate(
                 members=members,
                 dimension=rubric_dim,
@@ -382,9 +346,7 @@ class _Chunk:
                     "synthesis": result.synthesis,
                 },
             )
-        PanelChunk.objects.filter(id=self.chunk.id, lease_token=self.token).update(
-            status=PanelChunk.Status.DONE, heartbeat_at=Now()
-        )
+        LEASES.done(self.chunk.id, self.token)
 
 
 def _members(run: PanelRun) -> list[engine.Member]:
@@ -411,7 +373,7 @@ def panel_run_execute(*, run_id: int) -> str:
     members = _members(run)
     token = uuid.uuid4().hex
     for chunk in run.chunks.select_related("idea").exclude(status=PanelChunk.Status.DONE):
-        if not _claim_chunk(chunk.id, token):
+        if not LEASES.claim(chunk.id, token):
             continue
         try:
             _Chunk(run, chunk, token, backend).work(dims, members)
@@ -419,7 +381,7 @@ def panel_run_execute(*, run_id: int) -> str:
             _finish(run, PanelRun.Status.STOPPED, error=str(exc))
             return PanelRun.Status.STOPPED
         except TransientBackendError as exc:
-            _release(chunk.id, token)
+            LEASES.release(chunk.id, token)
             raise RunDeferred(str(exc)) from exc
         except PermanentBackendError as exc:
             panel_run_fail(run_id=run.id, error=f"The LLM endpoint refused the calls: {exc}")
@@ -430,12 +392,6 @@ def panel_run_execute(*, run_id: int) -> str:
         return PanelRun.Status.RUNNING  # another worker holds a chunk; it finishes the run
     _finish(run, PanelRun.Status.DONE)
     return PanelRun.Status.DONE
-
-
-def _release(chunk_id: int, token: str) -> None:
-    PanelChunk.objects.filter(id=chunk_id, lease_token=token).update(
-        status=PanelChunk.Status.PENDING, lease_token=""
-    )
 
 
 def _figures(run: PanelRun) -> dict[str, Any]:
