@@ -16,18 +16,18 @@ from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
 from apps.decisions.ranking.board import people_rows, scales_from
 from apps.decisions.ranking.model import Scale
-from apps.disagreement import selectors as metrics_selectors
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun, JudgeScheduleRequest
 from apps.judges.selectors import latest_done_runs
 from apps.judges.vectors import item_vectors
 from apps.screening.models import Assignment, Rating
+from apps.screening.selectors import frame as ratings
 
 SCOPE = "all"
 
 
 @dataclass
 class DecisionInputs:
-    frame: pd.DataFrame  # the rating frame (apps.disagreement.selectors.rating_frame)
+    frame: pd.DataFrame  # the rating frame (apps.screening.selectors.frame.rating_frame)
     # reviewer_id, reviewer, idea_id, dimension, score, confidence, signal, panel_size
     predictions: pd.DataFrame
     catalog: pd.DataFrame  # idea_id, idea, title, domain
@@ -40,14 +40,12 @@ def decision_inputs() -> DecisionInputs:
     """Every rating (any date: a decision weighs all the evidence), the judges' latest
     predictions (score, confidence and what they rest on), the catalogue, the rubric's
     scales and the ideas' text vectors."""
-    catalog = metrics_selectors.idea_catalog()
+    catalog = ratings.idea_catalog()
     return DecisionInputs(
-        frame=metrics_selectors.rating_frame(),
+        frame=ratings.rating_frame(),
         predictions=prediction_frame(),
         catalog=catalog,
-        scales=scales_from(
-            metrics_selectors.rubric_scales(), metrics_selectors.rubric_categories()
-        ),
+        scales=scales_from(ratings.rubric_scales(), ratings.rubric_categories()),
         vectors=domain_vectors(catalog),
     )
 

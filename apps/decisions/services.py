@@ -33,8 +33,8 @@ from apps.decisions.ranking.routing import (
     route,
 )
 from apps.decisions.record.selectors import shortlist_size
-from apps.disagreement import selectors as metrics_selectors
 from apps.screening.models import Assignment
+from apps.screening.selectors import frame as ratings
 
 logger = logging.getLogger(__name__)
 
@@ -187,7 +187,7 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
     overall = [
         row for d, domain_rows in by_domain.items() for row in with_top_n(domain_rows, n=sizes[d])
     ]
-    focus = _focus(rows, metrics_selectors.dimension_labels())
+    focus = _focus(rows, ratings.dimension_labels())
     states = {
         r["idea_id"]: IdeaState(
             r["domain"],

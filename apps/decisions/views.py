@@ -34,7 +34,7 @@ from apps.decisions.services import (
     domain_routing_set,
     suggestions_accept,
 )
-from apps.disagreement import selectors as metrics_selectors
+from apps.screening.selectors import frame as ratings
 
 managers_only = role_required("manager", "admin")
 admins_only = role_required("admin")
@@ -48,7 +48,7 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     """
     form = DecideForm(request.GET)
     snapshot = selectors.snapshot_latest()
-    labels = metrics_selectors.dimension_labels()
+    labels = ratings.dimension_labels()
     names = dict(Domain.objects.values_list("key", "name"))
     domains = selectors.snapshot_domains(snapshot) if snapshot else []
     domain = form.value("domain")
@@ -134,7 +134,7 @@ def idea_standing_context(*, idea: Idea, viewer: Any = None) -> dict[str, Any]:
             for dim, rows in selectors.snapshot_domain_rows(snapshot, domain=domain).items()
         },
         idea_id=idea.id,
-        labels=metrics_selectors.dimension_labels(),
+        labels=ratings.dimension_labels(),
     )
     result = snapshot.result or {}
     return {
@@ -160,7 +160,7 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
     )
     categories = []
     if not board["overall"]:
-        categories = metrics_selectors.rubric_categories().get(board["dimension"], [])
+        categories = ratings.rubric_categories().get(board["dimension"], [])
     return render(
         request,
         "decisions/decide.html",

@@ -27,8 +27,9 @@ from django.db import connection, transaction
 from apps.accounts.models import User
 from apps.core import snapshots
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
-from apps.disagreement import analysis, selectors
+from apps.disagreement import analysis
 from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_key
+from apps.screening.selectors import frame as ratings
 
 logger = logging.getLogger(__name__)
 
@@ -139,13 +140,13 @@ def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
 
 def _compute(snapshot: MetricSnapshot, elapsed_ms: Callable[[], int]) -> None:
     snapshot_id = snapshot.id
-    frame = selectors.rating_frame(since=snapshot.since, until=snapshot.until)
+    frame = ratings.rating_frame(since=snapshot.since, until=snapshot.until)
     METRICS.progress(snapshot_id, 30)
     result = analysis.compute_metrics(
         frame,
-        scales=selectors.rubric_scales(),
+        scales=ratings.rubric_scales(),
         level=snapshot.level,
-        categories=selectors.rubric_categories(),
+        categories=ratings.rubric_categories(),
         include_categories=snapshot.include_categories,
     )
     METRICS.progress(snapshot_id, 85)

@@ -23,6 +23,7 @@ from apps.findings import presenters as P
 from apps.findings import selectors
 from apps.findings.models import Source
 from apps.findings.services import findings_request_recompute
+from apps.screening.selectors.frame import dimension_labels
 
 managers_only = role_required("manager", "admin")
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
@@ -81,7 +82,7 @@ def overview(request: AuthenticatedHttpRequest) -> HttpResponse:
         summary = selectors.domain_summary(snapshot, domain=domain.key, source=source)
         if summary is not None:
             metrics = metric_selectors.snapshot_latest(scope=AUTO_SCOPE)
-            labels = metric_selectors.dimension_labels()
+            labels = dimension_labels()
             reliability = P.reliability_by_dimension(
                 metrics.result if metrics else None, domain=domain.key, labels=labels
             )

@@ -13,6 +13,7 @@ from apps.disagreement import presenters as P
 from apps.disagreement import selectors
 from apps.disagreement.forms import DashboardFilterForm
 from apps.disagreement.models import Level, MetricSnapshot, scope_key
+from apps.screening.selectors import frame as ratings
 
 managers_only = role_required("manager", "admin")
 
@@ -68,7 +69,7 @@ class Dashboard:
 
 
 def dashboard_for(request: AuthenticatedHttpRequest) -> Dashboard:
-    labels = selectors.dimension_labels()
+    labels = ratings.dimension_labels()
     form = DashboardFilterForm(
         request.GET, dimension_labels=labels, backgrounds=selectors.background_groups()
     )

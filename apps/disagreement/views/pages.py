@@ -18,6 +18,7 @@ from apps.disagreement import selectors
 from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
 from apps.disagreement.models import MetricSlice
 from apps.disagreement.views.dashboard import dashboard_for, managers_only
+from apps.screening.selectors import frame as ratings
 
 # Rows of the contested table shown before "show all" (the CSV always has every row).
 CONTESTED_SHOWN = 50
@@ -94,7 +95,7 @@ def strictness(request: AuthenticatedHttpRequest) -> HttpResponse:
             rows,
             dims=dims,
             labels=dash.labels,
-            scales=selectors.rubric_scales(),
+            scales=ratings.rubric_scales(),
             normalise=normalise,
             groups=dash.groups,
         )
@@ -267,7 +268,7 @@ def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse
         "disagreement/idea_detail.html",
         {
             "idea": idea,
-            "title": selectors.idea_label(idea.title, idea.description, idea.external_id),
+            "title": ratings.idea_label(idea.title, idea.description, idea.external_id),
             "include_categories": include_categories,
             "dimensions": dimensions,
             "tab": "contested",
