@@ -43,7 +43,7 @@ from apps.judges.models import (
 from apps.judges.selectors import rubric_dimension
 from apps.judges.services import planning
 from apps.judges.services.configs import config_run_error
-from apps.judges.services.run_plans import _Plan
+from apps.judges.services.run_plans import Plan
 from apps.judges.vectors import item_vectors
 
 # Local judge: units judged (and stored) per batch. Large, because the local backend is
@@ -81,7 +81,7 @@ class _Texts:
 class _Executor:
     """What one worker needs to judge units of one run: texts, backends, examples."""
 
-    def __init__(self, run: JudgeRun, plan: _Plan) -> None:
+    def __init__(self, run: JudgeRun, plan: Plan) -> None:
         self.run = run
         self.plan = plan
         idea_ids = {u.idea_id for u in plan.units} | {
@@ -338,7 +338,7 @@ def _work_chunk(ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tup
     LEASES.done(chunk.id, token)
 
 
-def _work(run: JudgeRun, plan: _Plan, token: str) -> bool:
+def work_chunks(run: JudgeRun, plan: Plan, token: str) -> bool:
     """Claim and judge every chunk this worker can get; True when every chunk is done."""
     ex: _Executor | None = None
     stored: set[tuple] | None = None

@@ -43,10 +43,10 @@ from apps.judges.models import (
     JudgeRunChunk,
 )
 from apps.judges.services import alignment
-from apps.judges.services.calibration import _calibrate
-from apps.judges.services.chunks import _work
-from apps.judges.services.finals import _finalize
-from apps.judges.services.run_plans import _ensure_plan
+from apps.judges.services.calibration import calibrate_run
+from apps.judges.services.chunks import work_chunks
+from apps.judges.services.finals import finalize_run
+from apps.judges.services.run_plans import ensure_plan
 from apps.judges.services.runs import history_status, judge_run_request
 from apps.judges.services.shortlists import panel_shortlist_after_run
 
@@ -103,15 +103,15 @@ def judge_run_execute(*, run_id: int) -> str:
         return run.status
     token = uuid.uuid4().hex
     try:
-        plan = _ensure_plan(run)
-        complete = _work(run, plan, token)
+        plan = ensure_plan(run)
+        complete = work_chunks(run, plan, token)
         if not complete:
             # A run deleted meanwhile has no status: it is not found.
             current = _status(run_id) or "not-found"
             return current if current != JudgeRun.Status.RUNNING else "working"
         if run.purpose != JudgeRun.Purpose.PREDICTION:
-            _calibrate(run, plan)
-        _finalize(run)
+            calibrate_run(run, plan)
+        finalize_run(run)
     except LeaseLost:
         status = _status(run_id)
         return "working" if status == JudgeRun.Status.RUNNING else (status or "not-found")
