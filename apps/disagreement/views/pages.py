@@ -15,7 +15,7 @@ from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Idea
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
-from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
+from apps.disagreement.analysis.readings import MIN_PAIRS_FOR_VERDICT
 from apps.disagreement.models import MetricSlice
 from apps.disagreement.views.dashboard import dashboard_for, managers_only
 from apps.screening.selectors import frame as ratings
