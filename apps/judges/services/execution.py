@@ -8,7 +8,7 @@ Invariants
   holds the chunk's lease (status RUNNING, its token, a heartbeat fresher than
   JUDGE_LEASE_SECONDS), taken by a conditional UPDATE and renewed between batches. A dead
   worker's chunk is taken over by the next worker that asks, and the reclaim job
-  (services.scheduling.judge_runs_reclaim) sends the run again when nobody is working on it.
+  (services.reclaim.judge_runs_reclaim) sends the run again when nobody is working on it.
 - Per-seed predictions are upserted under (run, reviewer, idea, dimension, kind, k, seed) and
   the executor skips units that already have one: a retried or duplicated task finishes the
   run, with no duplicates.
