@@ -16,6 +16,7 @@ from typing import Any, cast
 from django import forms
 
 from apps.core.errors import FieldError
+from apps.screening.consistency import category_conflicts
 from apps.screening.forms.display import (
     Given,
     StageView,
@@ -208,8 +209,6 @@ class ScreeningForm(forms.Form):
         return lost
 
     def conflicts(self) -> list[str]:
-        from apps.screening.consistency import category_conflicts
-
         is_open = set(self.open_keys())
         merged = self.merged_scores()
         return category_conflicts(
