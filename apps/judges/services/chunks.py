@@ -43,6 +43,7 @@ from apps.judges.models import (
 from apps.judges.selectors import rubric_dimension
 from apps.judges.services import planning
 from apps.judges.services.configs import config_run_error
+from apps.judges.services.prediction_store import predictions_upsert
 from apps.judges.services.run_plans import Plan
 from apps.judges.vectors import item_vectors
 
@@ -249,34 +250,8 @@ class _Executor:
             )
             for u, request, reply, conf in zip(units, requests, replies, calibrated, strict=True)
         ]
-        JudgePrediction.objects.bulk_create(
-            rows,
-            batch_size=1000,
-            update_conflicts=True,
-            unique_fields=["run", "reviewer", "idea", "dimension", "kind", "k", "seed"],
-            update_fields=[
-                "config",
-                "score",
-                "reason",
-                "confidence",
-                "raw_confidence",
-                "signal",
-                "panel_size",
-                "level_score",
-                "model",
-                "backend",
-                "response_mode",
-                "prompt_fingerprint",
-                "example_rating_ids",
-                "raw_reply",
-                "prompt_tokens",
-                "completion_tokens",
-                "cached_tokens",
-                "latency_ms",
-                "attempts",
-                "error",
-            ],
-        )
+        # COPY on PostgreSQL for a batch of the local judge (services.prediction_store).
+        predictions_upsert(rows)
 
 
 def _stored_calibrations(run: JudgeRun) -> dict[tuple[str, str, str], Calibration]:

@@ -24,7 +24,6 @@ calibration, finals (the vote), shortlists.
 from __future__ import annotations
 
 import logging
-import uuid
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
@@ -33,7 +32,7 @@ from django.utils import timezone
 
 from apps.core import hooks
 from apps.core.errors import ApplicationError
-from apps.core.leases import LeaseLost
+from apps.core.leases import LeaseLost, lease_token
 from apps.judges.engine.judgment import (
     PermanentBackendError,
     TransientBackendError,
@@ -101,7 +100,7 @@ def judge_run_execute(*, run_id: int) -> str:
         history_status(run, JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)
     elif run.status != JudgeRun.Status.RUNNING:
         return run.status
-    token = uuid.uuid4().hex
+    token = lease_token()
     try:
         plan = ensure_plan(run)
         complete = work_chunks(run, plan, token)
