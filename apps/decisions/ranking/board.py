@@ -31,7 +31,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .model import ALL, GATED, SCORED, DomainFit, Ranking, Scale, fit_domain, top_probability
+from .domain import DomainFit, fit_domain
+from .model import ALL, GATED, SCORED, Ranking, Scale
+from .top import top_probability
 
 ONE_READER, NO_READER, MOSTLY_JUDGES = "one_reader", "no_reader", "mostly_judges"
 # What a prediction adds to the board (the fourth item of each ``preds`` entry):
@@ -41,7 +43,7 @@ ONE_READER, NO_READER, MOSTLY_JUDGES = "one_reader", "no_reader", "mostly_judges
 # - TEXT_MODEL: the offline judge's text rule; the same reads and text the domain text model
 #   learns from, so the text counts once, through that model (when its check passes).
 # - NEW: a judge that read the idea and was shown none of its reads: new information,
-#   counted by its measured accuracy where it beats the domain mean (model.fit_domain).
+#   counted by its measured accuracy where it beats the domain mean (domain.fit_domain).
 SCALE_ONLY, LEVEL_ONLY, TEXT_MODEL, NEW = "scale", "level", "text", "new"
 BASES = (SCALE_ONLY, LEVEL_ONLY, TEXT_MODEL, NEW)
 # An estimate resting more than this share on predictions is flagged.
