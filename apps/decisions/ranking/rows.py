@@ -109,10 +109,16 @@ def domain_rows(
         scores = _lists(sub, dim)
         plist = _pred_lists(psub, dim)
         text_used = bool(text_dims) if dim == ALL else dim in text_dims
+        # The boards' P(top) is drawn once where their posteriors are the same (no judge and
+        # no text model entered this ranking): the same draws would give the same figures.
+        drawn: list[tuple[Ranking, list[float]]] = []
         for name, rankings in boards.items():
             rk = rankings[dim]
             people = name == "people"
-            p_top = np.round(top_probability(rk.estimate, rk.sd, share=top_share), 3).tolist()
+            p_top = next((p for other, p in drawn if _same_posterior(other, rk)), None)
+            if p_top is None:
+                p_top = np.round(top_probability(rk.estimate, rk.sd, share=top_share), 3).tolist()
+                drawn.append((rk, p_top))
             est = np.round(rk.estimate, 3).tolist()
             low = np.round(rk.low, 3).tolist()
             high = np.round(rk.high, 3).tolist()
@@ -164,6 +170,10 @@ def domain_rows(
                     }
                 )
     return out
+
+
+def _same_posterior(a: Ranking, b: Ranking) -> bool:
+    return np.array_equal(a.estimate, b.estimate) and np.array_equal(a.sd, b.sd)
 
 
 def _lists(sub: pd.DataFrame, dim: str) -> dict[int, list[list[Any]]]:
