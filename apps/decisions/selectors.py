@@ -19,7 +19,7 @@ from apps.decisions.ranking.model import Scale
 from apps.disagreement import selectors as metrics_selectors
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun, JudgeScheduleRequest
 from apps.judges.selectors import latest_done_runs
-from apps.judges.vectors import item_vectors
+from apps.judges.vectors import item_vector_matrix
 from apps.screening.models import Assignment, Rating
 
 SCOPE = "all"
@@ -59,10 +59,10 @@ def domain_vectors(catalog: pd.DataFrame) -> dict[str, tuple[np.ndarray, sparse.
     out: dict[str, tuple[np.ndarray, sparse.csr_matrix]] = {}
     for domain, cat in catalog.groupby("domain", sort=True):
         ids = np.sort(cat["idea_id"].to_numpy(np.int64))
-        rows = item_vectors(ids.tolist())
-        if len(rows) != len(ids):
+        matrix = item_vector_matrix(ids.tolist())
+        if matrix is None:
             continue
-        out[str(domain)] = (ids, sparse.vstack([rows[int(i)] for i in ids]).tocsr())
+        out[str(domain)] = (ids, matrix)
     return out
 
 
