@@ -43,6 +43,8 @@ DEFAULT_TOP_SHARE = 0.10
 # domain's unread ideas ("how many routed reads would settle the shortlist").
 SETTLE_READS_PER_UNREAD = 2.8
 CATALOG_COLUMNS = ["idea_id", "idea", "title", "domain"]
+# The rating frame's columns the board reads.
+FRAME_COLUMNS = ["reviewer_id", "reviewer", "idea_id", "dimension", "score", "status"]
 
 
 def _f(x: float, digits: int = 3) -> float:
@@ -88,6 +90,10 @@ def build_boards(
     if len(preds):
         preds = preds.assign(basis=prediction_basis(preds))
     frame = frame[frame["status"].astype(str) != "declined"]
+    # Only the columns the model and the rows read, split by the catalogue's domains at once
+    # (a stable sort: each domain's ratings keep their order).
+    frame = frame[[c for c in FRAME_COLUMNS if c in frame]]
+    domain_frames = _by_domain(frame, catalog)
     boards: dict[str, list[dict[str, Any]]] = {"all": [], "people": []}
     summary: dict[str, Any] = {
         "top_share": top_share,
@@ -98,7 +104,7 @@ def build_boards(
     }
     for domain, cat in catalog.groupby("domain", sort=True):
         ids = np.sort(cat["idea_id"].to_numpy(np.int64))
-        dom_frame = frame[frame["idea_id"].isin(ids)]
+        dom_frame = domain_frames.get(str(domain), frame.iloc[:0])
         dom_preds = preds[preds["idea_id"].isin(ids)] if len(preds) else preds
         vec = None if vectors is None else vectors.get(str(domain))
         fitted = fit_domain(dom_frame, scales=scales, ideas=ids, predictions=dom_preds, vectors=vec)
@@ -136,6 +142,21 @@ def build_boards(
             boards[name] += r
     summary["dimensions"] = sorted({r["dimension"] for r in boards["all"] if r["dimension"] != ALL})
     return boards, summary
+
+
+def _by_domain(frame: pd.DataFrame, catalog: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """Each catalogue domain's ratings (of its ideas), in the frame's order."""
+    keys = np.array(sorted({str(d) for d in catalog["domain"]}), dtype=object)
+    idea_domain = pd.Series(
+        np.searchsorted(keys, catalog["domain"].astype(str).to_numpy(dtype=object)),
+        index=catalog["idea_id"].to_numpy(np.int64),
+    )
+    idea_domain = idea_domain[~idea_domain.index.duplicated()]
+    code = idea_domain.reindex(frame["idea_id"].to_numpy(np.int64)).to_numpy()
+    code = np.where(np.isnan(code), -1, code).astype(np.int64)
+    order = np.argsort(code, kind="stable")
+    bounds = np.searchsorted(code[order], np.arange(len(keys) + 1))
+    return {str(key): frame.iloc[order[bounds[j] : bounds[j + 1]]] for j, key in enumerate(keys)}
 
 
 def build_board(

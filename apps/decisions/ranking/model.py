@@ -290,10 +290,10 @@ def fit_all(
 ) -> tuple[list[DimensionFit], dict[str, Ranking]]:
     """Fit every dimension of ``scales`` present in ``obs`` or ``predictions``, then rank."""
     ideas = np.unique(np.asarray(ideas, dtype=np.int64))
-    dims = obs["dimension"].astype(str)
+    dims = obs["dimension"].astype(str).to_numpy(dtype=object)
     fits = []
     for dim, scale in scales.items():
-        mask = (dims == dim).to_numpy()
+        mask = dims == dim
         pred = None
         if predictions is not None and len(predictions):
             pred = predictions[(predictions["dimension"].astype(str) == dim).to_numpy()]
