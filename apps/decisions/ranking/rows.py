@@ -180,7 +180,6 @@ def _same_posterior(a: Ranking, b: Ranking) -> bool:
 def _lists(sub: pd.DataFrame, dim: str) -> dict[int, list[list[Any]]]:
     """Per idea: [reviewer, raw score, status] for a dimension; overall: [reviewer, n scored,
     n gated] (raw scores do not mix across scales)."""
-    out: dict[int, list[list[Any]]] = {}
     if dim == ALL:
         st = sub["status"].astype(str)
         agg = (
@@ -188,11 +187,25 @@ def _lists(sub: pd.DataFrame, dim: str) -> dict[int, list[list[Any]]]:
             .groupby(["idea_id", "reviewer"])[["scored", "gated"]]
             .sum()
         )
-        for (idea_id, rv), sc, gt in zip(agg.index, agg["scored"], agg["gated"], strict=True):
-            out.setdefault(int(idea_id), []).append([str(rv), int(sc), int(gt)])
-        return out
-    s = sub.sort_values(["idea_id", "reviewer"], kind="stable")
-    score = s["score"].to_numpy(dtype=float)
+        ideas = agg.index.get_level_values(0).to_numpy(np.int64)
+        cells = list(
+            map(
+                list,
+                zip(
+                    agg.index.get_level_values(1).astype(str).tolist(),
+                    agg["scored"].astype(np.int64).tolist(),
+                    agg["gated"].astype(np.int64).tolist(),
+                    strict=True,
+                ),
+            )
+        )
+        return _split_by_idea(ideas, cells)
+    # Ordered by idea, then reviewer (a stable sort on arrays, as sort_values would).
+    reviewer = sub["reviewer"].astype(str).to_numpy(dtype=object)
+    ideas = sub["idea_id"].to_numpy(np.int64)
+    order = np.lexsort((pd.factorize(reviewer, sort=True)[0], ideas))
+    ideas = ideas[order]
+    score = sub["score"].to_numpy(dtype=float)[order]
     finite = np.isfinite(score)
     raw = np.where(finite, np.nan_to_num(score).astype(np.int64), 0).astype(object)
     raw[~finite] = None
@@ -201,14 +214,19 @@ def _lists(sub: pd.DataFrame, dim: str) -> dict[int, list[list[Any]]]:
         map(
             list,
             zip(
-                s["reviewer"].astype(str).tolist(),
+                reviewer[order].tolist(),
                 raw.tolist(),
-                s["status"].astype(str).tolist(),
+                sub["status"].astype(str).to_numpy(dtype=object)[order].tolist(),
                 strict=True,
             ),
         )
     )
-    ideas = s["idea_id"].to_numpy(np.int64)
+    return _split_by_idea(ideas, cells)
+
+
+def _split_by_idea(ideas: np.ndarray, cells: list[list[Any]]) -> dict[int, list[list[Any]]]:
+    """Cells ordered by idea, as one list per idea."""
+    out: dict[int, list[list[Any]]] = {}
     if not len(ideas):
         return out
     starts = np.flatnonzero(np.r_[True, ideas[1:] != ideas[:-1]])
