@@ -351,7 +351,7 @@ def main() -> None:
     clock.wrap(decisions, "_suggest", "routing (candidates, values, picks)")
     clock.wrap(decision_selectors, "routing_candidates", "  of which routing_candidates")
     clock.wrap(decisions, "_store_suggestions", "store the suggestions")
-    clock.wrap(decisions.DecisionSlice.objects, "bulk_create", "store the board's slices")
+    clock.wrap(decisions, "_store_slices", "store the board's slices")
 
     metric = MetricSnapshot.objects.create(scope=AUTO_SCOPE)
     snap, m_wall, m_cpu = measure(lambda: metrics_recompute(snapshot_id=metric.id))

@@ -189,6 +189,7 @@ def routing_candidates() -> RoutingCandidates:
     for iid, key in Idea.objects.values_list("id", "patent__domain__key"):
         ideas_of.setdefault(key, []).append(iid)
     idea_arrays = {key: np.array(ids, dtype=np.int64) for key, ids in ideas_of.items()}
+    # Sorted once: each reviewer's pairs are looked up by binary search.
     taken = np.unique(
         np.concatenate(
             [
@@ -203,7 +204,9 @@ def routing_candidates() -> RoutingCandidates:
             ids = idea_arrays.get(key)
             if ids is None or not len(ids):
                 continue
-            free = ~np.isin(uid * PAIR_KEY + ids, taken)
+            wanted = uid * PAIR_KEY + ids
+            at = np.minimum(np.searchsorted(taken, wanted), max(len(taken) - 1, 0))
+            free = ~(taken[at] == wanted) if len(taken) else np.ones(len(ids), bool)
             blocks.append(np.column_stack([np.full(int(free.sum()), uid, np.int64), ids[free]]))
     pairs = np.concatenate(blocks) if blocks else np.zeros((0, 2), dtype=np.int64)
     return RoutingCandidates(pairs=pairs, open_load=open_load())
