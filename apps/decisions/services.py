@@ -10,12 +10,12 @@ from __future__ import annotations
 import datetime as dt
 import logging
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 import orjson
 import pandas as pd
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -199,7 +199,7 @@ def _store_slices(
         return
     meta = DecisionSlice._meta
     columns = ", ".join(
-        connection.ops.quote_name(meta.get_field(name).column)
+        connection.ops.quote_name(str(cast(models.Field, meta.get_field(name)).column))
         for name in ("snapshot", "domain", "dimension", "evidence", "rows")
     )
     table = connection.ops.quote_name(meta.db_table)
