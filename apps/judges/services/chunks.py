@@ -11,7 +11,10 @@ the per-seed predictions, recompute progress (services.execution orchestrates).
 
 from __future__ import annotations
 
+import os
+import socket
 import time
+import uuid
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
@@ -43,6 +46,7 @@ from apps.judges.models import (
 )
 from apps.judges.services import planning
 from apps.judges.services.configs import config_run_error
+from apps.judges.services.prediction_store import predictions_upsert
 from apps.judges.services.run_plans import _Plan
 from apps.judges.services.runs import lease_expired_before
 from apps.judges.vectors import item_vectors
@@ -62,6 +66,14 @@ class LeaseLost(Exception):
 
 
 # --------------------------------------------------------------------------- leases
+
+
+def lease_token() -> str:
+    """A fresh lease token that names the worker process holding it: "<host>:<pid>:<random>".
+    Unique per task (the random part), and it stays on a done chunk, so the runs page, an
+    operator reading the table, and the two-worker test can tell which worker judged which
+    chunk. At most 64 characters (JudgeRunChunk.lease_token)."""
+    return f"{socket.gethostname()[:32]}:{os.getpid()}:{uuid.uuid4().hex[:20]}"
 
 
 def _claim_chunk(chunk_id: int, token: str) -> bool:
@@ -292,34 +304,8 @@ class _Executor:
             )
             for u, request, reply, conf in zip(units, requests, replies, calibrated, strict=True)
         ]
-        JudgePrediction.objects.bulk_create(
-            rows,
-            batch_size=1000,
-            update_conflicts=True,
-            unique_fields=["run", "reviewer", "idea", "dimension", "kind", "k", "seed"],
-            update_fields=[
-                "config",
-                "score",
-                "reason",
-                "confidence",
-                "raw_confidence",
-                "signal",
-                "panel_size",
-                "level_score",
-                "model",
-                "backend",
-                "response_mode",
-                "prompt_fingerprint",
-                "example_rating_ids",
-                "raw_reply",
-                "prompt_tokens",
-                "completion_tokens",
-                "cached_tokens",
-                "latency_ms",
-                "attempts",
-                "error",
-            ],
-        )
+        # COPY on PostgreSQL for a batch of the local judge (services.prediction_store).
+        predictions_upsert(rows)
 
 
 def _stored_calibrations(run: JudgeRun) -> dict[tuple[str, str, str], Calibration]:

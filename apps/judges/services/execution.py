@@ -24,7 +24,6 @@ calibration, finals (the vote), shortlists.
 from __future__ import annotations
 
 import logging
-import uuid
 
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import transaction
@@ -43,7 +42,7 @@ from apps.judges.models import (
 )
 from apps.judges.services import alignment
 from apps.judges.services.calibration import _calibrate
-from apps.judges.services.chunks import LeaseLost, _work
+from apps.judges.services.chunks import LeaseLost, _work, lease_token
 from apps.judges.services.finals import _finalize
 from apps.judges.services.run_plans import _ensure_plan
 from apps.judges.services.runs import history_status, judge_run_request
@@ -99,7 +98,7 @@ def judge_run_execute(*, run_id: int) -> str:
         history_status(run, JudgeRun.Status.QUEUED, JudgeRun.Status.RUNNING)
     elif run.status != JudgeRun.Status.RUNNING:
         return run.status
-    token = uuid.uuid4().hex
+    token = lease_token()
     try:
         plan = _ensure_plan(run)
         complete = _work(run, plan, token)
