@@ -16,9 +16,9 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain, Idea, Patent
 from apps.core.errors import ApplicationError, FieldError
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.dataio.format_docs import (
     CONTENT_TYPES,
     SECTION_TITLES,

@@ -16,7 +16,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsAdmin
-from apps.core.requests import AuthenticatedRequest
+from apps.accounts.requests import AuthenticatedRequest
 from apps.dataio.api.import_jobs import ImportJobOutputSerializer, job_url
 from apps.dataio.services.import_jobs import import_upload_or_queue
 from apps.dataio.services.imports import IMPORT_KINDS
