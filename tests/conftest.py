@@ -35,6 +35,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             fixtures.append("django_db_serialized_rollback")
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database as pytest-django sets it up, with transactional tests reset by deleting
+    and copying rows back rather than TRUNCATE and one save per row (tests/db_reset.py)."""
+    from tests.db_reset import copy_migrated_rows, fast_transactional_reset
+
+    with django_db_blocker.unblock():
+        migrated = copy_migrated_rows()
+    with fast_transactional_reset(migrated):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _default_rubric(request):
     """Transactional tests flush every table, including the PBIG rubric that a data migration
