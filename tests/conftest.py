@@ -188,6 +188,30 @@ def login(page, password):
     return _login
 
 
+@pytest.fixture(scope="session")
+def llm_server() -> Iterator[object]:
+    """The real local LLM server for the ``llm`` tests, one for the whole session. Defined here
+    rather than in each llm folder's conftest: a fixture defined (or imported) in two conftests
+    is two fixtures, and each started its own server.
+
+    Without the llm extra these tests are skipped on a developer's machine, saying how to
+    install it; under bin/test (PLURALIST_LLM_TESTS=require) or in CI they fail instead, so a
+    missing build can never pass as a green run."""
+    from apps.llm_server.server import LLMServerUnavailable, LocalLLMServer, require_packages
+
+    try:
+        require_packages()
+    except LLMServerUnavailable as exc:
+        if os.environ.get("PLURALIST_LLM_TESTS") == "require" or os.environ.get("CI"):
+            pytest.fail(f"llm tests are required here but cannot run: {exc}", pytrace=False)
+        pytest.skip(str(exc))
+    server = LocalLLMServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 @pytest.fixture(scope="module")
 def celery_worker(django_db_setup, django_db_blocker):
     """A real worker on the test database for one test module, stopped after it so later tests
