@@ -46,6 +46,13 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .uncertainty import (
+    resolution_floors,
+    reviewer_effect_variance,
+    severity_variance,
+    spread_effect_variance,
+)
+
 ALL = "__all__"
 # z of a central 90 % normal interval.
 Z90 = 1.6448536269514722
@@ -58,6 +65,12 @@ SPREAD_PRIOR_READS = 5.0
 # would otherwise have spread 0 and make every idea they read look infinitely precise).
 SPREAD_BOUNDS = (0.25, 3.0)
 ITERATIONS = 30
+# Intervals hold the uncertainty of the reviewers' severities and of mu (ranking/uncertainty.py);
+# False: they are taken as known, as before (kept for bench/bench_decision.py's comparison).
+REVIEWER_UNCERTAINTY = True
+# An idea's precision per dimension stops at what its readers' grades can resolve
+# (ranking/uncertainty.py: grade_resolution); False: as before.
+GRADE_RESOLUTION = True
 # Ratings statuses.
 SCORED, GATED = "scored", "gated"
 
@@ -184,7 +197,23 @@ def fit_dimension(
         # severities that clearly differ are barely shrunk; SEVERITY_PRIOR_READS is the most.
         k_b = min(SEVERITY_PRIOR_READS, sigma2 / max(tau_b2, 1e-6))
         b = np.bincount(r_ix, weights=res, minlength=n_r) / (n_h + k_b)
-        tau_b2 = float(np.mean(b**2 + sigma2 / (n_h + k_b))) if n_r else 1.0
+        # The severities' variance component (EM): each one's posterior variance with the
+        # ideas' uncertainty integrated out (ranking/uncertainty.py), not sigma^2 / reads.
+        post_b = (
+            severity_variance(
+                i_ix=i_ix[human],
+                r_ix=r_ix[human],
+                weight=w[human],
+                spread=s,
+                idea_precision=1.0 / var_a,
+                n_reviewers=n_r,
+                sigma2=sigma2,
+                severity_prior_reads=k_b,
+            )
+            if REVIEWER_UNCERTAINTY and human.any()
+            else sigma2 / (n_h + k_b)
+        )
+        tau_b2 = float(np.mean(b**2 + post_b)) if n_r else 1.0
         # Spread: a ridge regression of (x - mu - b) on a, centred on 1.
         y = (x - mu - b[r_ix]) * hw_r
         ai2 = (ai**2 + var_a[i_ix]) * hw_r
@@ -208,6 +237,35 @@ def fit_dimension(
     hp = np.bincount(i_ix[human], weights=(w * sr**2)[human], minlength=n_i) / sigma2
     jp = np.bincount(i_ix[~human], weights=(w * sr**2)[~human], minlength=n_i) / sigma2
     var_a = 1.0 / (hp + jp + 1.0 / tau2)
+    if REVIEWER_UNCERTAINTY and human.any():
+        # The severities and mu are estimates too: their uncertainty widens every idea their
+        # reviewers read (ranking/uncertainty.py). The people's precision becomes the one
+        # that variance implies, so fit_domain carries it on.
+        var_a = (
+            var_a
+            + reviewer_effect_variance(
+                i_ix=i_ix[human],
+                r_ix=r_ix[human],
+                weight=w[human],
+                spread=s,
+                idea_precision=1.0 / var_a,
+                n_reviewers=n_r,
+                sigma2=sigma2,
+                severity_prior_reads=min(SEVERITY_PRIOR_READS, sigma2 / max(tau_b2, 1e-6)),
+            )
+            + spread_effect_variance(
+                i_ix=i_ix[human],
+                r_ix=r_ix[human],
+                weight=w[human],
+                quality=a,
+                quality_var=var_a,
+                spread=s,
+                sigma2=sigma2,
+                tau2=tau2,
+                spread_prior=SPREAD_PRIOR_READS * tau2,
+            )
+        )
+        hp = np.maximum(1.0 / var_a - jp - 1.0 / tau2, 0.0)
     keep_ix = _index(ideas, ideas_all)
     return DimensionFit(
         dimension=dimension,
@@ -502,6 +560,12 @@ def fit_domain(
         y = np.divide(num, prec, out=np.zeros(n), where=prec > 0)
         ys[:, j] = y / math.sqrt(f.tau2)
         ps[:, j] = prec * f.tau2
+    if GRADE_RESOLUTION:
+        # Coarse grades that several readers share resolve no more than their common band:
+        # an idea's precision on a dimension stops where that band's variance is reached.
+        floor = resolution_floors(obs, fits, ideas)
+        cap = np.divide(1.0, floor, out=np.full_like(floor, np.inf), where=floor > 0) - 1.0
+        ps = np.minimum(ps, np.maximum(cap, 0.0))
     people_y, people_p = ys.copy(), ps.copy()
     checks: dict[str, object] = {}
     judges: dict[str, object] = {}
