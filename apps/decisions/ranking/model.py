@@ -68,6 +68,9 @@ ITERATIONS = 30
 # Intervals hold the uncertainty of the reviewers' severities and of mu (ranking/uncertainty.py);
 # False: they are taken as known, as before (kept for bench/bench_decision.py's comparison).
 REVIEWER_UNCERTAINTY = True
+# The severities' joint posterior variance (an (R + 1)^2 inverse) is recomputed every this
+# many iterations of the fit, not every one: it moves slowly, and it is the fit's dearest step.
+SEVERITY_VARIANCE_EVERY = 10
 # An idea's precision per dimension stops at what its readers' grades can resolve
 # (ranking/uncertainty.py: grade_resolution); False: as before.
 GRADE_RESOLUTION = True
@@ -182,7 +185,8 @@ def fit_dimension(
     var_a = np.full(n_i, tau2)
     hw_r = human.astype(float)
     tau_b2 = sigma2
-    for _ in range(ITERATIONS if len(x) else 0):
+    post_b = np.zeros(n_r)
+    for it in range(ITERATIONS if len(x) else 0):
         # Ideas given the reviewers: a precision-weighted mean, shrunk to the prior.
         sr = s[r_ix]
         prec = np.bincount(i_ix, weights=w * sr**2, minlength=n_i) / sigma2
@@ -199,8 +203,11 @@ def fit_dimension(
         b = np.bincount(r_ix, weights=res, minlength=n_r) / (n_h + k_b)
         # The severities' variance component (EM): each one's posterior variance with the
         # ideas' uncertainty integrated out (ranking/uncertainty.py), not sigma^2 / reads.
-        post_b = (
-            severity_variance(
+        # (It changes slowly: recomputed every SEVERITY_VARIANCE_EVERY iterations.)
+        if not (REVIEWER_UNCERTAINTY and human.any()):
+            post_b = sigma2 / (n_h + k_b)
+        elif it % SEVERITY_VARIANCE_EVERY == 0:
+            post_b = severity_variance(
                 i_ix=i_ix[human],
                 r_ix=r_ix[human],
                 weight=w[human],
@@ -210,9 +217,6 @@ def fit_dimension(
                 sigma2=sigma2,
                 severity_prior_reads=k_b,
             )
-            if REVIEWER_UNCERTAINTY and human.any()
-            else sigma2 / (n_h + k_b)
-        )
         tau_b2 = float(np.mean(b**2 + post_b)) if n_r else 1.0
         # Spread: a ridge regression of (x - mu - b) on a, centred on 1.
         y = (x - mu - b[r_ix]) * hw_r
