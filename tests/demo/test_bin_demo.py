@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.cookiejar
 import os
 import re
 import signal
@@ -9,6 +10,7 @@ import sqlite3
 import subprocess
 import sys
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -25,6 +27,60 @@ def _get(url: str) -> int:
             return resp.status
     except OSError:
         return 0
+
+
+# Every page a role reaches from the menu, read on the embedded SQLite default: queries that
+# PostgreSQL accepts and SQLite does not (DISTINCT ON, say) only show here.
+MANAGER_PAGES = (
+    "/",
+    "/disagreement/",
+    "/disagreement/strictness/",
+    "/disagreement/agreement/",
+    "/disagreement/panel/",
+    "/disagreement/contested/",
+    "/disagreement/split/",
+    "/disagreement/ideas/{idea}/",
+    "/screening/ratings/",
+    "/judges/",
+    "/judges/runs/",
+    "/judges/predictions/",
+    "/judges/cases/{idea}/",
+    "/findings/",
+    "/decisions/decide/",
+    "/decisions/routing/",
+    "/decisions/marks/",
+    "/decisions/marks.csv",
+    "/decisions/memo/",
+    "/panels/",
+)
+REVIEWER_PAGES = ("/", "/screening/", "/screening/ideas/{idea}/", "/judges/me/")
+ADMIN_PAGES = ("/catalog/admin/", "/catalog/admin/archive/", "/admin/")
+
+
+def _signed_in(base: str, username: str) -> urllib.request.OpenerDirector:
+    """An opener holding a session for `username`, signed in through the sign-in form."""
+    jar = http.cookiejar.CookieJar()
+    opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor(jar))
+    opener.open(f"{base}/accounts/login/", timeout=30).read()
+    token = next(cookie.value for cookie in jar if cookie.name == "csrftoken")
+    form = urllib.parse.urlencode(
+        {"username": username, "password": "pluralist-demo", "csrfmiddlewaretoken": token}
+    ).encode()
+    request = urllib.request.Request(
+        f"{base}/accounts/login/", data=form, headers={"Referer": f"{base}/accounts/login/"}
+    )
+    with opener.open(request, timeout=30) as resp:
+        assert "/accounts/login/" not in resp.url, f"{username} could not sign in"
+    return opener
+
+
+def _status(opener: urllib.request.OpenerDirector, url: str) -> int:
+    try:
+        with opener.open(url, timeout=60) as resp:
+            resp.read()
+            return resp.status
+    except urllib.error.HTTPError as error:
+        return error.code
 
 
 @pytest.mark.worker
@@ -100,6 +156,27 @@ def test_bin_demo_serves_the_app_and_its_worker_consumes_tasks(tmp_path):
             assert "There is nothing here" in body and "URLconf" not in body
         else:
             raise AssertionError("/no-such-page/ did not answer 404")
+
+        # Every role's pages answer on SQLite (the reviewer's idea is one assigned to them).
+        with sqlite3.connect(var / "pluralist.sqlite3") as db:
+            idea = db.execute("SELECT id FROM catalog_idea ORDER BY id LIMIT 1").fetchone()[0]
+            reviewer, reviewer_idea = db.execute(
+                "SELECT u.username, a.idea_id FROM screening_assignment a JOIN accounts_user u"
+                " ON u.id = a.reviewer_id WHERE u.role = 'reviewer' ORDER BY u.id, a.idea_id"
+                " LIMIT 1"
+            ).fetchone()
+        for username, pages, idea_id in (
+            ("manager", MANAGER_PAGES, idea),
+            ("admin", MANAGER_PAGES + ADMIN_PAGES, idea),
+            (reviewer, REVIEWER_PAGES, reviewer_idea),
+        ):
+            opener = _signed_in(base, username)
+            failed = {
+                page: code
+                for page in pages
+                if (code := _status(opener, base + page.format(idea=idea_id))) != 200
+            }
+            assert not failed, (username, failed)
 
         # The worker consumes the local filesystem queue.
         local = {
