@@ -33,7 +33,9 @@ prior mean, ranking/text.py); the posterior's marginals are the dimensions' rank
 over the dimensions the overall one (an idea nobody read has the spread of the mean of
 correlated qualities).
 
-Intervals are central 90 % posterior intervals. P(top X %) is the posterior probability that
+Intervals are central 90 % posterior intervals; their variance also holds the uncertainty of the
+reviewers' severities and spreads and of mu, and stops at what the readers' shared coarse grades
+resolve (ranking/uncertainty.py, docs/decide.md). P(top X %) is the posterior probability that
 the idea is among the ceil(X % of n) best of its domain on that ranking (``top_probability``).
 """
 
