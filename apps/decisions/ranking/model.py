@@ -187,7 +187,7 @@ def fit_dimension(
     var_a = np.full(n_i, tau2)
     hw_r = human.astype(float)
     tau_b2 = sigma2
-    post_b = np.zeros(n_r)
+    post_b: np.ndarray = np.zeros(n_r)
     for it in range(ITERATIONS if len(x) else 0):
         # Ideas given the reviewers: a precision-weighted mean, shrunk to the prior.
         sr = s[r_ix]
