@@ -59,7 +59,8 @@ from scipy.stats import spearmanr  # noqa: E402
 from apps.decisions.ranking import model as ranking_model  # noqa: E402
 from apps.decisions.ranking.board import scales_from  # noqa: E402
 from apps.decisions.ranking.cut import top_n_probability  # noqa: E402
-from apps.decisions.ranking.model import ALL, Scale, fit_domain  # noqa: E402
+from apps.decisions.ranking.domain import fit_domain  # noqa: E402
+from apps.decisions.ranking.model import ALL, Scale  # noqa: E402
 from apps.decisions.ranking.routing import (  # noqa: E402
     MIN_READS,
     RANDOM,

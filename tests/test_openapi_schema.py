@@ -20,6 +20,8 @@ MAIN_PATHS = {
     "/api/ideas/",
     "/api/ideas/{id}/",
     "/api/imports/{kind}/",
+    "/api/imports/jobs/",
+    "/api/imports/jobs/{id}/",
     # screening
     "/api/rubrics/",
     "/api/ratings/",

@@ -31,6 +31,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, reverse
 
+from apps.catalog.models import ImportJob
 from apps.decisions.models import DecisionSnapshot
 from apps.decisions.services import decisions_recompute
 from apps.disagreement.models import MetricSnapshot, scope_key
@@ -78,6 +79,18 @@ MATRIX: list[tuple[str, dict[str, str], str, dict[str, Any] | None, tuple[int, .
     ("catalog:import_upload", {"kind": "=ideas"}, "get", None, (302, 403, 403, 403, 403, 405)),
     # No file: the admin gets the page back with the form's error; nothing is imported.
     ("catalog:import_upload", {"kind": "=ideas"}, "post", {}, ADMIN_ONLY),
+    # a large upload's import job: its page, its polled partial, its problems as CSV
+    ("catalog:import_job", {"job_id": "import_job"}, "get", None, ADMIN_ONLY),
+    ("catalog:import_job", {"job_id": "import_job"}, "post", {}, (302, 403, 403, 403, 403, 405)),
+    ("catalog:import_job_status", {"job_id": "import_job"}, "get", None, ADMIN_ONLY),
+    (
+        "catalog:import_job_status",
+        {"job_id": "=999999"},
+        "get",
+        None,
+        (302, 403, 403, 403, 403, 404),
+    ),
+    ("catalog:import_job_errors", {"job_id": "import_job"}, "get", None, ADMIN_ONLY),
     # import formats and their example files: documentation, for every signed-in role
     ("catalog:format_help", {"kind": "=ratings"}, "get", None, (302, 200, 200, 200, 200, 200)),
     ("catalog:example_file", {"name": "=ideas.csv"}, "get", None, (302, 200, 200, 200, 200, 200)),
@@ -329,6 +342,9 @@ def world(reviewer, other_reviewer, outsider, manager, admin, idea) -> dict[str,
         "decision_snapshot": decided.pk,
         "domain_key": idea.patent.domain.key,
         "panel_run": panel_run.pk,
+        "import_job": ImportJob.objects.create(
+            kind="ratings", filename="ratings.csv", size=10, status="failed", errors=[]
+        ).pk,
     }
 
 

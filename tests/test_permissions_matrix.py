@@ -42,6 +42,10 @@ MATRIX: list[tuple[str, str, Any, tuple[int, ...]]] = [
     ("/api/decisions/marks/", "post", {}, (401, 403, 403, 403, 405, 405)),
     ("/api/decisions/marks/{idea}/history/", "get", None, (401, 403, 403, 403, 200, 200)),
     ("/api/decisions/marks/999999/history/", "get", None, (401, 403, 403, 403, 404, 404)),
+    # Import jobs (large uploads imported by the worker): admins only, like the imports.
+    ("/api/imports/jobs/", "get", None, (401, 403, 403, 403, 403, 200)),
+    ("/api/imports/jobs/", "post", {}, (401, 403, 403, 403, 403, 405)),
+    ("/api/imports/jobs/999999/", "get", None, (401, 403, 403, 403, 403, 404)),
     ("/api/domains/", "get", None, (401, 200, 200, 200, 200, 200)),
     ("/api/domains/", "post", {"key": "cs", "name": "CS"}, (401, 403, 403, 403, 403, 201)),
     ("/api/domains/{domain}/", "get", None, (401, 200, 200, 200, 200, 200)),

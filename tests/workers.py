@@ -25,9 +25,17 @@ def test_database_url() -> str:
 class CeleryWorker:
     """Start `celery worker` as a subprocess; `kill()` simulates a crash (SIGKILL)."""
 
-    def __init__(self, *, extra_env: dict[str, str] | None = None, pool: str = "solo") -> None:
+    def __init__(
+        self,
+        *,
+        extra_env: dict[str, str] | None = None,
+        pool: str = "solo",
+        extra_args: tuple[str, ...] = (),
+    ) -> None:
         self.extra_env = extra_env or {}
         self.pool = pool
+        # More worker options, e.g. ("-B", "-s", path): run beat in this worker too.
+        self.extra_args = extra_args
         self.process: subprocess.Popen[bytes] | None = None
         self.log_path = Path(tempfile.mkstemp(prefix="celery-worker-", suffix=".log")[1])
 
@@ -56,6 +64,7 @@ class CeleryWorker:
                 "--without-heartbeat",
                 "-Q",
                 "celery,judges",
+                *self.extra_args,
             ],
             cwd=ROOT,
             env=env,

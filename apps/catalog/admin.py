@@ -7,13 +7,15 @@ from typing import TYPE_CHECKING, ClassVar
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import URLPattern, path
 
 from apps.accounts.permissions import has_role
 from apps.catalog.forms import AdminImportForm
 from apps.catalog.models import Domain, Idea, Patent
-from apps.catalog.services.imports import UploadOutcome, import_upload
+from apps.catalog.services.import_jobs import import_upload_or_queue
+from apps.catalog.services.imports import UploadOutcome
 
 if TYPE_CHECKING:
     from django.template.response import _TemplateForResponseT
@@ -46,7 +48,7 @@ class ImportFromFileMixin:
         if request.method == "POST":
             form = AdminImportForm(request.POST, request.FILES)
             if form.is_valid():
-                outcome = import_upload(
+                outcome = import_upload_or_queue(
                     kind=form.cleaned_data["kind_choice"],
                     upload=form.cleaned_data["file"],
                     dry_run=form.cleaned_data["dry_run"],
@@ -55,6 +57,9 @@ class ImportFromFileMixin:
                 )
                 if outcome.ok and outcome.result is not None:
                     messages.success(request, outcome.result.summary())
+                if outcome.job is not None:
+                    # A large file: the worker imports it; its page follows the progress.
+                    return redirect("catalog:import_job", job_id=outcome.job.id)
         else:
             form = AdminImportForm(initial={"kind_choice": self.import_kind})
         context = {

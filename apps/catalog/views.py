@@ -11,11 +11,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, Http404, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.format_docs import (
     CONTENT_TYPES,
     SECTION_TITLES,
@@ -24,11 +25,12 @@ from apps.catalog.format_docs import (
     format_doc,
 )
 from apps.catalog.forms import ImportForm
+from apps.catalog.import_job_views import recent_jobs
 from apps.catalog.models import Domain, Idea, Patent
-from apps.catalog.services import archive, imports
+from apps.catalog.services import archive
+from apps.catalog.services.import_jobs import import_upload_or_queue
 from apps.catalog.services.imports import IMPORT_KINDS, UploadOutcome
 from apps.core.errors import ApplicationError, FieldError
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.screening.models import Rating, RatingHistory, Rubric
 
 KIND_HELP = {
@@ -72,15 +74,20 @@ def _panel(kind: str, form: ImportForm, outcome: UploadOutcome | None = None) ->
     }
 
 
+def _page_context(panels: list[dict]) -> dict:
+    return {
+        "counts": _counts(),
+        "panels": panels,
+        "default_rubric": Rubric.objects.filter(is_default=True).first(),
+        "jobs": recent_jobs(),
+        "background_bytes": settings.IMPORT_BACKGROUND_BYTES,
+    }
+
+
 @role_required("admin")
 def admin_home(request: AuthenticatedHttpRequest) -> HttpResponse:
     panels = [_panel(kind, ImportForm(kind=kind)) for kind in IMPORT_KINDS]
-    default = Rubric.objects.filter(is_default=True).first()
-    return render(
-        request,
-        "catalog/admin_home.html",
-        {"counts": _counts(), "panels": panels, "default_rubric": default},
-    )
+    return render(request, "catalog/admin_home.html", _page_context(panels))
 
 
 @role_required("admin")
@@ -92,7 +99,8 @@ def import_upload(request: AuthenticatedHttpRequest, kind: str) -> HttpResponse:
     form = ImportForm(request.POST, request.FILES, kind=kind)
     outcome: UploadOutcome | None = None
     if form.is_valid():
-        outcome = imports.import_upload(
+        # Above IMPORT_BACKGROUND_BYTES a job for the worker; the panel then polls it.
+        outcome = import_upload_or_queue(
             kind=kind,
             upload=form.cleaned_data["file"],
             dry_run=form.cleaned_data["dry_run"],
@@ -106,15 +114,12 @@ def import_upload(request: AuthenticatedHttpRequest, kind: str) -> HttpResponse:
     if request.htmx:
         # htmx swaps only 2xx responses; the panel itself shows the errors.
         return render(request, "catalog/_import_panel.html", {"panel": panel})
+    if outcome is not None and outcome.job is not None:
+        # Without JavaScript: the job's own page, which says how to follow it.
+        return redirect("catalog:import_job", job_id=outcome.job.id)
     status = 200 if outcome is None or outcome.ok else 400
     panels = [panel if k == kind else _panel(k, ImportForm(kind=k)) for k in IMPORT_KINDS]
-    default = Rubric.objects.filter(is_default=True).first()
-    return render(
-        request,
-        "catalog/admin_home.html",
-        {"counts": _counts(), "panels": panels, "default_rubric": default},
-        status=status,
-    )
+    return render(request, "catalog/admin_home.html", _page_context(panels), status=status)
 
 
 @login_required

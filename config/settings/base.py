@@ -217,6 +217,26 @@ TEXT_MAX_CHARS = env.int("TEXT_MAX_CHARS", default=100_000)
 IMPORT_MAX_COLUMNS = env.int("IMPORT_MAX_COLUMNS", default=64)
 IMPORT_MAX_COLUMN_CHARS = env.int("IMPORT_MAX_COLUMN_CHARS", default=100)
 IMPORT_MAX_LINE_BYTES = env.int("IMPORT_MAX_LINE_BYTES", default=4 * 1024 * 1024)
+# Uploads larger than this are imported by the worker, not inside the web request (issue 29.2):
+# the web process checks the file's shape, writes it to IMPORT_SPOOL_DIR, stores an import job
+# and answers at once (202 from the API; the page polls the job). Below it the import answers
+# in the request as before. Chosen from bench/bench_import_upload.py (docs/operations.md).
+IMPORT_BACKGROUND_BYTES = env.int("IMPORT_BACKGROUND_BYTES", default=1024 * 1024)
+# Where uploads wait for the worker: a folder the web and the worker processes share (a volume
+# in docker-compose.yml). A spool file is deleted when its job ends, and by the periodic
+# `catalog-import-jobs` job when it outlives IMPORT_SPOOL_STALE_SECONDS without an active job.
+IMPORT_SPOOL_DIR = env("IMPORT_SPOOL_DIR", default=str(BASE_DIR / "var" / "import-spool"))
+IMPORT_SPOOL_STALE_SECONDS = env.int("IMPORT_SPOOL_STALE_SECONDS", default=3600)
+# Import jobs one admin may have queued or running at once (each holds a spool file).
+IMPORT_MAX_ACTIVE_JOBS = env.int("IMPORT_MAX_ACTIVE_JOBS", default=3)
+# A running job's worker writes a heartbeat every third of this; a job whose heartbeat is older
+# (its worker died: SIGKILL, OOM) is sent again by the periodic job every IMPORT_RECLAIM_SECONDS,
+# at most IMPORT_JOB_MAX_ATTEMPTS times in all. A queued job no worker took after
+# IMPORT_REQUEUE_AFTER_SECONDS lost its message (a Redis restart) and is sent again.
+IMPORT_LEASE_SECONDS = env.float("IMPORT_LEASE_SECONDS", default=60.0)
+IMPORT_RECLAIM_SECONDS = env.int("IMPORT_RECLAIM_SECONDS", default=30)
+IMPORT_REQUEUE_AFTER_SECONDS = env.int("IMPORT_REQUEUE_AFTER_SECONDS", default=600)
+IMPORT_JOB_MAX_ATTEMPTS = env.int("IMPORT_JOB_MAX_ATTEMPTS", default=3)
 
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate challenge makes a request without valid credentials (none,
@@ -314,12 +334,51 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": float(env.int("SNAPSHOT_RESEND_SECONDS", default=30)),
         "options": {"queue": "celery", "expires": 60},
     },
+    # Import jobs whose worker died or whose message was lost: sent again; spool files of ended
+    # or abandoned jobs: deleted (apps.catalog.services.import_jobs).
+    "catalog-import-jobs": {
+        "task": "catalog.import_jobs_reclaim",
+        "schedule": float(env.int("IMPORT_RECLAIM_SECONDS", default=30)),
+        "options": {"queue": "celery", "expires": 60},
+    },
     "findings-resend": {
         "task": "findings.resend_lost",
         "schedule": float(env.int("SNAPSHOT_RESEND_SECONDS", default=30)),
         "options": {"queue": "celery", "expires": 60},
     },
 }
+# What runs after ratings change (after their commit), in order: each is called with
+# reviewer_ids=[...] (apps/core/hooks.py). The apps that read ratings sit above screening, which
+# stores them; this list, not an import, is how a rating reaches them. A hook computes nothing
+# itself: it queues a debounced snapshot or schedules runs.
+RATINGS_CHANGED_HOOKS = [
+    # the metric snapshot (the dashboards)
+    "apps.disagreement.services.metrics_ratings_changed",
+    # the findings snapshot at the default threshold
+    "apps.findings.services.findings_ratings_changed",
+    # the decision snapshot (Decide)
+    "apps.decisions.services.decisions_inputs_changed",
+    # the reviewers' automatic judge runs
+    "apps.judges.services.judge_ratings_changed",
+]
+# What runs after a prediction run finishes (after its commit): the decision board weighs the
+# predicted scores.
+PREDICTIONS_CHANGED_HOOKS = [
+    "apps.decisions.services.decisions_inputs_changed",
+]
+
+# The sections of the idea page (/disagreement/ideas/<id>/, apps/disagreement/views/pages.py)
+# that apps above disagreement own: each is called with idea= and viewer= and returns the
+# context its fragment (included by templates/disagreement/idea_detail.html) reads.
+IDEA_PAGE_SECTIONS = [
+    # rank, interval and P(top) on Decide's board (templates/decisions/_idea_standing.html)
+    "apps.decisions.views.idea_standing_context",
+    # the points raised in rationales (templates/findings/_idea_findings.html)
+    "apps.findings.views.idea_findings_context",
+    # the LLM panel's scores, apart from people's (templates/panels/_idea_panel.html)
+    "apps.panels.views.idea_panel_context",
+]
+
 # A queued snapshot (metrics, alignment) still waiting this many seconds after its message was due
 # lost the message (a Redis restart): the beat jobs send it again, within 2x this after the loss.
 SNAPSHOT_RESEND_SECONDS = env.int("SNAPSHOT_RESEND_SECONDS", default=30)

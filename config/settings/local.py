@@ -42,3 +42,5 @@ if CELERY_BROKER_URL.startswith("filesystem://"):
 CACHE_URL = env("CACHE_URL", default=env("REDIS_URL", default=CELERY_BROKER_URL))
 CACHES = cache_settings(CACHE_URL)
 WHITENOISE_USE_FINDERS = True
+# Large uploads wait for the worker here (apps/catalog/services/import_jobs.py).
+IMPORT_SPOOL_DIR = env("IMPORT_SPOOL_DIR", default=str(VAR_DIR / "import-spool"))

@@ -1,7 +1,7 @@
 """Tests run against the real PostgreSQL and Redis (see .ci/run)."""
 
 from .base import *  # noqa: F403
-from .base import DATABASES, cache_settings, env
+from .base import BASE_DIR, DATABASES, cache_settings, env
 
 DEBUG = False
 SECRET_KEY = "test-only-key"
@@ -21,3 +21,6 @@ AUTHENTICATION_BACKENDS = [
 ]
 # One connection per request as before: tests and live servers never keep connections around.
 DATABASES["default"]["CONN_MAX_AGE"] = 0
+# Spool files of import jobs: the test process and the workers it starts share this folder
+# (each checkout its own).
+IMPORT_SPOOL_DIR = env("IMPORT_SPOOL_DIR", default=str(BASE_DIR / "var" / "test-import-spool"))

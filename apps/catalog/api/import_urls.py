@@ -1,5 +1,6 @@
-from django.urls import re_path
+from django.urls import path, re_path
 
+from apps.catalog.api.import_jobs import ImportJobDetailApi, ImportJobListApi
 from apps.catalog.api.imports import ImportCreateApi
 from apps.catalog.services.imports import IMPORT_KINDS
 
@@ -9,4 +10,6 @@ urlpatterns = [
         ImportCreateApi.as_view(),
         name="api-imports",
     ),
+    path("imports/jobs/", ImportJobListApi.as_view(), name="api-import-job-list"),
+    path("imports/jobs/<int:pk>/", ImportJobDetailApi.as_view(), name="api-import-job-detail"),
 ]

@@ -16,8 +16,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsAdmin
-from apps.catalog.services.imports import IMPORT_KINDS, import_upload
-from apps.core.requests import AuthenticatedRequest
+from apps.accounts.requests import AuthenticatedRequest
+from apps.catalog.api.import_jobs import ImportJobOutputSerializer, job_url
+from apps.catalog.services.import_jobs import import_upload_or_queue
+from apps.catalog.services.imports import IMPORT_KINDS
 
 
 class ImportCreateApi(APIView):
@@ -89,7 +91,12 @@ class ImportCreateApi(APIView):
             "Validates the whole file and stores it all or nothing. Records are upserted by their "
             "natural key, so re-sending a file changes nothing. 201 after a real import, 200 after "
             "a dry run, 400 with every problem (row, field, message, value) when the file is "
-            "refused."
+            "refused. A file larger than IMPORT_BACKGROUND_BYTES (1 MiB by default) is imported "
+            "by the worker: once its shape is checked (an empty file, the wrong type, a header "
+            "too wide, a line too long are a 400 at once), the answer is 202 with the import "
+            "job, whose `url` (also the Location header) gives its status, progress and then the "
+            "counts or every error: GET /api/imports/jobs/{id}/. 429 when the admin already has "
+            "IMPORT_MAX_ACTIVE_JOBS imports queued or running."
         ),
         tags=["imports"],
         parameters=[
@@ -127,7 +134,14 @@ class ImportCreateApi(APIView):
                     )
                 ],
             ),
+            202: OpenApiResponse(
+                ImportJobOutputSerializer,
+                description="A large file, queued for the worker: poll the job's url.",
+            ),
             403: OpenApiResponse(description="Not an admin."),
+            429: OpenApiResponse(
+                ErrorSerializer, description="Too many imports of this admin queued or running."
+            ),
         },
     )
     def post(self, request: AuthenticatedRequest, kind: str) -> Response:
@@ -142,7 +156,7 @@ class ImportCreateApi(APIView):
                 {"detail": "The request is incomplete.", "errors": errors},
                 status=status.HTTP_400_BAD_REQUEST,
             )
-        outcome = import_upload(
+        outcome = import_upload_or_queue(
             kind=kind,
             upload=data.validated_data["file"],
             dry_run=data.validated_data["dry_run"],
@@ -151,6 +165,12 @@ class ImportCreateApi(APIView):
             domains=[d for d in data.validated_data["domains"].split(",") if d.strip()],
             create_domains=data.validated_data["create_domains"],
         )
+        if outcome.throttled:
+            return Response(outcome.error_body(), status=status.HTTP_429_TOO_MANY_REQUESTS)
+        if outcome.ok and outcome.job is not None:
+            url = job_url(outcome.job)
+            body = ImportJobOutputSerializer(outcome.job).data
+            return Response(body, status=status.HTTP_202_ACCEPTED, headers={"Location": url})
         if not outcome.ok or outcome.result is None:
             return Response(outcome.error_body(), status=status.HTTP_400_BAD_REQUEST)
         result = outcome.result

@@ -17,6 +17,7 @@ from apps.catalog.importers.patents import import_patents
 from apps.catalog.importers.ratings import import_ratings
 from apps.catalog.importers.reviewers import import_reviewers
 from apps.catalog.importers.rubric import import_rubric
+from apps.catalog.models import ImportJob
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 
 __all__ = ["IMPORT_KINDS", "ImportResult", "UploadOutcome", "import_file", "import_upload"]
@@ -118,6 +119,10 @@ class UploadOutcome:
     result: ImportResult | None = None
     message: str = ""
     errors: list[FieldError] = field(default_factory=list)
+    # A large upload queued for the worker (apps.catalog.services.import_jobs): no result yet.
+    job: ImportJob | None = None
+    # Refused because the admin has too many imports waiting (the API answers 429).
+    throttled: bool = False
 
     def error_body(self) -> dict[str, object]:
         return {"detail": self.message, "errors": [e.as_dict() for e in self.errors]}

@@ -10,6 +10,7 @@ from scipy.special import ndtri
 from scipy.stats import truncnorm
 
 from apps.decisions.ranking import model
+from apps.decisions.ranking.domain import fit_domain
 from apps.decisions.ranking.model import Scale, fit_all
 from apps.decisions.ranking.uncertainty import grade_resolution
 
@@ -104,9 +105,7 @@ def test_more_readers_of_one_shared_grade_do_not_narrow_the_interval_past_its_ba
     for floor in (True, False):
         monkeypatch.setattr(model, "GRADE_RESOLUTION", floor)
         for n in (3, 12):
-            fitted = model.fit_domain(
-                _same_curve(n), scales={"d": Scale(1, 4)}, ideas=np.arange(40)
-            )
+            fitted = fit_domain(_same_curve(n), scales={"d": Scale(1, 4)}, ideas=np.arange(40))
             widths[(floor, n)] = float(fitted.rankings["d"].sd[15])
     # Without the floor, twelve identical reads look twice as precise as three.
     assert widths[(False, 12)] < 0.6 * widths[(False, 3)]

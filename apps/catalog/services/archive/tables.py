@@ -52,6 +52,7 @@ NOT_CARRIED: dict[str, str] = {
     "auth.Permission": "installed by migrate",
     "contenttypes.ContentType": "installed by migrate",
     "auth.Group": "not used by the product (roles are a field of the account)",
+    "catalog.ImportJob": "a record of uploads being imported; what they stored is carried",
 }
 # How a row is named across two databases, for the tables other rows refer to.
 NATURAL: dict[str, tuple[str, ...]] = {

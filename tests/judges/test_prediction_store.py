@@ -1,0 +1,125 @@
+"""Storing predictions through COPY keeps exactly what bulk_create stored (issue 28, item 3)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+
+from apps.judges.models import JudgeConfig, JudgePrediction, JudgeRun
+from apps.judges.services import prediction_store
+from apps.judges.services.prediction_store import COPY_MIN_ROWS, predictions_upsert
+from apps.screening.models import Dimension
+from tests.factories import ReviewerFactory
+from tests.judges.helpers import make_ideas
+
+pytestmark = pytest.mark.django_db
+
+COMPARED = [
+    f.attname
+    for f in JudgePrediction._meta.concrete_fields
+    if f.attname not in ("id", "run_id", "created_at")
+]
+
+
+def _run(domain) -> JudgeRun:
+    return JudgeRun.objects.create(
+        purpose="prediction",
+        domain=domain,
+        dimensions=["innovativeness"],
+        shots=[],
+        status="done",  # one active run per scope: these two are finished
+    )
+
+
+def _rows(run, reviewers, ideas, dimension, config, *, score_shift: int = 0):
+    rows = []
+    for r_i, reviewer in enumerate(reviewers):
+        for i, idea in enumerate(ideas):
+            rows.append(
+                JudgePrediction(
+                    run_id=run.id,
+                    config_id=config.id,
+                    kind="personalized",
+                    k=9,
+                    seed=0,
+                    reviewer_id=reviewer.id,
+                    idea_id=idea.id,
+                    dimension_id=dimension.id,
+                    score=None if i % 17 == 0 else 1 + (i + r_i + score_shift) % 5,
+                    reason=f'because {i}, "quoted"\ttab\nline' if i % 3 else "",
+                    confidence=None if i % 11 == 0 else i % 100,
+                    raw_confidence=i % 100,
+                    signal="panel" if i % 2 else "text",
+                    panel_size=i % 7,
+                    level_score=3,
+                    model="offline",
+                    backend="local",
+                    response_mode="",
+                    prompt_fingerprint="f" * 64,
+                    example_rating_ids=[i, i + 1, 2**40] if i % 5 else [],
+                    raw_reply='{"score": 3, "note": "ünïcode \\\\ back"}',
+                    prompt_tokens=i,
+                    completion_tokens=2 * i,
+                    cached_tokens=0,
+                    latency_ms=i % 1000,
+                    attempts=1,
+                    error="" if i % 13 else "timeout",
+                )
+            )
+    return rows
+
+
+def _stored(run) -> list[tuple]:
+    return sorted(
+        JudgePrediction.objects.filter(run=run).values_list(*COMPARED),
+        key=lambda row: (row[COMPARED.index("reviewer_id")], row[COMPARED.index("idea_id")]),
+    )
+
+
+@pytest.fixture
+def batch(domain):
+    ideas = make_ideas(domain, 120)
+    reviewers = [ReviewerFactory(profile=[domain]) for _ in range(2)]
+    dimension = Dimension.objects.get(rubric__is_default=True, key="innovativeness")
+    config = JudgeConfig.objects.create(name="p", kind="personalized", backend="local")
+    return reviewers, ideas, dimension, config
+
+
+def test_copy_stores_the_same_rows_as_bulk_create_and_updates_conflicts_alike(
+    domain, batch, monkeypatch
+):
+    assert connection.vendor == "postgresql"
+    reviewers, ideas, dimension, config = batch
+    by_copy, by_orm = _run(domain), _run(domain)
+    rows = _rows(by_copy, reviewers, ideas, dimension, config)
+    assert len(rows) >= COPY_MIN_ROWS  # the COPY path
+    copied = []
+    real_copy = prediction_store._copy_upsert
+    monkeypatch.setattr(
+        prediction_store, "_copy_upsert", lambda r: copied.append(len(r)) or real_copy(r)
+    )
+    predictions_upsert(rows)
+    assert copied == [len(rows)]
+    monkeypatch.setattr(prediction_store, "COPY_MIN_ROWS", 10**9)  # the bulk_create path
+    predictions_upsert(_rows(by_orm, reviewers, ideas, dimension, config))
+    assert copied == [len(rows)]
+    assert _stored(by_copy) == _stored(by_orm)
+    assert len(_stored(by_copy)) == 240
+
+    # A second store of the same keys (a duplicated task) updates, never duplicates.
+    monkeypatch.setattr(prediction_store, "COPY_MIN_ROWS", COPY_MIN_ROWS)
+    predictions_upsert(_rows(by_copy, reviewers, ideas, dimension, config, score_shift=1))
+    monkeypatch.setattr(prediction_store, "COPY_MIN_ROWS", 10**9)
+    predictions_upsert(_rows(by_orm, reviewers, ideas, dimension, config, score_shift=1))
+    assert _stored(by_copy) == _stored(by_orm)
+    assert JudgePrediction.objects.filter(run=by_copy).count() == 240
+    assert JudgePrediction.objects.filter(run=by_copy, created_at__isnull=True).count() == 0
+
+
+def test_two_copy_batches_in_one_transaction_each_store_their_own_rows(domain, batch):
+    reviewers, ideas, dimension, config = batch
+    run = _run(domain)
+    rows = _rows(run, reviewers, ideas, dimension, config)
+    predictions_upsert(rows[:200])  # the test's transaction stays open between the two
+    predictions_upsert(rows[200:] + rows[:200])
+    assert JudgePrediction.objects.filter(run=run).count() == 240
