@@ -87,8 +87,15 @@ def _incidences(frame: pd.DataFrame) -> tuple[list[int], int]:
     """Per finding, how many distinct members raised it; and how many members there are."""
     if frame.empty:
         return [], 0
-    pairs = frame[["finding", "member"]].drop_duplicates()
-    return pairs.groupby("finding").size().astype(int).tolist(), int(frame["member"].nunique())
+    return _incidences_of(frame["finding"].tolist(), frame["member"].tolist())
+
+
+def _incidences_of(findings: Sequence[Any], members: Sequence[Any]) -> tuple[list[int], int]:
+    """`_incidences` on plain lists (one entry per unit): findings in sorted order."""
+    raised: dict[Any, set[Any]] = {}
+    for finding, member in zip(findings, members, strict=True):
+        raised.setdefault(finding, set()).add(member)
+    return [len(raised[f]) for f in sorted(raised)], len(set(members))
 
 
 def _estimates(frame: pd.DataFrame, seed: int) -> dict[str, Any]:
@@ -129,8 +136,15 @@ def _saturation(idea_incidences: list[tuple[list[int], int]]) -> dict[str, Any]:
 def units_frame(rationales: pd.DataFrame) -> pd.DataFrame:
     """One row per finding unit, carrying its rationale's columns."""
     rows = []
-    for rec in rationales[COLUMNS].itertuples(index=False):
-        for i, unit in enumerate(split_units(str(rec.text))):
+    # Rationales repeat ("Clear buyer."): each distinct text is split once.
+    split: dict[str, list[str]] = {}
+    columns = [rationales[c].tolist() for c in COLUMNS]
+    for rec in zip(*columns, strict=True):
+        text = str(rec[-1])
+        units = split.get(text)
+        if units is None:
+            units = split[text] = split_units(text)
+        for i, unit in enumerate(units):
             rows.append((*rec[:-1], i, unit))
     return pd.DataFrame(rows, columns=[*COLUMNS[:-1], "unit_index", "text"])
 
@@ -196,10 +210,18 @@ def _sweep(
     vectors: np.ndarray,
     sweep: Sequence[float],
     trees: list[tuple[int, list[int], Any]],
+    known: dict[float, tuple[pd.Series, pd.Series]] | None = None,
 ) -> dict[str, Any]:
+    """Counts at each threshold of `sweep`; `known` holds clusterings already made (the page's
+    threshold is usually one of the sweep's), which are not made again."""
     out = {}
     for t in sweep:
-        idea_key, domain_id, _ = _cluster_domain(group, vectors, float(t), trees, with_names=False)
+        if known is not None and float(t) in known:
+            idea_key, domain_id = known[float(t)]
+        else:
+            idea_key, domain_id, _ = _cluster_domain(
+                group, vectors, float(t), trees, with_names=False
+            )
         out[f"{t:g}"] = {
             "idea_findings": int(idea_key.nunique()),
             "domain_findings": int(domain_id.nunique()),
@@ -251,23 +273,48 @@ def compute_findings(
         finding_rows.sort(key=lambda r: (-r["n_reviewers"], -r["n_units"], r["id"]))
         idea_sections: dict[str, Any] = {}
         idea_incidences: list[tuple[list[int], int]] = []
-        for idea_id, ig in group.groupby("idea_id", sort=True):
-            local = ig.assign(finding=ig["idea_finding"])
-            idea_incidences.append(_incidences(local))
+        # Per idea, plain lists rather than a pandas group per idea and per finding: a domain
+        # has hundreds of ideas, and pandas' per-group overhead was most of the run.
+        idea_keys = group["idea_finding"].tolist()
+        domain_ids = group["finding"].tolist()
+        members = group["member"].tolist()
+        rating_ids = group["rating_id"].tolist()
+        dimensions = group["dimension"].tolist()
+        texts = group["text"].tolist()
+        rows_of_idea: dict[Any, list[int]] = {}
+        for i, idea_id in enumerate(group["idea_id"].tolist()):
+            rows_of_idea.setdefault(idea_id, []).append(i)
+        for idea_id in sorted(rows_of_idea):
+            rows = rows_of_idea[idea_id]
+            y, t = _incidences_of([idea_keys[i] for i in rows], [members[i] for i in rows])
+            idea_incidences.append((y, t))
             if ideas is not None and int(idea_id) not in ideas:
                 continue
-            section = _estimates(local, seed=int(idea_id))
+            section = scope_estimates(
+                y,
+                t,
+                n_rationales=len({rating_ids[i] for i in rows}),
+                n_units=len(rows),
+                seed=int(idea_id),
+            )
+            rows_of_finding: dict[str, list[int]] = {}
+            for i in rows:
+                rows_of_finding.setdefault(idea_keys[i], []).append(i)
             findings: list[dict[str, Any]] = []
-            for _key, fg in ig.groupby("idea_finding", sort=True):
-                idx = list(fg.index)
+            for key in sorted(rows_of_finding):
+                idx = rows_of_finding[key]
                 findings.append(
                     {
-                        "id": int(fg["finding"].iloc[0]),
-                        "name": name_of(fg["text"].tolist(), vectors[idx]),
-                        "members": sorted({str(m) for m in fg["member"]}),
+                        "id": int(domain_ids[idx[0]]),
+                        "name": name_of([texts[i] for i in idx], vectors[idx]),
+                        "members": sorted({str(members[i]) for i in idx}),
                         "units": [
-                            {"member": str(r.member), "dimension": r.dimension, "text": r.text}
-                            for r in fg.itertuples(index=False)
+                            {
+                                "member": str(members[i]),
+                                "dimension": dimensions[i],
+                                "text": texts[i],
+                            }
+                            for i in idx
                         ],
                     }
                 )
@@ -281,7 +328,9 @@ def compute_findings(
                 for dim, dg in group.groupby("dimension", sort=True)
             },
             "saturation": _saturation(idea_incidences),
-            "sweep": _sweep(group, vectors, sweep, trees),
+            "sweep": _sweep(
+                group, vectors, sweep, trees, known={float(threshold): (idea_key, domain_id)}
+            ),
             "findings": finding_rows,
             "ideas": idea_sections,
         }
