@@ -171,15 +171,17 @@ def _cluster_domain(
     trees: list[tuple[int, list[int], Any]],
     *,
     with_names: bool = True,
+    domain_trees: dict[bytes, tuple[Any]] | None = None,
 ) -> tuple[pd.Series, pd.Series, dict[int, str]]:
     """Per-idea findings, then domain findings over the ideas' findings.
 
     Returns, per unit, its idea-level finding key ("<idea>:<n>") and its domain finding id, and
-    the domain findings' names.
+    the domain findings' names. `domain_trees` keeps the domain trees across thresholds, keyed
+    by the idea findings they were built on.
     """
     n = len(group)
     idea_label = np.full(n, -1, dtype=int)  # a global index of the unit's idea finding
-    centroids: list[np.ndarray] = []
+    memberships: list[np.ndarray] = []
     keys: list[str] = []
     for idea_id, idx, tree in trees:
         labels = _cut(tree, len(idx), threshold)
@@ -188,9 +190,19 @@ def _cluster_domain(
             members = rows[labels == label]
             idea_label[members] = len(keys)
             keys.append(f"{idea_id}:{label}")
-            centroids.append(vectors[members].mean(axis=0))
-    matrix = np.vstack(centroids) if centroids else np.zeros((0, 1))
-    domain_of_key = _cut(_tree(matrix), len(keys), threshold)
+            memberships.append(members)
+    # Neighbouring thresholds often split every idea the same way: the same idea findings have
+    # the same centroids, so the domain's tree (the costly part: a centroid similarity matrix)
+    # is built once and only cut again.
+    cache_key = idea_label.tobytes()
+    domain_tree = None if domain_trees is None else domain_trees.get(cache_key)
+    if domain_tree is None:
+        centroids = [vectors[members].mean(axis=0) for members in memberships]
+        matrix = np.vstack(centroids) if centroids else np.zeros((0, 1))
+        domain_tree = (_tree(matrix),)
+        if domain_trees is not None:
+            domain_trees[cache_key] = domain_tree
+    domain_of_key = _cut(domain_tree[0], len(keys), threshold)
     domain_label = domain_of_key[idea_label] if n else np.zeros(0, dtype=int)
     names: dict[int, str] = {}
     if with_names:
@@ -211,6 +223,7 @@ def _sweep(
     sweep: Sequence[float],
     trees: list[tuple[int, list[int], Any]],
     known: dict[float, tuple[pd.Series, pd.Series]] | None = None,
+    domain_trees: dict[bytes, tuple[Any]] | None = None,
 ) -> dict[str, Any]:
     """Counts at each threshold of `sweep`; `known` holds clusterings already made (the page's
     threshold is usually one of the sweep's), which are not made again."""
@@ -220,7 +233,7 @@ def _sweep(
             idea_key, domain_id = known[float(t)]
         else:
             idea_key, domain_id, _ = _cluster_domain(
-                group, vectors, float(t), trees, with_names=False
+                group, vectors, float(t), trees, with_names=False, domain_trees=domain_trees
             )
         out[f"{t:g}"] = {
             "idea_findings": int(idea_key.nunique()),
@@ -256,7 +269,10 @@ def compute_findings(
         group = group.reset_index(drop=True)
         vectors = _normalised(embed(group["text"].tolist()))
         trees = _idea_trees(group, vectors)
-        idea_key, domain_id, names = _cluster_domain(group, vectors, threshold, trees)
+        domain_trees: dict[bytes, tuple[Any]] = {}
+        idea_key, domain_id, names = _cluster_domain(
+            group, vectors, threshold, trees, domain_trees=domain_trees
+        )
         group["idea_finding"] = idea_key
         group["finding"] = domain_id
         finding_rows: list[dict[str, Any]] = [
@@ -329,7 +345,12 @@ def compute_findings(
             },
             "saturation": _saturation(idea_incidences),
             "sweep": _sweep(
-                group, vectors, sweep, trees, known={float(threshold): (idea_key, domain_id)}
+                group,
+                vectors,
+                sweep,
+                trees,
+                known={float(threshold): (idea_key, domain_id)},
+                domain_trees=domain_trees,
             ),
             "findings": finding_rows,
             "ideas": idea_sections,
