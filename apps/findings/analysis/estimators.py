@@ -31,6 +31,7 @@ finding) and the number of sampling units T.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -144,6 +145,26 @@ def expected_richness(incidences: Incidences, units: int, t: int) -> float:
 
 
 def _curve(y: np.ndarray, units: int, ts: np.ndarray) -> np.ndarray:
+    """Expected distinct findings at each t of `ts`. Remembered per (incidences, T, ts): the
+    bootstrap redraws the same incidences again and again for small panels, and every idea's
+    section draws its own 100."""
+    y = np.asarray(y)
+    ts = np.asarray(ts)
+    return _curve_remembered(
+        y.dtype.str, y.tobytes(), int(units), ts.dtype.str, ts.tobytes()
+    ).copy()
+
+
+@functools.lru_cache(maxsize=8192)  # at most a few MB: a curve is one float per t
+def _curve_remembered(
+    y_dtype: str, y_bytes: bytes, units: int, ts_dtype: str, ts_bytes: bytes
+) -> np.ndarray:
+    return _curve_computed(
+        np.frombuffer(y_bytes, dtype=y_dtype), units, np.frombuffer(ts_bytes, dtype=ts_dtype)
+    )
+
+
+def _curve_computed(y: np.ndarray, units: int, ts: np.ndarray) -> np.ndarray:
     out = np.zeros(len(ts), dtype=float)
     s_obs = len(y)
     if s_obs == 0 or units == 0:
@@ -172,7 +193,7 @@ def _ratio_binom_rows(n_minus: np.ndarray, n: int, t_max: int) -> np.ndarray:
     """Row t-1: C(n - y, t) / C(n, t) for each entry n - y, t = 1..t_max, as running products
     (no overflow; the same products, in the same order, as multiplying one factor at a time)."""
     j = np.arange(t_max)
-    factors = np.clip(np.asarray(n_minus)[None, :] - j[:, None], 0, None) / (n - j)[:, None]
+    factors = np.maximum(np.asarray(n_minus)[None, :] - j[:, None], 0) / (n - j)[:, None]
     return np.cumprod(factors, axis=0)
 
 
