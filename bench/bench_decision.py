@@ -57,7 +57,8 @@ import pandas as pd  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
 
 from apps.decisions.ranking.board import scales_from  # noqa: E402
-from apps.decisions.ranking.model import ALL, Scale, fit_domain  # noqa: E402
+from apps.decisions.ranking.domain import fit_domain  # noqa: E402
+from apps.decisions.ranking.model import ALL, Scale  # noqa: E402
 from apps.decisions.ranking.routing import (  # noqa: E402
     MIN_READS,
     RANDOM,

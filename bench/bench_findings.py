@@ -89,10 +89,10 @@ def main() -> None:
     from apps.catalog.models import Domain, Idea
     from apps.demo.services import demo_load
     from apps.disagreement.analysis import compute_metrics
-    from apps.disagreement.selectors import rating_frame
     from apps.findings.models import FindingSnapshot
     from apps.findings.selectors import default_threshold
     from apps.findings.services import findings_compute, findings_recompute
+    from apps.screening.selectors.frame import rating_frame
 
     call_command("migrate", verbosity=0)
     with connection.cursor() as cur:

@@ -35,14 +35,14 @@ from apps.judges.engine.examples import select_examples  # noqa: E402
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgePrediction, JudgeRun  # noqa: E402
 from apps.judges.services import planning  # noqa: E402
 from apps.judges.services.chunks import _Executor  # noqa: E402
-from apps.judges.services.run_plans import _ensure_plan  # noqa: E402
+from apps.judges.services.run_plans import ensure_plan  # noqa: E402
 
 SHOTS = [0, 1, 2, 5, 9]
 
 
 def reference_per_unit(run: JudgeRun, sample: int) -> tuple[float, int]:
     """Seconds per unit of the former path: a pandas select_examples and a judge() per unit."""
-    plan = _ensure_plan(run)
+    plan = ensure_plan(run)
     ex = _Executor(run, plan)
     units = [u for u in plan.units if u.k > 0][:: max(1, len(plan.units) // sample)][:sample]
     backend = get_backend("local")
@@ -97,7 +97,7 @@ def main() -> None:
     JudgeRun.objects.filter(id=run.id).update(status=JudgeRun.Status.RUNNING)
     run.refresh_from_db()
     t0 = time.perf_counter()
-    plan = _ensure_plan(run)
+    plan = ensure_plan(run)
     t_plan = time.perf_counter() - t0
     examples_started = time.perf_counter()
     planning.examples_for_units(plan.units, plan.pools)

@@ -220,8 +220,8 @@ def bench_size(n_ratings: int, page_runs: int) -> dict:
 
     from apps.accounts.models import User
     from apps.disagreement.models import MetricSnapshot
-    from apps.disagreement.selectors import rating_frame
     from apps.disagreement.services import AUTO_SCOPE, metrics_recompute
+    from apps.screening.selectors.frame import rating_frame
 
     loaded, t_load = timed(lambda: load_ratings(n_ratings))
     frame, t_sel = timed(lambda: rating_frame())

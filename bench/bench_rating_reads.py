@@ -31,7 +31,7 @@ def main() -> None:
     import django
 
     django.setup()
-    from apps.disagreement.selectors import (
+    from apps.screening.selectors.frame import (
         _rating_columns,
         _rating_columns_portable,
         ratings_queryset,

@@ -2,8 +2,12 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
+from apps.accounts.views import home
+
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Each role's start page (accounts knows the roles; core, below it, does not).
+    path("", home, name="home"),
     path("", include("apps.core.urls")),
     path("accounts/", include("apps.accounts.urls")),
     path("catalog/", include("apps.catalog.urls")),

@@ -9,17 +9,23 @@ from __future__ import annotations
 
 import hashlib
 
+from celery import current_app
 from django.conf import settings
 from django.contrib.auth.tokens import default_token_generator
 from django.core.cache import cache
 from django.core.mail import send_mail
+from django.db import transaction
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.encoding import force_bytes
 from django.utils.http import urlsafe_base64_encode
 
+from apps.accounts.forms import AccountPasswordResetForm
 from apps.accounts.models import Invitation, User
 from apps.core.errors import ApplicationError, FieldError
+
+# The task that mails a reset link (apps/accounts/tasks.py), sent by name.
+PASSWORD_RESET_SEND = "accounts.password_reset_send"
 
 
 def _set_password_url(*, user: User, base_url: str) -> str:
@@ -108,8 +114,6 @@ def password_reset_request(*, email: str, client_ip: str, domain: str, use_https
     about accounts), PASSWORD_RESET_PER_ADDRESS mails to one address (beyond it the request is
     answered as usual and nothing is sent, so nobody can flood a mailbox).
     """
-    from apps.accounts.tasks import password_reset_send_task
-
     window = settings.PASSWORD_RESET_WINDOW_SECONDS
     prefix = settings.PASSWORD_RESET_THROTTLE_PREFIX
     if _count(f"{prefix}:ip:{client_ip}", window=window) > settings.PASSWORD_RESET_PER_IP:
@@ -120,14 +124,15 @@ def password_reset_request(*, email: str, client_ip: str, domain: str, use_https
     address = hashlib.sha256(email.strip().lower().encode()).hexdigest()
     if _count(f"{prefix}:address:{address}", window=window) > settings.PASSWORD_RESET_PER_ADDRESS:
         return
-    password_reset_send_task.delay_on_commit(email, domain, use_https)
+    # Sent by name (the task module imports this one): after commit, like delay_on_commit.
+    transaction.on_commit(
+        lambda: current_app.send_task(PASSWORD_RESET_SEND, args=[email, domain, use_https])
+    )
 
 
 def password_reset_send(*, email: str, domain: str, use_https: bool) -> int:
     """Mail a reset link to the active accounts with this address (Django's reset form and
     templates); called by the task. Returns the number of accounts it wrote to."""
-    from apps.accounts.forms import AccountPasswordResetForm
-
     form = AccountPasswordResetForm(data={"email": email})
     if not form.is_valid():
         return 0

@@ -6,14 +6,17 @@ from axes.helpers import get_client_ip_address
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import views as auth_views
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.forms import PasswordResetForm
 from django.http import HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_POST
 
 from apps.accounts.forms import AccountPasswordResetForm
 from apps.accounts.models import User
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.accounts.selectors import accounts_for_invitations
 from apps.accounts.services import (
     ResetThrottled,
@@ -22,7 +25,6 @@ from apps.accounts.services import (
     password_reset_request,
 )
 from apps.core.errors import ApplicationError
-from apps.core.requests import AuthenticatedHttpRequest
 
 
 def _render(
@@ -80,3 +82,19 @@ class ThrottledPasswordResetView(auth_views.PasswordResetView):
             response["Retry-After"] = str(exc.retry_after)
             return response
         return HttpResponseRedirect(self.get_success_url())
+
+
+@login_required
+def home(request: AuthenticatedHttpRequest) -> HttpResponse:
+    """Send each role to the page it works from."""
+    user = request.user
+    targets = {
+        "reviewer": "screening:queue",
+        "manager": "disagreement:overview",
+        "admin": "catalog:admin_home",
+    }
+    role = "admin" if user.is_superuser else user.role
+    try:
+        return redirect(reverse(targets[role]))
+    except NoReverseMatch:
+        return redirect("/admin/")

@@ -11,9 +11,9 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import ImportJob
 from apps.core.csv_export import csv_response
-from apps.core.requests import AuthenticatedHttpRequest
 
 RECENT_JOBS = 10
 

@@ -16,6 +16,7 @@ from django.utils import timezone
 from django.views.decorators.http import require_http_methods
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.format_docs import (
     CONTENT_TYPES,
     SECTION_TITLES,
@@ -30,7 +31,6 @@ from apps.catalog.services import archive
 from apps.catalog.services.import_jobs import import_upload_or_queue
 from apps.catalog.services.imports import IMPORT_KINDS, UploadOutcome
 from apps.core.errors import ApplicationError, FieldError
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.screening.models import Rating, RatingHistory, Rubric
 
 KIND_HELP = {

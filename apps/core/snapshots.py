@@ -21,9 +21,13 @@ a snapshot row and pages read the newest finished one. The rules, the same for e
   queued row and queues the next computation. No change is ever left unread. A computation
   that raises marks the row failed with the error; ``prune`` keeps the newest finished rows.
 
-A snapshot model has the fields ``scope``, ``status`` (queued / running / done / failed),
-``created_at``, ``started_at``, ``computed_at``, ``duration_ms`` and ``error``. What is computed,
-which scopes exist and when to queue stay with each app (apps/disagreement/services.py,
+A snapshot model is a ``apps.core.models.Snapshot`` (``status``, ``created_at``, ``started_at``,
+``computed_at``, ``duration_ms``, ``error``) with its own ``scope`` and the constraint
+``one_queued_per_scope``. Each kind declares itself once as a ``SnapshotKind`` (the model, the
+name of the task that computes one, how long to debounce, how many to keep); that object
+queues, debounces, sends the task by name (no services -> tasks import, so no cycle), resends
+lost messages and prunes. What is computed, which scopes exist and when to queue stay with each
+app (apps/disagreement/services.py, apps/findings/services.py, apps/decisions/services.py,
 apps/judges/services/alignment.py).
 """
 
@@ -33,14 +37,16 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
+from celery import current_app
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 
-from apps.core.errors import NotFound
+from apps.core.errors import ApplicationError, NotFound
 
 logger = logging.getLogger(__name__)
 
@@ -197,3 +203,130 @@ def resend_overdue(
     if sent:
         logger.warning("sent %s %s message(s) again: %s", len(sent), model._meta.label_lower, sent)
     return sent
+
+
+# A queued row no worker has taken after this long has lost its message for good.
+QUEUED_TIMEOUT = dt.timedelta(minutes=15)
+
+
+def _unreachable(exc: Exception) -> str:
+    return f"The task queue is unreachable ({exc.__class__.__name__}); nothing was computed."
+
+
+@dataclass(frozen=True)
+class SnapshotKind(Generic[S]):
+    """One kind of stored snapshot, declared once by its app: the rules of this module bound to
+    its model and task.
+
+    ``task`` is the name of the Celery task that computes one snapshot (its only argument the
+    snapshot id); it is sent by name, so the services never import their tasks. ``debounce``
+    names the setting holding the seconds a change waits for the rest of its burst (read when
+    sent, so a test or an operator can change it). ``unreachable``, when set, is raised as an
+    ApplicationError after a failed send, for the manager who pressed "Recompute now"; the
+    automatic path only records the failure on the row. ``queue_name`` "default" sends to the
+    default queue instead of the task's route (the judges' routes go to the long-runs queue).
+    """
+
+    model: type[S]
+    task: str
+    what: str
+    keep: int
+    debounce: str
+    debounce_default: float = 10
+    unreachable: str | None = None
+    lost_error: str = "No worker picked this recompute up."
+    queue_name: str | None = None
+    timeout: dt.timedelta = QUEUED_TIMEOUT
+
+    def debounce_seconds(self) -> float:
+        return float(getattr(settings, self.debounce, self.debounce_default))
+
+    def queue(self, scope: str, **fields: Any) -> tuple[S, bool]:
+        """The scope's queued snapshot, created with ``fields`` if missing (a lost one is
+        failed first): (snapshot, created)."""
+        expire_lost(self.model, scope, timeout=self.timeout, error=self.lost_error)
+        return queue(self.model, scope, **fields)
+
+    def _send_task(self, snapshot_id: int, *, countdown: float) -> None:
+        queue_name = current_app.conf.task_default_queue if self.queue_name == "default" else None
+        current_app.send_task(
+            self.task, args=[snapshot_id], countdown=countdown or None, queue=queue_name
+        )
+
+    def send(self, snapshot_id: int, *, countdown: float) -> None:
+        """Send the computation; a dead broker fails the row loudly (no in-request fallback) and
+        raises ``unreachable`` when the kind has one."""
+        failure = send_or_fail(
+            self.model,
+            snapshot_id,
+            lambda: self._send_task(snapshot_id, countdown=countdown),
+            error=_unreachable,
+            log=logger,
+            what=self.what,
+        )
+        if failure is not None and self.unreachable is not None:
+            raise ApplicationError(self.unreachable) from failure
+
+    def send_after_commit(self, snapshot_id: int, *, countdown: float) -> None:
+        """Send once the caller's transaction commits (at once when there is none)."""
+        transaction.on_commit(lambda: self.send(snapshot_id, countdown=countdown))
+
+    def mark_stale(self, scope: str, **fields: Any) -> None:
+        """Its inputs changed (called after their commit): make sure a computation will read them.
+
+        A burst costs one SELECT per change (the queued row exists) and produces one computation,
+        sent with the debounce. A dead broker is recorded on the row, never raised: the change
+        that called this is already saved.
+        """
+        if has_fresh_queued(self.model, scope, timeout=self.timeout):
+            return
+        snapshot, created = self.queue(scope, **fields)
+        if not created:
+            return
+        try:
+            self.send(snapshot.pk, countdown=self.debounce_seconds())
+        except ApplicationError:
+            pass  # already logged and recorded on the snapshot
+
+    def request(self, scope: str, **fields: Any) -> S:
+        """A manager's "Recompute now": queue (or join) the scope's computation and send it at
+        once after commit. Pressing twice returns the same row; the second message is harmless
+        (the claim)."""
+        snapshot, _ = self.queue(scope, **fields)
+        self.send_after_commit(snapshot.pk, countdown=0)
+        return snapshot
+
+    def resend_lost(self) -> list[int]:
+        """Beat job: queued computations whose message was lost (a Redis restart) are sent
+        again."""
+        return resend_overdue(
+            self.model,
+            countdown_seconds=self.debounce_seconds(),
+            send=lambda pk: self._send_task(pk, countdown=0),
+        )
+
+    def compute(
+        self,
+        snapshot_id: int,
+        compute: Callable[[S, Callable[[], int]], None],
+        *,
+        claim_fields: dict[str, Any] | None = None,
+    ) -> S:
+        """Claim, compute, prune (``compute_claimed``); ``compute`` ends with ``done``."""
+        return compute_claimed(
+            self.model,
+            snapshot_id,
+            compute,
+            keep=self.keep,
+            log=logger,
+            what=self.what,
+            claim_fields=claim_fields,
+        )
+
+    def done(self, snapshot_id: int, elapsed_ms: Callable[[], int], **fields: Any) -> None:
+        """Store a computed snapshot's result ``fields`` (``mark_done``)."""
+        mark_done(self.model, snapshot_id, elapsed_ms, **fields)
+
+    def progress(self, snapshot_id: int, percent: int) -> None:
+        """How far a running computation is, for the page that waits on it."""
+        self.model._default_manager.filter(id=snapshot_id, status=RUNNING).update(progress=percent)

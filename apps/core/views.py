@@ -1,32 +1,12 @@
 import sys
 
-from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse, JsonResponse
-from django.shortcuts import redirect
 from django.template.loader import render_to_string
-from django.urls import NoReverseMatch, reverse
 from django.views import defaults
 
 from apps.core import health
 from apps.core.api import service_unavailable
 from apps.core.errors import ServiceUnavailable
-from apps.core.requests import AuthenticatedHttpRequest
-
-
-@login_required
-def home(request: AuthenticatedHttpRequest) -> HttpResponse:
-    """Send each role to the page it works from."""
-    user = request.user
-    targets = {
-        "reviewer": "screening:queue",
-        "manager": "disagreement:overview",
-        "admin": "catalog:admin_home",
-    }
-    role = "admin" if user.is_superuser else user.role
-    try:
-        return redirect(reverse(targets[role]))
-    except NoReverseMatch:
-        return redirect("/admin/")
 
 
 def healthz(request: HttpRequest) -> HttpResponse:

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from apps.decisions.ranking.board import MOSTLY_JUDGES, NO_READER, ONE_READER
 from apps.decisions.ranking.model import ALL
+from apps.decisions.ranking.rows import MOSTLY_JUDGES, NO_READER, ONE_READER
 from apps.findings.selectors import unsaturated_idea_ids
 from apps.panels.selectors import panel_scores_for_ideas
 

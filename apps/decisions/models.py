@@ -13,52 +13,35 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from apps.core.models import Snapshot, one_queued_per_scope, snapshot_index
 
-class DecisionSnapshot(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
 
+class DecisionSnapshot(Snapshot):
     # One scope today ("all"): the model reads every rating. Kept as a field so the debounce's
     # one-queued-row constraint reads like the metrics snapshot's.
     scope = models.CharField(max_length=100, default="all")
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0)
     # Summary: the shortlist share, the dimensions, each fit's mu / sigma / tau, the counts.
     result = models.JSONField(null=True, blank=True)
     n_ratings = models.PositiveIntegerField(null=True, blank=True)
     n_predictions = models.PositiveIntegerField(null=True, blank=True)
     latest_rating_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    error = models.TextField(blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(Snapshot.Meta):
         constraints = [
-            models.UniqueConstraint(
-                fields=["scope"], condition=Q(status="queued"), name="one_queued_decision_snapshot"
-            ),
+            one_queued_per_scope("one_queued_decision_snapshot"),
             models.CheckConstraint(
                 condition=Q(progress__gte=0) & Q(progress__lte=100),
                 name="decision_snapshot_progress_0_100",
             ),
         ]
-        indexes = [models.Index(fields=["scope", "status", "-computed_at"])]
+        indexes = [snapshot_index()]
 
     def __str__(self) -> str:
         return f"decision snapshot {self.pk} {self.status}"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
 
 
 class DecisionSlice(models.Model):

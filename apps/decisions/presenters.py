@@ -69,7 +69,7 @@ def score_text(item: list[Any], *, overall: bool) -> str:
         return f"{name} ({', '.join(parts)})"
     raw, status = item[1], item[2]
     if status == "gated":
-        return f"{name}=gated (floor)"
+        return f"{name}=gated (a stage closed; not scored)"
     if status != "scored":
         return f"{name}={status}"
     return f"{name}={raw}"

@@ -1,20 +1,20 @@
 """Writes for the decisions app: recompute the model's snapshot, suggest and accept reads.
 
-The snapshot follows the debounce of apps/core/snapshots.py: every rating change and every
-finished prediction run calls ``decisions_mark_stale()`` after its commit; one queued row per
-scope collects the burst and a worker computes it.
+The snapshot is a kind of apps/core/snapshots.py, declared here as ``DECISIONS``: every rating
+change and every finished prediction run calls ``decisions_mark_stale()`` after its commit (the
+hooks in settings); one queued row per scope collects the burst and a worker computes it.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast
 
+import orjson
 import pandas as pd
 from django.conf import settings
-from django.db import transaction
+from django.db import connection, models, transaction
 from django.utils import timezone
 
 from apps.accounts.models import User
@@ -34,15 +34,24 @@ from apps.decisions.ranking.routing import (
     route,
 )
 from apps.decisions.record.selectors import shortlist_size
-from apps.disagreement import selectors as metrics_selectors
 from apps.screening.models import Assignment
+from apps.screening.selectors import frame as ratings
 
 logger = logging.getLogger(__name__)
 
-DEBOUNCE_SECONDS: int = getattr(settings, "DECISIONS_DEBOUNCE_SECONDS", 10)
-QUEUED_TIMEOUT = dt.timedelta(minutes=15)
-LOST_ERROR = "No worker picked this recompute up."
-KEEP_SNAPSHOTS = 10
+# The decision snapshots (apps/core/snapshots.py): debounced by DECISIONS_DEBOUNCE_SECONDS (10 s
+# unless set), the newest 10 finished kept.
+DECISIONS = snapshots.SnapshotKind(
+    DecisionSnapshot,
+    task="decisions.recompute",
+    what="decision snapshot",
+    keep=10,
+    debounce="DECISIONS_DEBOUNCE_SECONDS",
+    debounce_default=10,
+    unreachable="The task queue is unreachable; the ranking was not recomputed. Try again later.",
+)
+# A numpy float in a row is written as the json module writes it (a float subclass).
+JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
 # The shortlist: the top share of each domain (P(top X %) on the page, the routing's target).
 TOP_SHARE: float = getattr(settings, "DECISIONS_TOP_SHARE", DEFAULT_TOP_SHARE)
 # The routing policy (apps/decisions/ranking/routing.py); settings may override any field.
@@ -51,32 +60,7 @@ POLICY = Policy(**{**getattr(settings, "DECISIONS_ROUTING", {}), "share": TOP_SH
 
 def decisions_resend_lost() -> list[int]:
     """Beat job: queued recomputes whose message was lost (a Redis restart) are sent again."""
-    from apps.decisions.tasks import decisions_recompute_task
-
-    return snapshots.resend_overdue(
-        DecisionSnapshot,
-        countdown_seconds=DEBOUNCE_SECONDS,
-        send=lambda pk: decisions_recompute_task.apply_async(args=[pk]),
-    )
-
-
-def _enqueue(snapshot_id: int, *, countdown: int) -> None:
-    """Send the task; an unreachable broker fails the snapshot loudly (no synchronous path)."""
-    from apps.decisions.tasks import decisions_recompute_task
-
-    try:
-        decisions_recompute_task.apply_async(args=[snapshot_id], countdown=countdown)
-    except Exception as exc:  # kombu raises several types for an unreachable broker
-        logger.exception("could not enqueue decisions recompute %s", snapshot_id)
-        DecisionSnapshot.objects.filter(
-            id=snapshot_id, status=DecisionSnapshot.Status.QUEUED
-        ).update(
-            status=DecisionSnapshot.Status.FAILED,
-            error=f"The task queue is unreachable ({exc.__class__.__name__}).",
-        )
-        raise ApplicationError(
-            "The task queue is unreachable; the ranking was not recomputed. Try again later."
-        ) from exc
+    return DECISIONS.resend_lost()
 
 
 def decisions_mark_stale() -> None:
@@ -85,55 +69,31 @@ def decisions_mark_stale() -> None:
     A dead broker is logged and recorded on the snapshot, not raised: the change that called
     this is already saved. A change during a burst costs one SELECT (the queued row exists).
     """
-    if snapshots.has_fresh_queued(DecisionSnapshot, selectors.SCOPE, timeout=QUEUED_TIMEOUT):
-        return
-    snapshots.expire_lost(
-        DecisionSnapshot, selectors.SCOPE, timeout=QUEUED_TIMEOUT, error=LOST_ERROR
-    )
-    snapshot, created = snapshots.queue(DecisionSnapshot, selectors.SCOPE)
-    if not created:
-        return
-    try:
-        _enqueue(snapshot.id, countdown=DEBOUNCE_SECONDS)
-    except ApplicationError:
-        pass
+    DECISIONS.mark_stale(selectors.SCOPE)
+
+
+def decisions_inputs_changed(*, reviewer_ids: Sequence[int]) -> None:
+    """A RATINGS_CHANGED_HOOKS and PREDICTIONS_CHANGED_HOOKS hook: the model reads every rating
+    and prediction, so who changed does not matter."""
+    decisions_mark_stale()
 
 
 def decisions_request_recompute(*, actor: User) -> DecisionSnapshot:
     """A manager's "Recompute now": join or create the queued row and send it at once."""
     if not actor.can_read_all_ratings:
         raise PermissionDenied("Only managers and admins recompute the ranking.")
-    snapshots.expire_lost(
-        DecisionSnapshot, selectors.SCOPE, timeout=QUEUED_TIMEOUT, error=LOST_ERROR
-    )
-    snapshot, _ = snapshots.queue(DecisionSnapshot, selectors.SCOPE, requested_by=actor)
-    transaction.on_commit(lambda: _enqueue(snapshot.id, countdown=0))
-    return snapshot
-
-
-def _progress(snapshot_id: int, progress: int) -> None:
-    DecisionSnapshot.objects.filter(id=snapshot_id, status=DecisionSnapshot.Status.RUNNING).update(
-        progress=progress
-    )
+    return DECISIONS.request(selectors.SCOPE, requested_by=actor)
 
 
 def decisions_recompute(*, snapshot_id: int) -> DecisionSnapshot:
     """Fit the model, store the board and the routing suggestions; idempotent (claimed row)."""
-    return snapshots.compute_claimed(
-        DecisionSnapshot,
-        snapshot_id,
-        _compute,
-        keep=KEEP_SNAPSHOTS,
-        log=logger,
-        what="decision snapshot",
-        claim_fields={"progress": 5},
-    )
+    return DECISIONS.compute(snapshot_id, _compute, claim_fields={"progress": 5})
 
 
 def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
     snapshot_id = snapshot.id
     inputs = selectors.decision_inputs()
-    _progress(snapshot_id, 30)
+    DECISIONS.progress(snapshot_id, 30)
     # The board, and the same model on people's reads alone (the page's evidence=people).
     boards, summary = build_boards(
         inputs.frame,
@@ -144,7 +104,7 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
         vectors=inputs.vectors,
     )
     rows = boards["all"]
-    _progress(snapshot_id, 70)
+    DECISIONS.progress(snapshot_id, 70)
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for evidence, board in boards.items():
         for row in board:
@@ -158,16 +118,9 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
     summary["ratings"] = rating_counts(inputs.frame, rows)
     latest = inputs.frame["rated_at"].max() if len(inputs.frame) else None
     with transaction.atomic():
-        DecisionSlice.objects.bulk_create(
-            [
-                DecisionSlice(snapshot_id=snapshot_id, domain=d, dimension=k, evidence=e, rows=r)
-                for (d, k, e), r in groups.items()
-            ],
-            batch_size=100,
-        )
+        _store_slices(snapshot_id, groups)
         _store_suggestions(snapshot_id, suggestions)
-        snapshots.mark_done(
-            DecisionSnapshot,
+        DECISIONS.done(
             snapshot_id,
             elapsed_ms,
             progress=100,
@@ -179,6 +132,39 @@ def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
             else latest.round("us").to_pydatetime(),
         )
     _route_automatically()
+
+
+def _store_slices(
+    snapshot_id: int, groups: dict[tuple[str, str, str], list[dict[str, Any]]]
+) -> None:
+    """The board's rows, one slice per (domain, dimension, evidence).
+
+    On PostgreSQL through one COPY, each slice's JSON written once: an INSERT of this size
+    (hundreds of MB of JSON at a million ratings) spent most of its time quoting the JSON
+    into SQL literals in Python, and orjson writes the JSON several times faster than the
+    standard library (the same values: PostgreSQL stores jsonb, not the text). Elsewhere
+    (SQLite) the ORM's bulk insert."""
+    if connection.vendor != "postgresql":
+        DecisionSlice.objects.bulk_create(
+            [
+                DecisionSlice(snapshot_id=snapshot_id, domain=d, dimension=k, evidence=e, rows=r)
+                for (d, k, e), r in groups.items()
+            ],
+            batch_size=100,
+        )
+        return
+    meta = DecisionSlice._meta
+    columns = ", ".join(
+        connection.ops.quote_name(str(cast(models.Field, meta.get_field(name)).column))
+        for name in ("snapshot", "domain", "dimension", "evidence", "rows")
+    )
+    table = connection.ops.quote_name(meta.db_table)
+    with (
+        connection.cursor() as cur,
+        cur.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+    ):
+        for (d, k, e), r in groups.items():
+            copy.write_row((snapshot_id, d, k, e, orjson.dumps(r, option=JSON_OPTIONS).decode()))
 
 
 def _focus(rows: list[dict[str, Any]], labels: dict[str, str]) -> dict[int, str]:
@@ -231,7 +217,7 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
     overall = [
         row for d, domain_rows in by_domain.items() for row in with_top_n(domain_rows, n=sizes[d])
     ]
-    focus = _focus(rows, metrics_selectors.dimension_labels())
+    focus = _focus(rows, ratings.dimension_labels())
     states = {
         r["idea_id"]: IdeaState(
             r["domain"],
@@ -313,7 +299,7 @@ def suggestions_accept(*, actor: User | None, suggestion_ids: Iterable[int]) -> 
         .select_related("idea__patent")
         .order_by("-value", "id")
     )
-    load = selectors.routing_candidates().open_load
+    load = selectors.open_load()
     taken = set(
         Assignment.objects.filter(
             reviewer_id__in={r.reviewer_id for r in rows}, idea_id__in={r.idea_id for r in rows}

@@ -12,12 +12,12 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain, Idea
 from apps.core import untrusted
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
 from apps.core.pagination import BIGINT_MAX
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.decisions import presenters as P
 from apps.decisions import selectors
 from apps.decisions.flags import extra_flags
@@ -34,7 +34,7 @@ from apps.decisions.services import (
     domain_routing_set,
     suggestions_accept,
 )
-from apps.disagreement import selectors as metrics_selectors
+from apps.screening.selectors import frame as ratings
 
 managers_only = role_required("manager", "admin")
 admins_only = role_required("admin")
@@ -48,7 +48,7 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     """
     form = DecideForm(request.GET)
     snapshot = selectors.snapshot_latest()
-    labels = metrics_selectors.dimension_labels()
+    labels = ratings.dimension_labels()
     names = dict(Domain.objects.values_list("key", "name"))
     domains = selectors.snapshot_domains(snapshot) if snapshot else []
     domain = form.value("domain")
@@ -118,9 +118,10 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     }
 
 
-def idea_standing_context(*, idea: Idea) -> dict[str, Any]:
-    """The context of templates/decisions/_idea_standing.html (the idea page's include): the
-    idea's rank, interval, P(top) and predictions from the stored decision snapshot."""
+def idea_standing_context(*, idea: Idea, viewer: Any = None) -> dict[str, Any]:
+    """The context of templates/decisions/_idea_standing.html (an IDEA_PAGE_SECTIONS section):
+    the idea's rank, interval, P(top) and predictions from the stored decision snapshot (the
+    same for every manager: ``viewer`` is not read)."""
     snapshot = selectors.snapshot_latest()
     if snapshot is None:
         return {"standing_ready": False}
@@ -133,7 +134,7 @@ def idea_standing_context(*, idea: Idea) -> dict[str, Any]:
             for dim, rows in selectors.snapshot_domain_rows(snapshot, domain=domain).items()
         },
         idea_id=idea.id,
-        labels=metrics_selectors.dimension_labels(),
+        labels=ratings.dimension_labels(),
     )
     result = snapshot.result or {}
     return {
@@ -159,7 +160,7 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
     )
     categories = []
     if not board["overall"]:
-        categories = metrics_selectors.rubric_categories().get(board["dimension"], [])
+        categories = ratings.rubric_categories().get(board["dimension"], [])
     return render(
         request,
         "decisions/decide.html",

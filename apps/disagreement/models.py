@@ -17,6 +17,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from apps.core.models import Snapshot, one_queued_per_scope, snapshot_index
+
 
 class Level(models.TextChoices):
     ORDINAL = "ordinal", "Ordinal"
@@ -40,13 +42,7 @@ def scope_key(
     return key + ("+categories" if include_categories else "")
 
 
-class MetricSnapshot(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
+class MetricSnapshot(Snapshot):
     scope = models.CharField(max_length=100)
     level = models.CharField(max_length=16, choices=Level.choices, default=Level.ORDINAL)
     since = models.DateField(null=True, blank=True)
@@ -54,43 +50,28 @@ class MetricSnapshot(models.Model):
     # False (the default): category levels such as PBIG's "not B2B" are left out of the ordinal
     # figures and reported apart; True: counted as the lowest grade (the manager's switch).
     include_categories = models.BooleanField(default=False)
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0)
     # The contract's dict without "strictness" and "pairwise" (those live in MetricSlice rows).
     result = models.JSONField(null=True, blank=True)
     n_ratings = models.PositiveIntegerField(null=True, blank=True)
     # The newest rating change the computation saw: ratings changed later make it stale.
     latest_rating_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    error = models.TextField(blank=True)
     # Null for the automatic recomputes that follow rating changes.
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(Snapshot.Meta):
         constraints = [
-            # The debounce rests on this: at most one waiting recompute per scope, so a burst of
-            # rating changes collapses into the single queued row that will read them all.
-            models.UniqueConstraint(
-                fields=["scope"], condition=Q(status="queued"), name="one_queued_snapshot_per_scope"
-            ),
+            one_queued_per_scope("one_queued_snapshot_per_scope"),
             models.CheckConstraint(
                 condition=Q(progress__gte=0) & Q(progress__lte=100), name="snapshot_progress_0_100"
             ),
         ]
-        indexes = [models.Index(fields=["scope", "status", "-computed_at"])]
+        indexes = [snapshot_index()]
 
     def __str__(self) -> str:
         return f"snapshot {self.pk} {self.scope} {self.status}"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
 
 
 class MetricSlice(models.Model):

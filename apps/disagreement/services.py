@@ -9,7 +9,8 @@ How a burst of rating changes becomes one recompute (the debounce):
   burst lands in the same recompute;
 - the task claims the row with a conditional update QUEUED -> RUNNING; from then on a change
   finds no QUEUED row and queues the next recompute. No change is ever left unread.
-The queue/claim/prune mechanics are shared with the judge alignment: apps/core/snapshots.py.
+The queue/claim/send/resend/prune mechanics are those of every snapshot kind, declared here as
+`METRICS`: apps/core/snapshots.py.
 """
 
 from __future__ import annotations
@@ -17,26 +18,32 @@ from __future__ import annotations
 import datetime as dt
 import json
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pandas as pd
-from django.conf import settings
 from django.db import connection, transaction
 
 from apps.accounts.models import User
 from apps.core import snapshots
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
+from apps.disagreement import analysis
 from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_key
+from apps.screening.selectors import frame as ratings
 
 logger = logging.getLogger(__name__)
 
-# Seconds between the first rating change of a burst and the recompute that reads the burst.
-DEBOUNCE_SECONDS: int = getattr(settings, "METRICS_DEBOUNCE_SECONDS", 10)
-# A queued recompute no worker has taken after this long has lost its message.
-QUEUED_TIMEOUT = dt.timedelta(minutes=15)
-# Finished snapshots kept per scope (older ones are deleted after each recompute).
-KEEP_SNAPSHOTS = 20
+# The metric snapshots (apps/core/snapshots.py): debounced by METRICS_DEBOUNCE_SECONDS (10 s
+# unless set), the newest 20 finished kept per scope.
+METRICS = snapshots.SnapshotKind(
+    MetricSnapshot,
+    task="disagreement.metrics_recompute",
+    what="metric snapshot",
+    keep=20,
+    debounce="METRICS_DEBOUNCE_SECONDS",
+    debounce_default=10,
+    unreachable="The task queue is unreachable; the metrics were not recomputed. Try again later.",
+)
 # Sections split out of `result` into MetricSlice rows, and the keys they are split by.
 # (The decision board moved to apps/decisions, with its own snapshot: Kind.BOARD is no longer
 # written.)
@@ -45,66 +52,9 @@ SLICED_SECTIONS = (MetricSlice.Kind.STRICTNESS, MetricSlice.Kind.PAIRWISE)
 AUTO_SCOPE = scope_key(level=Level.ORDINAL)
 
 
-def _enqueue(snapshot_id: int, *, countdown: int) -> None:
-    """Send the task; if the broker is unreachable, mark the snapshot failed and say so.
-
-    No synchronous fallback: computing in the web request would hide a dead queue.
-    """
-    from apps.disagreement.tasks import metrics_recompute_task
-
-    failure = snapshots.send_or_fail(
-        MetricSnapshot,
-        snapshot_id,
-        lambda: metrics_recompute_task.apply_async(args=[snapshot_id], countdown=countdown),
-        error=lambda exc: (
-            f"The task queue is unreachable, nothing was computed ({exc.__class__.__name__})."
-        ),
-        log=logger,
-        what="metrics recompute",
-    )
-    if failure is not None:
-        raise ApplicationError(
-            "The task queue is unreachable; the metrics were not recomputed. Try again later."
-        ) from failure
-
-
 def metrics_resend_lost() -> list[int]:
     """Beat job: queued recomputes whose message was lost (a Redis restart) are sent again."""
-    from apps.disagreement.tasks import metrics_recompute_task
-
-    return snapshots.resend_overdue(
-        MetricSnapshot,
-        countdown_seconds=DEBOUNCE_SECONDS,
-        send=lambda pk: metrics_recompute_task.apply_async(args=[pk]),
-    )
-
-
-def _expire_lost(scope: str) -> None:
-    """A QUEUED row whose message was lost would block its scope for good: fail it."""
-    snapshots.expire_lost(
-        MetricSnapshot, scope, timeout=QUEUED_TIMEOUT, error="No worker picked this recompute up."
-    )
-
-
-def _queue(
-    *,
-    level: str,
-    since: dt.date | None,
-    until: dt.date | None,
-    requested_by: User | None,
-    include_categories: bool = False,
-) -> tuple[MetricSnapshot, bool]:
-    """The scope's QUEUED snapshot, created if missing; returns (snapshot, created)."""
-    scope = scope_key(level=level, since=since, until=until, include_categories=include_categories)
-    return snapshots.queue(
-        MetricSnapshot,
-        scope,
-        level=level,
-        since=since,
-        until=until,
-        include_categories=include_categories,
-        requested_by=requested_by,
-    )
+    return METRICS.resend_lost()
 
 
 def metrics_mark_stale() -> None:
@@ -113,18 +63,14 @@ def metrics_mark_stale() -> None:
     Debounced (see the module docstring): a burst of changes costs one SELECT each and produces
     one queued recompute. A dead broker is logged and recorded on the snapshot (the dashboard shows
     it) but not raised: the rating that triggered this is already saved, and raising here would
-    also stop the judges' own after-commit hook.
+    also stop the other after-commit hooks.
     """
-    if snapshots.has_fresh_queued(MetricSnapshot, AUTO_SCOPE, timeout=QUEUED_TIMEOUT):
-        return
-    _expire_lost(AUTO_SCOPE)
-    snapshot, created = _queue(level=Level.ORDINAL, since=None, until=None, requested_by=None)
-    if not created:
-        return
-    try:
-        _enqueue(snapshot.id, countdown=DEBOUNCE_SECONDS)
-    except ApplicationError:
-        pass  # already logged and recorded on the snapshot
+    METRICS.mark_stale(AUTO_SCOPE, level=Level.ORDINAL, since=None, until=None, requested_by=None)
+
+
+def metrics_ratings_changed(*, reviewer_ids: Sequence[int]) -> None:
+    """A RATINGS_CHANGED_HOOKS hook: every rating is read, so who changed does not matter."""
+    metrics_mark_stale()
 
 
 def metrics_request_recompute(
@@ -156,22 +102,14 @@ def metrics_request_recompute(
     if errors:
         raise ApplicationError("The recompute was not started.", errors=errors)
     scope = scope_key(level=level, since=since, until=until, include_categories=include_categories)
-    _expire_lost(scope)
-    snapshot, _ = _queue(
+    # Sent after commit of the caller's transaction (immediately when there is none).
+    return METRICS.request(
+        scope,
         level=level,
         since=since,
         until=until,
-        requested_by=actor,
         include_categories=include_categories,
-    )
-    # Sent after commit of the caller's transaction (immediately when there is none).
-    transaction.on_commit(lambda: _enqueue(snapshot.id, countdown=0))
-    return snapshot
-
-
-def _set_progress(snapshot_id: int, progress: int) -> None:
-    MetricSnapshot.objects.filter(id=snapshot_id, status=MetricSnapshot.Status.RUNNING).update(
-        progress=progress
+        requested_by=actor,
     )
 
 
@@ -197,41 +135,26 @@ def metrics_recompute(*, snapshot_id: int) -> MetricSnapshot:
     snapshot untouched. The ratings are read after the claim, so every change committed before
     it is included.
     """
-    return snapshots.compute_claimed(
-        MetricSnapshot,
-        snapshot_id,
-        _compute,
-        keep=KEEP_SNAPSHOTS,
-        log=logger,
-        what="metric snapshot",
-        claim_fields={"progress": 5},
-    )
+    return METRICS.compute(snapshot_id, _compute, claim_fields={"progress": 5})
 
 
 def _compute(snapshot: MetricSnapshot, elapsed_ms: Callable[[], int]) -> None:
-    from apps.disagreement.analysis import compute_metrics
-    from apps.disagreement.selectors import rating_frame, rubric_categories, rubric_scales
-
     snapshot_id = snapshot.id
-    frame = rating_frame(since=snapshot.since, until=snapshot.until)
-    _set_progress(snapshot_id, 30)
-    categories = rubric_categories()
-    include = snapshot.include_categories
-    scales = rubric_scales()
-    result = compute_metrics(
+    frame = ratings.rating_frame(since=snapshot.since, until=snapshot.until)
+    METRICS.progress(snapshot_id, 30)
+    result = analysis.compute_metrics(
         frame,
-        scales=scales,
+        scales=ratings.rubric_scales(),
         level=snapshot.level,
-        categories=categories,
-        include_categories=include,
+        categories=ratings.rubric_categories(),
+        include_categories=snapshot.include_categories,
     )
-    _set_progress(snapshot_id, 85)
+    METRICS.progress(snapshot_id, 85)
     summary, slices = _split(result)
     latest = frame["rated_at"].max() if len(frame) else None
     with transaction.atomic():
         _store_slices(snapshot_id, slices)
-        snapshots.mark_done(
-            MetricSnapshot,
+        METRICS.done(
             snapshot_id,
             elapsed_ms,
             progress=100,

@@ -13,6 +13,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
+from apps.core.models import Snapshot, one_queued_per_scope, snapshot_index
+
 
 class Source(models.TextChoices):
     REVIEWERS = "reviewers", "Reviewers' rationales"
@@ -24,48 +26,28 @@ def scope_key(*, threshold: float) -> str:
     return f"t={threshold:g}"
 
 
-class FindingSnapshot(models.Model):
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        DONE = "done", "Done"
-        FAILED = "failed", "Failed"
-
+class FindingSnapshot(Snapshot):
     scope = models.CharField(max_length=40)
     threshold = models.FloatField()
-    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0)
     # {"reviewers": {"threshold", "domains": {key: summary without "ideas"}}, "judges": {...}}
     result = models.JSONField(null=True, blank=True)
     n_rationales = models.PositiveIntegerField(null=True, blank=True)
-    created_at = models.DateTimeField(auto_now_add=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    computed_at = models.DateTimeField(null=True, blank=True)
-    duration_ms = models.PositiveIntegerField(null=True, blank=True)
-    error = models.TextField(blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
 
-    class Meta:
-        ordering = ["-created_at", "-id"]
+    class Meta(Snapshot.Meta):
         constraints = [
-            # The debounce rests on this, as for the metric snapshots: one waiting run per scope.
-            models.UniqueConstraint(
-                fields=["scope"], condition=Q(status="queued"), name="one_queued_findings_per_scope"
-            ),
+            one_queued_per_scope("one_queued_findings_per_scope"),
             models.CheckConstraint(
                 condition=Q(threshold__gt=0) & Q(threshold__lte=1), name="findings_threshold_0_1"
             ),
         ]
-        indexes = [models.Index(fields=["scope", "status", "-computed_at"])]
+        indexes = [snapshot_index()]
 
     def __str__(self) -> str:
         return f"findings snapshot {self.pk} {self.scope} {self.status}"
-
-    @property
-    def is_finished(self) -> bool:
-        return self.status in (self.Status.DONE, self.Status.FAILED)
 
 
 class FindingSlice(models.Model):

@@ -7,18 +7,16 @@ sent with a countdown; the task claims the row QUEUED -> RUNNING, and changes af
 queue the next one. Only the default threshold is recomputed automatically; other thresholds
 are computed when a manager asks.
 
-The queue/claim/prune mechanics are shared with the metrics, the judge alignment and the
-decision board: apps/core/snapshots.py.
+The queue/claim/send/resend/prune mechanics are those of every snapshot kind, declared here as
+`FINDINGS`: apps/core/snapshots.py.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 
 from apps.accounts.models import User
@@ -31,47 +29,22 @@ from apps.judges.backends import embed_texts
 
 logger = logging.getLogger(__name__)
 
-DEBOUNCE_SECONDS: int = getattr(settings, "FINDINGS_DEBOUNCE_SECONDS", 30)
-QUEUED_TIMEOUT = dt.timedelta(minutes=15)
-KEEP_SNAPSHOTS = 10
+# The findings snapshots (apps/core/snapshots.py): debounced by FINDINGS_DEBOUNCE_SECONDS (30 s
+# unless set), the newest 10 finished kept per scope.
+FINDINGS = snapshots.SnapshotKind(
+    FindingSnapshot,
+    task="findings.findings_recompute",
+    what="findings snapshot",
+    keep=10,
+    debounce="FINDINGS_DEBOUNCE_SECONDS",
+    debounce_default=30,
+    unreachable="The task queue is unreachable; the findings were not recomputed. Try again later.",
+)
 
 
 def findings_resend_lost() -> list[int]:
     """Beat job: queued recomputes whose message was lost (a Redis restart) are sent again."""
-    from apps.findings.tasks import findings_recompute_task
-
-    return snapshots.resend_overdue(
-        FindingSnapshot,
-        countdown_seconds=DEBOUNCE_SECONDS,
-        send=lambda pk: findings_recompute_task.apply_async(args=[pk]),
-    )
-
-
-def _enqueue(snapshot_id: int, *, countdown: int) -> None:
-    """Send the task; an unreachable broker fails the snapshot loudly (no in-request fallback)."""
-    from apps.findings.tasks import findings_recompute_task
-
-    failure = snapshots.send_or_fail(
-        FindingSnapshot,
-        snapshot_id,
-        lambda: findings_recompute_task.apply_async(args=[snapshot_id], countdown=countdown),
-        error=lambda exc: f"The task queue is unreachable ({exc.__class__.__name__}).",
-        log=logger,
-        what="findings recompute",
-    )
-    if failure is not None:
-        raise ApplicationError(
-            "The task queue is unreachable; the findings were not recomputed. Try again later."
-        ) from failure
-
-
-def _queue(*, threshold: float, requested_by: User | None) -> tuple[FindingSnapshot, bool]:
-    """The scope's QUEUED snapshot, created if missing (a lost one is failed first)."""
-    scope = scope_key(threshold=threshold)
-    snapshots.expire_lost(
-        FindingSnapshot, scope, timeout=QUEUED_TIMEOUT, error="No worker picked this recompute up."
-    )
-    return snapshots.queue(FindingSnapshot, scope, threshold=threshold, requested_by=requested_by)
+    return FINDINGS.resend_lost()
 
 
 def findings_mark_stale(*, threshold: float | None = None) -> None:
@@ -82,18 +55,12 @@ def findings_mark_stale(*, threshold: float | None = None) -> None:
     A dead broker is logged and recorded on the snapshot, not raised: the rating is saved.
     """
     threshold = default_threshold() if threshold is None else threshold
-    # The common case of a burst: one SELECT, no write.
-    if snapshots.has_fresh_queued(
-        FindingSnapshot, scope_key(threshold=threshold), timeout=QUEUED_TIMEOUT
-    ):
-        return
-    snapshot, created = _queue(threshold=threshold, requested_by=None)
-    if not created:
-        return
-    try:
-        _enqueue(snapshot.id, countdown=DEBOUNCE_SECONDS)
-    except ApplicationError:
-        pass
+    FINDINGS.mark_stale(scope_key(threshold=threshold), threshold=threshold, requested_by=None)
+
+
+def findings_ratings_changed(*, reviewer_ids: Sequence[int]) -> None:
+    """A RATINGS_CHANGED_HOOKS hook: every rationale is read, so who changed does not matter."""
+    findings_mark_stale()
 
 
 def validate_threshold(value: Any) -> float:
@@ -119,9 +86,7 @@ def findings_request_recompute(*, actor: User, threshold: Any = None) -> Finding
     if not actor.can_read_all_ratings:
         raise PermissionDenied("Only managers and admins recompute findings.")
     value = default_threshold() if threshold in (None, "") else validate_threshold(threshold)
-    snapshot, _ = _queue(threshold=value, requested_by=actor)
-    transaction.on_commit(lambda: _enqueue(snapshot.id, countdown=0))
-    return snapshot
+    return FINDINGS.request(scope_key(threshold=value), threshold=value, requested_by=actor)
 
 
 def findings_compute(
@@ -151,15 +116,7 @@ def findings_recompute(*, snapshot_id: int) -> FindingSnapshot:
     Idempotent: claimed with `filter(status=QUEUED).update(status=RUNNING) == 1`, so a second
     delivery finds nothing to claim. The rationales are read after the claim.
     """
-    return snapshots.compute_claimed(
-        FindingSnapshot,
-        snapshot_id,
-        _compute,
-        keep=KEEP_SNAPSHOTS,
-        log=logger,
-        what="findings snapshot",
-        claim_fields={"progress": 5},
-    )
+    return FINDINGS.compute(snapshot_id, _compute, claim_fields={"progress": 5})
 
 
 def _compute(snapshot: FindingSnapshot, elapsed_ms: Callable[[], int]) -> None:
@@ -175,14 +132,13 @@ def _compute(snapshot: FindingSnapshot, elapsed_ms: Callable[[], int]) -> None:
         for key, section in result["domains"].items():
             slices.append(FindingSlice(source=source, domain=key, ideas=section.pop("ideas")))
         summary[source] = result
-        FindingSnapshot.objects.filter(id=snapshot_id).update(progress=60)
+        FINDINGS.progress(snapshot_id, 60)
     with transaction.atomic():
         for row in slices:
             row.snapshot_id = snapshot_id
         FindingSlice.objects.filter(snapshot_id=snapshot_id).delete()
         FindingSlice.objects.bulk_create(slices)
-        snapshots.mark_done(
-            FindingSnapshot,
+        FINDINGS.done(
             snapshot_id,
             elapsed_ms,
             progress=100,

@@ -13,16 +13,17 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain, Idea
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.disagreement import selectors as metric_selectors
 from apps.disagreement.services import AUTO_SCOPE
 from apps.findings import presenters as P
 from apps.findings import selectors
 from apps.findings.models import Source
 from apps.findings.services import findings_request_recompute
+from apps.screening.selectors.frame import dimension_labels
 
 managers_only = role_required("manager", "admin")
 SLUG = re.compile(r"[-a-zA-Z0-9_]{1,64}")
@@ -44,7 +45,8 @@ def _source(request: AuthenticatedHttpRequest) -> str:
 
 
 def idea_findings_context(*, idea: Idea, viewer: Any) -> dict[str, Any]:
-    """The minimal context of templates/findings/_idea_findings.html (the idea page's include)."""
+    """The minimal context of templates/findings/_idea_findings.html (an IDEA_PAGE_SECTIONS
+    section)."""
     snapshot = selectors.snapshot_latest()
     if snapshot is None:
         return {"findings_ready": False}
@@ -80,7 +82,7 @@ def overview(request: AuthenticatedHttpRequest) -> HttpResponse:
         summary = selectors.domain_summary(snapshot, domain=domain.key, source=source)
         if summary is not None:
             metrics = metric_selectors.snapshot_latest(scope=AUTO_SCOPE)
-            labels = metric_selectors.dimension_labels()
+            labels = dimension_labels()
             reliability = P.reliability_by_dimension(
                 metrics.result if metrics else None, domain=domain.key, labels=labels
             )

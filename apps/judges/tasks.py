@@ -8,6 +8,7 @@ from datetime import datetime
 
 from celery import Task, shared_task
 
+from apps.catalog.models import Domain
 from apps.judges.services import (
     RunDeferred,
     judge_run_execute,
@@ -17,6 +18,7 @@ from apps.judges.services import (
 )
 from apps.judges.services.alignment import TASK_NAME as ALIGNMENT_TASK_NAME
 from apps.judges.services.alignment import alignment_snapshot_compute
+from apps.judges.services.item_parts import item_parts_measure
 
 
 def _execute(task: Task, run_id: int) -> str:
@@ -73,8 +75,5 @@ def alignment_snapshot_compute_task(snapshot_id: int) -> str:
 @shared_task(name="judges.item_parts_measure")
 def item_parts_measure_task(domain_id: int | None = None) -> list[str]:
     """Measure and store the item text parts of one domain (or every domain)."""
-    from apps.catalog.models import Domain
-    from apps.judges.services.item_parts import item_parts_measure
-
     domains = Domain.objects.filter(id=domain_id) if domain_id else Domain.objects.order_by("key")
     return [f"{d.key}:{item_parts_measure(domain=d).parts}" for d in domains]

@@ -33,7 +33,7 @@ nonzeros (a few KB), whatever the size of the vocabulary.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -64,12 +64,14 @@ def item_text_choices() -> list[ItemTextChoice]:
 
 
 def domain_texts(domain_id: int) -> dict[int, tuple[str, str]]:
-    """(source text, idea text) of every idea of the domain, rendered as the judges see them."""
-    ideas = (
+    """(source text, idea text) of every idea of the domain, rendered as the judges see them.
+
+    Read as plain values (no model instances): a domain of thousands of ideas is read on
+    every decision recompute (its vectors' fingerprint)."""
+    rows = (
         Idea.objects.filter(patent__domain_id=domain_id)
-        .select_related("patent")
         .order_by("id")
-        .only(
+        .values_list(
             "id",
             "title",
             "description",
@@ -81,11 +83,11 @@ def domain_texts(domain_id: int) -> dict[int, tuple[str, str]]:
         )
     )
     return {
-        idea.id: (
-            patent_text(idea.patent.title, idea.patent.abstract, idea.patent.claims),
-            idea_text(idea.title, idea.description, idea.implementation, idea.differentiation),
+        idea_id: (
+            patent_text(p_title, p_abstract, p_claims),
+            idea_text(title, description, implementation, differentiation),
         )
-        for idea in ideas
+        for idea_id, title, description, implementation, differentiation, p_title, p_abstract, p_claims in rows  # noqa: E501
     }
 
 
@@ -163,3 +165,49 @@ def item_vectors(idea_ids: Iterable[int]) -> dict[int, sparse.csr_matrix]:
             vectors = _refit_domain(texts, corpus, parts)
             result.update({i: vectors[i] for i in ids})
     return result
+
+
+def item_vector_matrix(idea_ids: Sequence[int]) -> sparse.csr_matrix | None:
+    """The vectors of these ideas of ONE domain as the rows of one matrix, in the given order:
+    the rows ``item_vectors`` gives, stacked, without a sparse matrix per idea (the decision
+    recompute reads every idea of every domain). None if an id is not an idea of one domain."""
+    ids = [int(i) for i in idea_ids]
+    if not ids:
+        return None
+    domains = set(
+        Idea.objects.filter(id__in=ids).values_list("patent__domain_id", flat=True).distinct()
+    )
+    if len(domains) != 1 or Idea.objects.filter(id__in=ids).count() != len(set(ids)):
+        return None
+    (domain_id,) = domains
+    texts = domain_texts(domain_id)
+    parts = domain_parts(domain_id)
+    corpus = corpus_sha256({i: text_sha256(*t) for i, t in texts.items()})
+    stored = dict(
+        (idea_id, (bytes(vector), width))
+        for idea_id, vector, width in ItemVector.objects.filter(
+            idea__patent__domain_id=domain_id, model=vector_model(parts), corpus_sha256=corpus
+        ).values_list("idea_id", "vector", "dimensions")
+    )
+    if not all(i in stored for i in ids):
+        vectors = _refit_domain(texts, corpus, parts)
+        return sparse.vstack([vectors[i] for i in ids]).tocsr()
+    widths = {stored[i][1] for i in ids}
+    if len(widths) != 1:
+        return sparse.vstack([_decode(*stored[i]) for i in ids]).tocsr()
+    (width,) = widths
+    raws = [stored[i][0] for i in ids]
+    if any(len(raw) % 8 for raw in raws):
+        raise ValueError("a stored item vector's length is not a multiple of 8")
+    nnz = np.array([len(raw) // 8 for raw in raws], dtype=np.int64)
+    indptr = np.zeros(len(ids) + 1, dtype=np.int64)
+    np.cumsum(nnz, out=indptr[1:])
+    indices = np.empty(int(indptr[-1]), dtype=np.int32)
+    values = np.empty(int(indptr[-1]), dtype=np.float32)
+    for j, raw in enumerate(raws):
+        n = int(nnz[j])
+        indices[indptr[j] : indptr[j + 1]] = np.frombuffer(raw, dtype="<i4", count=n)
+        values[indptr[j] : indptr[j + 1]] = np.frombuffer(raw, dtype="<f4", offset=4 * n)
+    if len(indices) and (indices.min() < 0 or indices.max() >= width):
+        raise ValueError(f"stored item vector has an index outside its width {width}")
+    return sparse.csr_matrix((values, indices, indptr.astype(np.int32)), shape=(len(ids), width))

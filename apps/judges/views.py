@@ -18,12 +18,12 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.models import User
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain, Idea
 from apps.core import untrusted
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
 from apps.core.pagination import BIGINT_MAX
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.judges import presenters, selectors, services
 from apps.judges.forms import (
     AlignmentFilterForm,

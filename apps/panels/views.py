@@ -5,6 +5,8 @@ the Django admin). Everything shown is read from stored rows; runs are computed 
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.http import HttpResponse, HttpResponseBase
 from django.shortcuts import get_object_or_404, redirect, render
@@ -12,12 +14,13 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain
 from apps.core.errors import ApplicationError
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.panels import presenters
 from apps.panels.forms import BuildForm, DocumentForm, DomainForm, RunForm
 from apps.panels.models import PanelRun
+from apps.panels.selectors import panel_scores_for_ideas
 from apps.panels.services import dispatch, panel_backend, persona_document_add
 from apps.panels.services.runs import panel_run_plan, panel_run_start
 
@@ -31,6 +34,12 @@ def _home_url(domain: Domain | None) -> str:
 
 def _error_text(exc: ApplicationError) -> str:
     return " ".join([exc.message, *(str(e) for e in exc.errors)])
+
+
+def idea_panel_context(*, idea: Any, viewer: Any) -> dict[str, Any]:
+    """The context of templates/panels/_idea_panel.html (an IDEA_PAGE_SECTIONS section): the
+    latest panel's LLM scores of the idea, shown apart from the people's."""
+    return {"panel_scores": panel_scores_for_ideas(idea_ids=[idea.id]).get(idea.id, [])}
 
 
 @managers_only

@@ -17,9 +17,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.models import User
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain, Idea
 from apps.core.errors import ApplicationError
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.screening.models import Assignment
 from apps.screening.selectors.assignments import assignable_reviewers, assignment_list, domain_load
 from apps.screening.services.assignments import (

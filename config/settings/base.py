@@ -347,6 +347,38 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"queue": "celery", "expires": 60},
     },
 }
+# What runs after ratings change (after their commit), in order: each is called with
+# reviewer_ids=[...] (apps/core/hooks.py). The apps that read ratings sit above screening, which
+# stores them; this list, not an import, is how a rating reaches them. A hook computes nothing
+# itself: it queues a debounced snapshot or schedules runs.
+RATINGS_CHANGED_HOOKS = [
+    # the metric snapshot (the dashboards)
+    "apps.disagreement.services.metrics_ratings_changed",
+    # the findings snapshot at the default threshold
+    "apps.findings.services.findings_ratings_changed",
+    # the decision snapshot (Decide)
+    "apps.decisions.services.decisions_inputs_changed",
+    # the reviewers' automatic judge runs
+    "apps.judges.services.judge_ratings_changed",
+]
+# What runs after a prediction run finishes (after its commit): the decision board weighs the
+# predicted scores.
+PREDICTIONS_CHANGED_HOOKS = [
+    "apps.decisions.services.decisions_inputs_changed",
+]
+
+# The sections of the idea page (/disagreement/ideas/<id>/, apps/disagreement/views/pages.py)
+# that apps above disagreement own: each is called with idea= and viewer= and returns the
+# context its fragment (included by templates/disagreement/idea_detail.html) reads.
+IDEA_PAGE_SECTIONS = [
+    # rank, interval and P(top) on Decide's board (templates/decisions/_idea_standing.html)
+    "apps.decisions.views.idea_standing_context",
+    # the points raised in rationales (templates/findings/_idea_findings.html)
+    "apps.findings.views.idea_findings_context",
+    # the LLM panel's scores, apart from people's (templates/panels/_idea_panel.html)
+    "apps.panels.views.idea_panel_context",
+]
+
 # A queued snapshot (metrics, alignment) still waiting this many seconds after its message was due
 # lost the message (a Redis restart): the beat jobs send it again, within 2x this after the loss.
 SNAPSHOT_RESEND_SECONDS = env.int("SNAPSHOT_RESEND_SECONDS", default=30)

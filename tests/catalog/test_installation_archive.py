@@ -16,8 +16,8 @@ from apps.catalog.models import Domain, Idea, Patent
 from apps.catalog.services.archive import installation_export, installation_import
 from apps.core.errors import ApplicationError, PermissionDenied
 from apps.disagreement.analysis import compute_metrics
-from apps.disagreement.selectors import rating_frame, rubric_scales
 from apps.screening.models import Assignment, Rating, RatingHistory, Rubric
+from apps.screening.selectors.frame import rating_frame, rubric_scales
 from apps.screening.services.ratings import rating_decline, rating_submit
 
 pytestmark = pytest.mark.django_db

@@ -19,8 +19,8 @@ from apps.accounts.models import ReviewerProfile
 from apps.catalog.models import Domain, Idea
 from apps.core.errors import ApplicationError
 from apps.disagreement.analysis import compute_metrics
-from apps.disagreement.selectors import rating_frame, rubric_scales
 from apps.screening.models import Rating, Rubric
+from apps.screening.selectors.frame import rating_frame, rubric_scales
 
 pytestmark = pytest.mark.django_db
 

@@ -8,8 +8,8 @@ import pytest
 from django.utils import timezone
 
 from apps.core.display import when
-from apps.disagreement.selectors import rating_frame
 from apps.screening.models import Assignment, Rating, RatingHistory
+from apps.screening.selectors.frame import rating_frame
 from apps.screening.services.ratings import rating_submit
 
 pytestmark = pytest.mark.django_db

@@ -150,7 +150,7 @@ def test_automatic_routing_assigns_a_domains_suggestions_without_an_admin(
 def test_routing_reasons_agree_with_the_boards_p_top_and_name_a_dimension(planted, newcomer):
     from apps.decisions.ranking.cut import with_top_n
     from apps.decisions.ranking.routing import NEAR_CUT_HIGH, NEAR_CUT_LOW
-    from apps.disagreement.selectors import dimension_labels
+    from apps.screening.selectors.frame import dimension_labels
 
     snapshot = compute_decisions()
     (overall,) = DecisionSlice.objects.filter(

@@ -3,13 +3,9 @@ import math
 import pandas as pd
 import pytest
 
-from apps.disagreement.selectors import (
-    FRAME_COLUMNS,
-    idea_ratings_detail,
-    rating_frame,
-    rubric_scales,
-)
+from apps.disagreement.selectors import idea_ratings_detail
 from apps.screening.models import Rating
+from apps.screening.selectors.frame import FRAME_COLUMNS, rating_frame, rubric_scales
 from apps.screening.services.ratings import rating_decline, rating_submit
 from tests.factories import AssignmentFactory, IdeaFactory
 

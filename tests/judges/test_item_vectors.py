@@ -10,7 +10,7 @@ from scipy import sparse
 
 from apps.judges.engine.item_text import VECTOR_MODEL
 from apps.judges.models import ItemVector
-from apps.judges.vectors import item_vectors
+from apps.judges.vectors import item_vector_matrix, item_vectors
 from tests.judges.helpers import make_ideas
 
 pytestmark = pytest.mark.django_db
@@ -73,3 +73,22 @@ def test_it_replaces_rows_of_an_older_representation_when_it_fits_the_domain(dom
     )
     item_vectors([ideas[0].id])
     assert set(ItemVector.objects.values_list("model", flat=True)) == {VECTOR_MODEL}
+
+
+def test_the_matrix_of_a_domains_vectors_is_their_rows_stacked_stored_or_refitted(domain):
+    ideas = make_ideas(domain, 6)
+    order = [ideas[3].id, ideas[0].id, ideas[5].id, ideas[1].id]
+    # First call: nothing stored, the domain is fitted; then read back from the stored rows.
+    fitted = item_vector_matrix(order)
+    stored = item_vector_matrix(order)
+    rows = item_vectors(order)
+    stacked = sparse.vstack([rows[i] for i in order]).tocsr()
+    for matrix in (fitted, stored):
+        assert matrix is not None and matrix.shape == stacked.shape
+        assert matrix.dtype == stacked.dtype == np.float32
+        assert (matrix != stacked).nnz == 0
+    assert np.array_equal(stored.indices, stacked.indices)
+    assert np.array_equal(stored.data, stacked.data)
+    # An id that is not an idea: no matrix (the caller leaves the domain's text model out).
+    assert item_vector_matrix([ideas[0].id, 10**9]) is None
+    assert item_vector_matrix([]) is None

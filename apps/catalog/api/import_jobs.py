@@ -13,10 +13,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsAdmin
+from apps.accounts.requests import AuthenticatedRequest
 from apps.catalog.models import ImportJob
 from apps.core.api import PAGINATION_PARAMETERS, paginated_response, paginated_schema
 from apps.core.errors import NotFound
-from apps.core.requests import AuthenticatedRequest
 
 
 def job_url(job: ImportJob) -> str:

@@ -16,10 +16,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsAdmin
+from apps.accounts.requests import AuthenticatedRequest
 from apps.catalog.api.import_jobs import ImportJobOutputSerializer, job_url
 from apps.catalog.services.import_jobs import import_upload_or_queue
 from apps.catalog.services.imports import IMPORT_KINDS
-from apps.core.requests import AuthenticatedRequest
 
 
 class ImportCreateApi(APIView):

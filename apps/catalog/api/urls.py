@@ -1,7 +1,7 @@
 from django.urls import path
 
+from apps.accounts.api import AuthTokenCreateApi
 from apps.catalog.api import views
-from apps.core.api import AuthTokenCreateApi
 
 urlpatterns = [
     # config/urls.py has no API include of its own for accounts/core; the token endpoint lives

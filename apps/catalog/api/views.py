@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import ReadAnyWriteAdmin
+from apps.accounts.requests import AuthenticatedRequest
 from apps.catalog.api.access import ideas_visible_to, patents_visible_to
 from apps.catalog.api.serializers import (
     DomainInputSerializer,
@@ -42,7 +43,6 @@ from apps.core.api import (
     query_filters,
 )
 from apps.core.errors import NotFound
-from apps.core.requests import AuthenticatedRequest
 
 
 def _get(queryset: QuerySet, pk: int, what: str) -> Any:

@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsManagerOrAdmin
+from apps.accounts.requests import AuthenticatedRequest
 from apps.catalog.models import Idea
 from apps.core.api import (
     ERROR_RESPONSES,
@@ -23,7 +24,6 @@ from apps.core.api import (
 )
 from apps.core.errors import ApplicationError, FieldError, NotFound
 from apps.core.pagination import BIGINT_MAX
-from apps.core.requests import AuthenticatedRequest
 from apps.decisions.models import DecisionMark
 from apps.decisions.record import selectors
 from apps.decisions.record.services import NOTE_MAX, decision_mark_record

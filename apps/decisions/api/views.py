@@ -8,8 +8,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsManagerOrAdmin
+from apps.accounts.requests import AuthenticatedRequest
 from apps.core.errors import ApplicationError, FieldError, NotFound
-from apps.core.requests import AuthenticatedRequest
 from apps.decisions import presenters as P
 from apps.decisions import selectors
 from apps.decisions.flags import extra_flags

@@ -18,7 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from .model import Z90, top_probability
+from .model import Z90
+from .top import top_probability
 
 
 def top_n_probability(estimate: np.ndarray, sd: np.ndarray, n: int) -> np.ndarray:

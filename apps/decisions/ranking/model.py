@@ -26,22 +26,23 @@ Per dimension, with a score rescaled to x = (score - floor) / (top - floor) in [
   grades: they are left out of the fit and counted beside it (``n_category``).
 - Declined and unanswered ratings are missing: they say nothing about the idea.
 
-``fit_domain`` combines the dimensions: each gives every idea a data mean and precision in
-standard units of ideas; the idea's qualities share a multivariate normal prior with the
-dimensions' correlation (and, where the domain text model's check passes, its estimate as the
-prior mean, ranking/text.py); the posterior's marginals are the dimensions' rankings, its mean
-over the dimensions the overall one (an idea nobody read has the spread of the mean of
-correlated qualities).
+``fit_domain`` (ranking/domain.py) combines the dimensions: each gives every idea a data mean
+and precision in standard units of ideas; the idea's qualities share a multivariate normal
+prior with the dimensions' correlation (and, where the domain text model's check passes, its
+estimate as the prior mean, ranking/text.py); the posterior's marginals are the dimensions'
+rankings, its mean over the dimensions the overall one (an idea nobody read has the spread of
+the mean of correlated qualities).
 
 Intervals are central 90 % posterior intervals. P(top X %) is the posterior probability that
-the idea is among the ceil(X % of n) best of its domain on that ranking (``top_probability``).
+the idea is among the ceil(X % of n) best of its domain on that ranking (``top_probability``,
+ranking/top.py).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -280,71 +281,6 @@ def rankings(fits: Sequence[DimensionFit]) -> dict[str, Ranking]:
     return out
 
 
-# Above this many candidate ideas, P(top) is computed in closed form instead of by draws.
-MONTE_CARLO_MAX = 1000
-
-
-def top_probability(
-    estimate: np.ndarray, sd: np.ndarray, *, share: float, draws: int = 2000, seed: int = 0
-) -> np.ndarray:
-    """P(an idea is among the ceil(share * n) best), from the normal posteriors.
-
-    Up to MONTE_CARLO_MAX candidate ideas: draws (ideas tied on a draw are ordered by index;
-    ties have probability zero with continuous draws). Beyond, the cut is treated as fixed
-    (many ideas make it nearly so): c solves sum_i Phi((m_i - c) / sd_i) = k, and
-    P(top)_i = Phi((m_i - c) / sd_i), which sums to k like the draws do.
-    """
-    n_all = len(estimate)
-    if n_all == 0:
-        return np.zeros(0)
-    k = max(1, math.ceil(share * n_all))
-    out = np.zeros(n_all)
-    # Only ideas that can reach the top are drawn: T is the k-th largest of the ideas'
-    # pessimistic values (4 sd below), so at least k ideas lie above T on every draw but
-    # a vanishing share; an idea whose optimistic value (4 sd above) is below T never enters.
-    if n_all > k:
-        floor = np.partition(estimate - 4 * sd, n_all - k)[n_all - k]
-        keep = np.flatnonzero(estimate + 4 * sd >= floor)
-    else:
-        keep = np.arange(n_all)
-    estimate, sd = estimate[keep], sd[keep]
-    n = len(keep)
-    if n <= k:
-        out[keep] = 1.0
-        return out
-    if n > MONTE_CARLO_MAX:
-        out[keep] = _top_closed_form(estimate, np.maximum(sd, 1e-9), k)
-        return out
-    draws = max(200, min(draws, 20_000_000 // n))
-    rng = np.random.default_rng(seed)
-    hits = np.zeros(n)
-    chunk = max(1, min(draws, 2_000_000 // n))
-    done = 0
-    while done < draws:
-        m = min(chunk, draws - done)
-        sample = estimate[None, :] + sd[None, :] * rng.standard_normal((m, n))
-        # The k-th largest of each draw: an idea is in the top if it is at least that.
-        cut = np.partition(sample, n - k, axis=1)[:, n - k]
-        hits += (sample >= cut[:, None]).sum(axis=0)
-        done += m
-    out[keep] = hits / draws
-    return out
-
-
-def _top_closed_form(estimate: np.ndarray, sd: np.ndarray, k: int) -> np.ndarray:
-    """Phi((m - c) / sd) with c the cut where the expected number above it is k (bisection)."""
-    from scipy.special import ndtr
-
-    lo, hi = float((estimate - 8 * sd).min()), float((estimate + 8 * sd).max())
-    for _ in range(60):
-        c = (lo + hi) / 2
-        if float(ndtr((estimate - c) / sd).sum()) > k:
-            lo = c
-        else:
-            hi = c
-    return ndtr((estimate - (lo + hi) / 2) / sd)
-
-
 def fit_all(
     obs: pd.DataFrame,
     *,
@@ -354,10 +290,10 @@ def fit_all(
 ) -> tuple[list[DimensionFit], dict[str, Ranking]]:
     """Fit every dimension of ``scales`` present in ``obs`` or ``predictions``, then rank."""
     ideas = np.unique(np.asarray(ideas, dtype=np.int64))
-    dims = obs["dimension"].astype(str)
+    dims = obs["dimension"].astype(str).to_numpy(dtype=object)
     fits = []
     for dim, scale in scales.items():
-        mask = (dims == dim).to_numpy()
+        mask = dims == dim
         pred = None
         if predictions is not None and len(predictions):
             pred = predictions[(predictions["dimension"].astype(str) == dim).to_numpy()]
@@ -367,242 +303,3 @@ def fit_all(
             fit_dimension(obs[mask], dimension=dim, scale=scale, ideas=ideas, predictions=pred)
         )
     return fits, rankings(fits)
-
-
-# Off-diagonal correlations of the dimensions' qualities are kept within these bounds, and the
-# correlation matrix's eigenvalues at least MIN_EIGEN (a near-singular prior would let one
-# dimension's reads decide another's outright).
-MAX_CORRELATION = 0.95
-MIN_EIGEN = 0.05
-# Prediction signals that only echo the idea's reads (or a reviewer's level): they carry the
-# unread reviewer's scale, which the model already holds, and no new evidence on the idea.
-ECHO_SIGNALS = ("panel", "level", "text")
-
-
-def independent_predictions(predictions: pd.DataFrame | None) -> pd.DataFrame | None:
-    """The predictions that are new evidence on the idea: a judge that read the idea and was
-    shown none of its reads (an LLM without panel evidence). Panel predictions are built from
-    the idea's own reads, level predictions from the reviewer's level, and the offline judge's
-    text predictions from the same reads and text the domain text model learns from: they
-    would count the same evidence twice, so they enter with no weight."""
-    if predictions is None or not len(predictions):
-        return predictions
-    keep = np.ones(len(predictions), bool)
-    if "signal" in predictions:
-        keep &= ~predictions["signal"].fillna("").astype(str).isin(ECHO_SIGNALS).to_numpy()
-    if "panel_size" in predictions:
-        keep &= pd.to_numeric(predictions["panel_size"], errors="coerce").fillna(0).to_numpy() == 0
-    return predictions[keep]
-
-
-def _judge_standing(
-    preds: pd.DataFrame, f: DimensionFit, ideas: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per idea: the mean of the judges' predictions on the dimension as standings (standard
-    units: each predicted reviewer's severity and spread taken out), and whether it has any."""
-    n = len(ideas)
-    p = preds[(preds["dimension"].astype(str) == f.dimension).to_numpy()]
-    score = p["score"].to_numpy(dtype=float)
-    ok = np.isfinite(score) & ~np.isin(score, list(f.scale.categories))
-    p, score = p[ok], score[ok]
-    ix = np.searchsorted(ideas, p["idea_id"].to_numpy(np.int64))
-    inside = (ix < n) & (ideas[np.minimum(ix, n - 1)] == p["idea_id"].to_numpy(np.int64))
-    severity = dict(zip(f.reviewers.tolist(), f.severity.tolist(), strict=True))
-    spread = dict(zip(f.reviewers.tolist(), f.spread.tolist(), strict=True))
-    r = p["reviewer_id"].to_numpy(np.int64).tolist()
-    b = np.array([severity.get(x, 0.0) for x in r], dtype=float)
-    sp = np.array([spread.get(x, 1.0) for x in r], dtype=float)
-    x = (score - f.scale.floor) / f.scale.width
-    z = (x - f.mu - b) / sp / math.sqrt(f.tau2)
-    total = np.bincount(ix[inside], weights=z[inside], minlength=n)
-    count = np.bincount(ix[inside], minlength=n)
-    return np.divide(total, count, out=np.zeros(n), where=count > 0), count > 0
-
-
-def dimension_correlation(ys: np.ndarray, ps: np.ndarray) -> np.ndarray:
-    """The correlation of the dimensions' qualities across ideas (D x D), from the ideas' data
-    means ``ys`` (n x D, standard units) where both dimensions were read: off the diagonal the
-    reading errors are independent, so the mean product estimates the covariance; each
-    quality has variance 1 in these units. Clipped and made positive definite."""
-    d = ys.shape[1]
-    r = np.eye(d)
-    for j in range(d):
-        for k in range(j + 1, d):
-            both = (ps[:, j] > 0) & (ps[:, k] > 0)
-            if both.sum() < 10:
-                continue
-            w = 1.0 / (1.0 / (1.0 + 1.0 / ps[both, j]) + 1.0 / (1.0 + 1.0 / ps[both, k]))
-            c = float(np.sum(w * ys[both, j] * ys[both, k]) / w.sum())
-            r[j, k] = r[k, j] = float(np.clip(c, -MAX_CORRELATION, MAX_CORRELATION))
-    vals, vecs = np.linalg.eigh(r)
-    r = (vecs * np.maximum(vals, MIN_EIGEN)) @ vecs.T
-    scale = np.sqrt(np.diag(r))
-    return r / np.outer(scale, scale)
-
-
-@dataclass
-class DomainFit:
-    """A domain's fits per dimension, its rankings (each dimension, and ALL), the text checks."""
-
-    fits: list[DimensionFit]
-    rankings: dict[str, Ranking]
-    text: dict[str, object] = field(default_factory=dict)  # dimension -> TextCheck
-    correlation: np.ndarray | None = None
-    judges: dict[str, object] = field(default_factory=dict)  # dimension -> the judges' check
-    # The same fits combined from people's reads alone (no text model, no judges).
-    people_rankings: dict[str, Ranking] = field(default_factory=dict)
-
-
-def fit_domain(
-    obs: pd.DataFrame,
-    *,
-    scales: Mapping[str, Scale],
-    ideas: np.ndarray,
-    predictions: pd.DataFrame | None = None,
-    vectors: tuple[np.ndarray, object] | None = None,
-    text: bool = True,
-) -> DomainFit:
-    """The board's model of one domain: people's reads per dimension (fit_dimension), the
-    predictions that are new evidence, the text model where its check passes, combined across
-    the dimensions.
-
-    Each dimension's fit gives every idea a data mean y and precision p (standard units of
-    ideas: the quality divided by the dimension's tau). The qualities of one idea are
-    correlated across dimensions (R, ``dimension_correlation``), so the idea's posterior is the
-    multivariate normal one: prior N(m0, S R S) (m0 the text estimate where the domain's text
-    check passes, else 0; S the prior sd, the text's error sd or 1), data N(y, diag(1/p)):
-
-        P = (S R S)^-1 + diag(p),   m = P^-1 ((S R S)^-1 m0 + p y)
-
-    A dimension's ranking is its marginal (m_d, P^-1_dd, back on the score scale); the overall
-    is the mean of m with variance 1' P^-1 1 / D^2, so an idea nobody read has the variance of
-    the mean of correlated qualities, not of independent ones. ``vectors``: (idea ids, their
-    TF-IDF rows) for the text model.
-    """
-    from .text import NOT_CHECKED, calibrate, text_prior
-
-    ideas = np.unique(np.asarray(ideas, dtype=np.int64))
-    fits, _ = fit_all(obs, scales=scales, ideas=ideas)
-    indep = independent_predictions(predictions)
-    if indep is not None and len(indep):
-        # Dimensions only judges scored still get a fit (no people: the prior only).
-        have = {f.dimension for f in fits}
-        for dim in sorted(set(indep["dimension"].astype(str)) - have):
-            if dim in scales:
-                fits.append(
-                    fit_dimension(obs.iloc[:0], dimension=dim, scale=scales[dim], ideas=ideas)
-                )
-    if not fits:
-        return DomainFit(fits, {})
-    n, d = len(ideas), len(fits)
-    ys, ps, js = np.zeros((n, d)), np.zeros((n, d)), np.zeros((n, d))
-    for j, f in enumerate(fits):
-        prec = f.human_precision
-        num = f.quality * (prec + 1.0 / f.tau2)  # the precision-weighted data sum (a units)
-        y = np.divide(num, prec, out=np.zeros(n), where=prec > 0)
-        ys[:, j] = y / math.sqrt(f.tau2)
-        ps[:, j] = prec * f.tau2
-    people_y, people_p = ys.copy(), ps.copy()
-    checks: dict[str, object] = {}
-    judges: dict[str, object] = {}
-    if indep is not None and len(indep):
-        # Independent judges: per idea, the mean of their predictions with each predicted
-        # reviewer's severity and spread taken out (one judge's predictions of one idea are
-        # one look at it, not one per reviewer), calibrated against the people's standing of
-        # the ideas both scored; used only where it beats the domain mean, as one more
-        # measurement with its error variance.
-        for j, f in enumerate(fits):
-            t, has = _judge_standing(indep, f, ideas)
-            both = has & (ps[:, j] > 0)
-            if both.sum() < 10:
-                continue
-            beta, check = calibrate(t[both], ys[both, j], ps[both, j], what="the judges")
-            judges[f.dimension] = check
-            if check.used:
-                jp = np.where(has, 1.0 / check.error_var, 0.0)
-                yj = beta * t
-                tot = ps[:, j] + jp
-                ys[:, j] = np.divide(
-                    ps[:, j] * ys[:, j] + jp * yj, tot, out=np.zeros(n), where=tot > 0
-                )
-                js[:, j] = np.divide(jp, tot, out=np.zeros(n), where=tot > 0)
-                ps[:, j] = tot
-    r = dimension_correlation(ys, ps)
-    m0, sd0 = np.zeros((n, d)), np.ones(d)
-    rows = None
-    if text and vectors is not None:
-        vid, matrix = vectors
-        pos = np.searchsorted(np.asarray(vid), ideas)
-        ok = (pos < len(vid)) & (np.asarray(vid)[np.minimum(pos, len(vid) - 1)] == ideas)
-        if ok.all():
-            rows = matrix[pos]  # type: ignore[index]
-    for j, f in enumerate(fits):
-        if rows is None:
-            checks[f.dimension] = NOT_CHECKED
-            continue
-        # The text learns from people's reads only.
-        est, check = text_prior(rows, people_y[:, j], people_p[:, j])
-        checks[f.dimension] = check
-        if check.used:
-            m0[:, j] = est
-            sd0[j] = math.sqrt(check.error_var)
-    ranked = _combine(fits, ideas, ys, ps, js, m0, sd0, r)
-    people = _combine(
-        fits, ideas, people_y, people_p, np.zeros((n, d)), np.zeros((n, d)), np.ones(d), r
-    )
-    return DomainFit(fits, ranked, checks, r, judges, people)
-
-
-def _combine(
-    fits: Sequence[DimensionFit],
-    ideas: np.ndarray,
-    ys: np.ndarray,
-    ps: np.ndarray,
-    js: np.ndarray,
-    m0: np.ndarray,
-    sd0: np.ndarray,
-    r: np.ndarray,
-) -> dict[str, Ranking]:
-    """The multivariate posterior of ``fit_domain`` and its rankings (see there)."""
-    n, d = ys.shape
-    c = r * np.outer(sd0, sd0)
-    c_inv = np.linalg.inv(c)
-    post_p = c_inv[None, :, :] + ps[:, :, None] * np.eye(d)[None, :, :]
-    cov = np.linalg.inv(post_p)
-    rhs = m0 @ c_inv + ps * ys  # c_inv is symmetric
-    m = np.einsum("nij,nj->ni", cov, rhs)
-    # Shares of the evidence: what the text prior adds over the plain prior, and what the data
-    # add over the text prior (split between people and independent judges by precision).
-    prior_var = float(r.sum()) / d**2
-    text_var = float(c.sum()) / d**2
-    post_var = cov.sum(axis=(1, 2)) / d**2
-    text_gain = max(0.0, 1.0 / text_var - 1.0 / prior_var)
-    data_gain = np.maximum(0.0, 1.0 / post_var - 1.0 / text_var)
-    judge_data = np.divide(
-        (ps * js).sum(axis=1), ps.sum(axis=1), out=np.zeros(n), where=ps.sum(axis=1) > 0
-    )
-    total = text_gain + data_gain
-    overall_share = np.divide(
-        text_gain + data_gain * judge_data, total, out=np.zeros(n), where=total > 0
-    )
-    ranked: dict[str, Ranking] = {}
-    for j, f in enumerate(fits):
-        var_j = cov[:, j, j]
-        t_gain = max(0.0, 1.0 / sd0[j] ** 2 - 1.0)
-        d_gain = np.maximum(0.0, 1.0 / var_j - 1.0 / sd0[j] ** 2)
-        tot = t_gain + d_gain
-        ranked[f.dimension] = Ranking(
-            dimension=f.dimension,
-            ideas=ideas,
-            estimate=f.score_scale(m[:, j] * math.sqrt(f.tau2)),
-            sd=np.sqrt(var_j * f.tau2) * f.scale.width,
-            judge_share=np.divide(t_gain + d_gain * js[:, j], tot, out=np.zeros(n), where=tot > 0),
-        )
-    ranked[ALL] = Ranking(
-        dimension=ALL,
-        ideas=ideas,
-        estimate=m.mean(axis=1),
-        sd=np.sqrt(post_var),
-        judge_share=overall_share,
-    )
-    return ranked

@@ -222,29 +222,43 @@ def _reason(
     )
 
 
+def _pair_arrays(candidates: Iterable[tuple[int, int]] | np.ndarray) -> np.ndarray:
+    """The candidate pairs as an (n, 2) array of (reviewer id, idea id), in their order."""
+    if isinstance(candidates, np.ndarray):
+        return candidates.astype(np.int64, copy=False).reshape(-1, 2)
+    return np.array(list(candidates), dtype=np.int64).reshape(-1, 2)
+
+
 def route(
     *,
     ideas: Mapping[int, IdeaState],
-    candidates: Iterable[tuple[int, int]],
+    candidates: Iterable[tuple[int, int]] | np.ndarray,
     open_load: Mapping[int, int],
     confidence: Mapping[tuple[int, int], float] | None = None,
     one_read_var: float,
     policy: Policy = Policy(),
     seed: int = 0,
 ) -> list[Suggestion]:
-    """One routing round: suggestions for every reviewer with room, by the module's rules."""
+    """One routing round: suggestions for every reviewer with room, by the module's rules.
+
+    ``candidates``: (reviewer id, idea id) pairs, or an (n, 2) array of them. The pairs are
+    handled as arrays (a million of them at scale): a read's value is computed once per idea
+    and judge confidence (the only thing of the pair it depends on), not once per pair."""
     confidence = confidence or {}
     rng = np.random.default_rng(seed)
     cuts = domain_cuts(ideas, policy.share)
     priors = prior_vars(ideas)
-    by_reviewer: dict[int, list[int]] = {}
-    for r, i in candidates:
-        if i in ideas:
-            by_reviewer.setdefault(r, []).append(i)
-    slots = {
-        r: max(0, min(policy.per_batch, policy.cap - open_load.get(r, 0))) for r in by_reviewer
-    }
-    picked_idea: dict[int, int] = {}
+    pairs = _pair_arrays(candidates)
+    idea_ids = np.array(sorted(ideas), dtype=np.int64)
+    if not len(idea_ids) or not len(pairs):
+        return []
+    pos = np.searchsorted(idea_ids, pairs[:, 1])
+    known = (pos < len(idea_ids)) & (idea_ids[np.minimum(pos, len(idea_ids) - 1)] == pairs[:, 1])
+    pairs, pos = pairs[known], pos[known]
+    pair_r, pair_i = pairs[:, 0], pairs[:, 1]
+    reviewers = np.unique(pair_r).tolist()
+    slots = {r: max(0, min(policy.per_batch, policy.cap - open_load.get(r, 0))) for r in reviewers}
+    picked = np.zeros(len(idea_ids), dtype=np.int64)  # new reads of each idea this round
     taken: set[tuple[int, int]] = set()
     out: list[Suggestion] = []
 
@@ -254,53 +268,94 @@ def route(
         why = _reason(kind, st, policy, c, cut=cuts[st.domain], closeness=closeness)
         out.append(Suggestion(r, i, kind, value, why))
         taken.add((r, i))
-        picked_idea[i] = picked_idea.get(i, 0) + 1
+        picked[np.searchsorted(idea_ids, i)] += 1
         slots[r] -= 1
 
     def free(r: int, i: int) -> bool:
-        return slots[r] > 0 and (r, i) not in taken and picked_idea.get(i, 0) < policy.per_idea
+        return (
+            slots[r] > 0
+            and (r, i) not in taken
+            and picked[np.searchsorted(idea_ids, i)] < policy.per_idea
+        )
+
+    # Each reviewer's pairs in the candidates' order.
+    by_r = np.argsort(pair_r, kind="stable")
+    bounds = np.searchsorted(pair_r[by_r], [*reviewers, np.iinfo(np.int64).max])
+    pool_of = {r: by_r[bounds[j] : bounds[j + 1]] for j, r in enumerate(reviewers)}
 
     # 1. Random picks first: their share of each reviewer's slots is fixed by the policy.
-    n_random = {r: int(round(policy.random_share * slots[r])) for r in by_reviewer}
-    for r in sorted(by_reviewer):
-        pool = [i for i in by_reviewer[r] if free(r, i)]
+    n_random = {r: int(round(policy.random_share * slots[r])) for r in reviewers}
+    for r in reviewers:
+        rows = pool_of[r]
+        if slots[r] <= 0:
+            rows = rows[:0]
+        else:
+            # No pair of this reviewer is taken yet: only earlier reviewers have picked.
+            rows = rows[picked[pos[rows]] < policy.per_idea]
+        pool = pair_i[rows]
         for i in rng.permutation(pool)[: n_random[r]].tolist():
             take(r, int(i), RANDOM, 0.0)
     # 2. Ideas below the minimum number of human reads, fewest reads first; each goes to the
     #    eligible reviewer with the most room left (ties: the lowest id).
-    short = sorted(
-        {i for pool in by_reviewer.values() for i in pool if ideas[i].n_reads < policy.min_reads},
-        key=lambda i: (ideas[i].n_reads, i),
-    )
-    readers: dict[int, list[int]] = {}
-    for r, pool in by_reviewer.items():
-        for i in pool:
-            readers.setdefault(i, []).append(r)
-    for i in short:
+    n_reads = np.array([ideas[i].n_reads for i in idea_ids.tolist()], dtype=np.int64)
+    short = np.unique(pos[n_reads[pos] < policy.min_reads])
+    by_i = np.argsort(pos, kind="stable")
+    starts = np.searchsorted(pos[by_i], short)
+    ends = np.searchsorted(pos[by_i], short, side="right")
+    order = sorted(range(len(short)), key=lambda j: (n_reads[short[j]], idea_ids[short[j]]))
+    for j in order:
+        i = int(idea_ids[short[j]])
         need = policy.min_reads - ideas[i].n_reads
-        for r in sorted(readers.get(i, []), key=lambda r: (-slots[r], r)):
+        readers = pair_r[by_i[starts[j] : ends[j]]].tolist()
+        for r in sorted(readers, key=lambda r: (-slots[r], r)):
             if need <= 0:
                 break
             if free(r, i):
                 take(r, i, MIN_READS, 0.0)
                 need -= 1
-    # 3. The model's picks: every remaining pair by value, highest first.
-    scored = []
-    for r, pool in by_reviewer.items():
-        for i in pool:
-            if (r, i) in taken:
-                continue
-            st = ideas[i]
-            value, closeness, _ = read_value(
+    # 3. The model's picks: every remaining pair by value, highest first. The value depends on
+    #    the pair through the judge's confidence only: read_value runs once per idea without
+    #    one and once per pair with one.
+    left = np.ones(len(pair_r), dtype=bool)
+    if taken:
+        taken_keys = np.array([r * (1 << 32) + i for r, i in taken], dtype=np.int64)
+        left = ~np.isin(pair_r * (1 << 32) + pair_i, taken_keys)
+    value = np.zeros(len(pair_r))
+    closeness = np.zeros(len(pair_r))
+    plain_value = np.zeros(len(idea_ids))
+    plain_closeness = np.zeros(len(idea_ids))
+    for p in np.unique(pos[left]).tolist():
+        st = ideas[int(idea_ids[p])]
+        plain_value[p], plain_closeness[p], _ = read_value(
+            st,
+            cut=cuts[st.domain],
+            one_read_var=one_read_var,
+            confidence=None,
+            prior_var=priors[st.domain],
+        )
+    value[left] = plain_value[pos[left]]
+    closeness[left] = plain_closeness[pos[left]]
+    if confidence:
+        judged = np.array([r * (1 << 32) + i for r, i in confidence], dtype=np.int64)
+        with_judge = left & np.isin(pair_r * (1 << 32) + pair_i, judged)
+        for j in np.flatnonzero(with_judge).tolist():
+            c = confidence[(int(pair_r[j]), int(pair_i[j]))]
+            st = ideas[int(pair_i[j])]
+            value[j], closeness[j], _ = read_value(
                 st,
                 cut=cuts[st.domain],
                 one_read_var=one_read_var,
-                confidence=confidence.get((r, i)),
+                confidence=c,
                 prior_var=priors[st.domain],
             )
-            scored.append((value, r, i, closeness))
-    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
-    for value, r, i, closeness in scored:
+    rows = np.flatnonzero(left)
+    rows = rows[np.lexsort((pair_i[rows], pair_r[rows], -value[rows]))]
+    room = sum(slots.values())
+    for j in rows.tolist():
+        if room <= 0:
+            break  # every reviewer is full: no later pair can be taken
+        r, i = int(pair_r[j]), int(pair_i[j])
         if free(r, i):
-            take(r, i, FROM_MODEL, value, closeness)
+            take(r, i, FROM_MODEL, float(value[j]), float(closeness[j]))
+            room -= 1
     return out

@@ -18,7 +18,7 @@ reviewer's severity and spread taken out by the model; unshrunk), weighted by it
   that judges it, so they are not counted twice); an unread idea the full model's.
 
 The board then uses N(beta t, error_var) as the idea's prior on that dimension instead of
-N(0, 1) (apps/decisions/ranking/model.py: ``fit_domain``).
+N(0, 1) (apps/decisions/ranking/domain.py: ``fit_domain``).
 """
 
 from __future__ import annotations

@@ -25,9 +25,9 @@ from apps.decisions import presenters as P
 from apps.decisions import selectors as board_selectors
 from apps.decisions.models import DecisionMark
 from apps.decisions.record import selectors
-from apps.disagreement import selectors as metrics_selectors
 from apps.findings import selectors as findings_selectors
 from apps.screening.models import Dimension, Rating
+from apps.screening.selectors import frame as ratings
 
 FORMATS = ("html", "md")
 RATIONALES_PER_IDEA = 3
@@ -55,13 +55,11 @@ def memo_context(*, domain: Domain) -> dict[str, Any]:
     board = selectors.domain_board(domain=domain.key)
     marks = selectors.marks_current_by_idea(domain=domain.key)
     rows = {r["idea_id"]: r for r in board.rows}
-    labels = metrics_selectors.dimension_labels()
+    labels = ratings.dimension_labels()
     ranked = (board.snapshot.result or {}).get("dimensions", []) if board.snapshot else []
     # In the rubric's order (the screening form's), not the snapshot's alphabetical one.
     dims = [k for k in labels if k in ranked] + [k for k in ranked if k not in labels]
-    categories = {
-        k: {int(v) for v in vs} for k, vs in metrics_selectors.rubric_categories().items()
-    }
+    categories = {k: {int(v) for v in vs} for k, vs in ratings.rubric_categories().items()}
     meanings = {
         d.key: {int(k): str(v) for k, v in (d.levels or {}).items() if str(k).lstrip("-").isdigit()}
         for d in Dimension.objects.filter(key__in=dims)

@@ -17,11 +17,11 @@ from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_GET, require_POST
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain, Idea
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
 from apps.core.pagination import BIGINT_MAX
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.decisions.models import DecisionMark
 from apps.decisions.record import selectors
 from apps.decisions.record.forms import MarkForm, MarksPageForm, MemoForm, ShortlistSizeForm

@@ -3,8 +3,9 @@
 from .alpha import LEVELS, alpha_from_counts, alpha_from_long, krippendorff_alpha
 from .bootstrap import bootstrap_alpha
 from .coarse import above_median_flags, above_median_sets, coarse_agreement, jaccard
-from .metrics import compute_metrics, reading
+from .metrics import compute_metrics
 from .panel import icc1, icc1_from_counts, k_needed, reliability_curve, spearman_brown
+from .readings import reading
 from .strictness import reviewer_strictness, standardise_within, strictness_spread
 
 __all__ = [

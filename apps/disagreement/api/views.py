@@ -10,8 +10,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsManagerOrAdmin
+from apps.accounts.requests import AuthenticatedRequest
 from apps.core.errors import ApplicationError
-from apps.core.requests import AuthenticatedRequest
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
 from apps.disagreement.models import Level, MetricSlice, MetricSnapshot, scope_key

@@ -7,12 +7,13 @@ from typing import Any
 from urllib.parse import urlencode
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
 from apps.disagreement.forms import DashboardFilterForm
 from apps.disagreement.models import Level, MetricSnapshot, scope_key
+from apps.screening.selectors import frame as ratings
 
 managers_only = role_required("manager", "admin")
 
@@ -68,7 +69,7 @@ class Dashboard:
 
 
 def dashboard_for(request: AuthenticatedHttpRequest) -> Dashboard:
-    labels = selectors.dimension_labels()
+    labels = ratings.dimension_labels()
     form = DashboardFilterForm(
         request.GET, dimension_labels=labels, backgrounds=selectors.background_groups()
     )

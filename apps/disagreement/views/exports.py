@@ -5,8 +5,8 @@ from __future__ import annotations
 from django.http import Http404, HttpResponseBase
 from django.views.decorators.http import require_GET
 
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.core.csv_export import csv_response
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
 from apps.disagreement.models import MetricSlice

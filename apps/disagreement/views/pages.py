@@ -4,21 +4,21 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.module_loading import import_string
 from django.views.decorators.http import require_GET
 
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Idea
-from apps.core.requests import AuthenticatedHttpRequest
-from apps.decisions.views import idea_standing_context
 from apps.disagreement import presenters as P
 from apps.disagreement import selectors
-from apps.disagreement.analysis.metrics import MIN_PAIRS_FOR_VERDICT
+from apps.disagreement.analysis.readings import MIN_PAIRS_FOR_VERDICT
 from apps.disagreement.models import MetricSlice
 from apps.disagreement.views.dashboard import dashboard_for, managers_only
-from apps.findings.views import idea_findings_context
-from apps.panels.selectors import panel_scores_for_ideas
+from apps.screening.selectors import frame as ratings
 
 # Rows of the contested table shown before "show all" (the CSV always has every row).
 CONTESTED_SHOWN = 50
@@ -95,7 +95,7 @@ def strictness(request: AuthenticatedHttpRequest) -> HttpResponse:
             rows,
             dims=dims,
             labels=dash.labels,
-            scales=selectors.rubric_scales(),
+            scales=ratings.rubric_scales(),
             normalise=normalise,
             groups=dash.groups,
         )
@@ -268,11 +268,9 @@ def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse
         "disagreement/idea_detail.html",
         {
             "idea": idea,
-            "title": selectors.idea_label(idea.title, idea.description, idea.external_id),
+            "title": ratings.idea_label(idea.title, idea.description, idea.external_id),
             "include_categories": include_categories,
             "dimensions": dimensions,
-            # LLM panel scores, shown apart from the people's (apps.panels).
-            "panel_scores": panel_scores_for_ideas(idea_ids=[idea.id]).get(idea.id, []),
             "tab": "contested",
             "back": reverse(
                 "decisions:decide"
@@ -280,7 +278,16 @@ def idea_detail(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse
                 else "disagreement:contested"
             ),
             "back_label": "Decide" if request.GET.get("from") == "decide" else "Contested ideas",
-            **idea_findings_context(idea=idea, viewer=request.user),
-            **idea_standing_context(idea=idea),
+            **idea_sections(idea=idea, viewer=request.user),
         },
     )
+
+
+def idea_sections(*, idea: Idea, viewer: Any) -> dict[str, Any]:
+    """The context of the sections higher apps own on this page (their standing, findings,
+    panel scores): the functions IDEA_PAGE_SECTIONS names in settings, each called with the idea
+    and the viewer. A list in settings, not imports: those apps sit above this one."""
+    context: dict[str, Any] = {}
+    for path in settings.IDEA_PAGE_SECTIONS:
+        context.update(import_string(path)(idea=idea, viewer=viewer))
+    return context

@@ -8,8 +8,8 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.core.errors import ApplicationError
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.disagreement.forms import RecomputeForm
 from apps.disagreement.models import Level, MetricSnapshot
 from apps.disagreement.services import metrics_request_recompute

@@ -12,9 +12,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsManagerOrAdmin
+from apps.accounts.requests import AuthenticatedRequest
 from apps.catalog.models import Domain, Idea
 from apps.core.errors import ApplicationError, FieldError, NotFound
-from apps.core.requests import AuthenticatedRequest
 from apps.findings import presenters as P
 from apps.findings import selectors
 from apps.findings.models import FindingSnapshot, Source

@@ -50,6 +50,7 @@ from typing import cast
 import numpy as np
 from scipy import sparse
 
+from apps.judges.backends.local_sparse import sparse_row, sparse_width
 from apps.judges.engine import panel as panel_method
 from apps.judges.engine.item_text import HASH_FEATURES, hash_item_vectors
 from apps.judges.engine.judgment import (
@@ -124,26 +125,6 @@ def local_fingerprint(request: JudgeRequest) -> str:
     )
     key = f"{MODEL_NAME}|{d.key}|{d.scale_min}-{d.scale_max}|{target}|{examples}|{panel}"
     return hashlib.sha256(key.encode()).hexdigest()
-
-
-def _sparse_row(vector: object) -> tuple[np.ndarray, np.ndarray]:
-    """(column indices, values) of a stored vector: a sparse 1 x width row or a dense 1-D
-    array."""
-    if sparse.issparse(vector):
-        row = sparse.csr_matrix(vector)
-        if row.shape[0] != 1:
-            raise ValueError(f"an item vector must be one row; got shape {row.shape}")
-        row.sum_duplicates()
-        return row.indices.astype(np.int64), row.data.astype(np.float64)
-    dense = np.asarray(vector, dtype=np.float64).ravel()
-    indices = np.flatnonzero(dense)
-    return indices, dense[indices]
-
-
-def _sparse_width(vector: object) -> int:
-    if sparse.issparse(vector):
-        return int(vector.shape[1])  # type: ignore[attr-defined]
-    return int(np.asarray(vector).size)
 
 
 class LocalBackend:
@@ -289,12 +270,12 @@ class LocalBackend:
         # "v" keys carry an idea id (see _item_matrix).
         stored = [(row, cast(int, key[1])) for key, row in rows.items() if key[0] == "v"]
         hashed = [(row, key[1]) for key, row in rows.items() if key[0] == "t"]
-        width_stored = max((_sparse_width(self.vectors[i]) for _, i in stored), default=0)
+        width_stored = max((sparse_width(self.vectors[i]) for _, i in stored), default=0)
         parts: list[tuple[np.ndarray, np.ndarray]] = [(np.empty(0, np.int64), np.empty(0))] * len(
             rows
         )
         for row, idea_id in stored:
-            parts[row] = _sparse_row(self.vectors[idea_id])
+            parts[row] = sparse_row(self.vectors[idea_id])
         if hashed:
             matrix = hash_item_vectors([texts for _, texts in hashed])  # type: ignore[misc]
             for n, (row, _) in enumerate(hashed):

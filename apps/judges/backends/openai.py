@@ -1,8 +1,9 @@
 """The LLM judge backend: any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp...).
 
-With its two helpers, the only modules that import ``openai``: ``openai_formats`` (the reply
-formats and which one each endpoint takes) and ``openai_transport`` (errors, retries, the
-concurrency gate and timeout counting). What it does to survive real servers:
+With its three helpers, the only modules that import ``openai``: ``openai_formats`` (the reply
+formats and which one each endpoint takes), ``openai_transport`` (errors, retries, the
+concurrency gate and timeout counting) and ``openai_chat`` (free-form chat for the panels).
+What it does to survive real servers:
 
 - **Bounded output.** Every call sends ``max_tokens`` (``LLM_MAX_TOKENS``, default 200): a reply
   is one short JSON object, and a small local model left unbounded generates until its context
@@ -29,13 +30,13 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import openai
 from openai import OpenAI
 
 from apps.judges.backends.config import setting_or_default
+from apps.judges.backends.openai_chat import ChatReply, chat_completion
 from apps.judges.backends.openai_formats import (
     FIRST_STEP,
     MODE_OF_STEP,
@@ -52,6 +53,7 @@ from apps.judges.backends.openai_formats import (
 )
 from apps.judges.backends.openai_formats import _endpoint_steps as _endpoint_steps
 from apps.judges.backends.openai_transport import (
+    Usage,
     first_retry_delay,
     gate,
     is_transient,
@@ -59,11 +61,12 @@ from apps.judges.backends.openai_transport import (
     retries_taken,
     timeout_counting_http_client,
 )
-from apps.judges.engine.judgment import JudgeReply, JudgeRequest, RubricDimension
+from apps.judges.engine.judgment import JudgeReply, JudgeRequest
 from apps.judges.engine.parsing import ReplyError, parse_reply
 from apps.judges.engine.prompting import build_messages, correction_message, prompt_fingerprint
 
 __all__ = [
+    "ChatReply",
     "DEFAULT_MAX_TOKENS",
     "RESPONSE_MODES",
     "OpenAIBackend",
@@ -87,28 +90,6 @@ DEFAULT_MAX_RETRIES = 5
 
 # The old private name (tests and callers that seed the memory use it).
 _endpoint_key = endpoint_key
-
-
-@dataclass(frozen=True)
-class ChatReply:
-    """A free-form chat reply with what it cost (``OpenAIBackend.chat``)."""
-
-    text: str
-    finish_reason: str
-    prompt_tokens: int
-    completion_tokens: int
-    latency_ms: int
-    prompt_fingerprint: str
-    model: str
-
-
-class _Usage:
-    __slots__ = ("prompt", "completion", "cached", "latency", "retries", "mode")
-
-    def __init__(self) -> None:
-        self.prompt = self.completion = self.cached = self.retries = 0
-        self.latency = 0.0
-        self.mode = ""
 
 
 class OpenAIBackend:
@@ -195,7 +176,7 @@ class OpenAIBackend:
         return first, False
 
     # -- one call -------------------------------------------------------------------------
-    def _create(self, params: dict[str, Any], usage: _Usage, *, max_retries: int) -> Any:
+    def create(self, params: dict[str, Any], usage: Usage, *, max_retries: int) -> Any:
         client = (
             self.client
             if max_retries == self.max_retries
@@ -212,7 +193,7 @@ class OpenAIBackend:
         return raw.parse()
 
     def _complete(
-        self, messages: list[dict[str, str]], request: JudgeRequest, usage: _Usage
+        self, messages: list[dict[str, str]], request: JudgeRequest, usage: Usage
     ) -> tuple[str, str]:
         """One reply (text, finish reason), walking down the response-format ladder if the
         endpoint refuses a format."""
@@ -239,7 +220,7 @@ class OpenAIBackend:
             # (llama-cpp-python), which the SDK would otherwise retry max_retries times.
             call_retries = self.max_retries - int(outage) if (known or outage) else 0
             try:
-                response = self._create(params, usage, max_retries=call_retries)
+                response = self.create(params, usage, max_retries=call_retries)
             except openai.APIStatusError as exc:
                 if not known and is_format_refusal(exc, step):
                     following = STEP_NAMES[STEP_NAMES.index(step) + 1]
@@ -288,7 +269,7 @@ class OpenAIBackend:
         fingerprint = prompt_fingerprint(messages)
         model = request.model or self.model
         d = request.dimension
-        usage = _Usage()
+        usage = Usage()
         raw = ""
         error = ""
         attempts = 0
@@ -307,95 +288,33 @@ class OpenAIBackend:
                     correction_message(error, d),
                 ]
                 continue
-            return JudgeReply(
+            return _judge_reply(
+                usage,
+                raw=raw,
+                attempts=attempts,
+                fingerprint=fingerprint,
+                model=model,
                 score=parsed.score,
                 reason=parsed.reason,
                 confidence=parsed.confidence,
-                raw=raw,
-                attempts=attempts,
-                prompt_tokens=usage.prompt,
-                completion_tokens=usage.completion,
-                cached_prompt_tokens=usage.cached,
-                latency_ms=round(usage.latency * 1000),
-                prompt_fingerprint=fingerprint,
-                model=model,
-                retries=usage.retries,
-                response_mode=usage.mode,
             )
-        return JudgeReply(
+        return _judge_reply(
+            usage,
+            raw=raw,
+            attempts=attempts,
+            fingerprint=fingerprint,
+            model=model,
             score=None,
             reason="",
             confidence=None,
-            raw=raw,
-            attempts=attempts,
-            prompt_tokens=usage.prompt,
-            completion_tokens=usage.completion,
-            cached_prompt_tokens=usage.cached,
-            latency_ms=round(usage.latency * 1000),
             error=f"no usable reply after {attempts} attempts: {error}",
-            prompt_fingerprint=fingerprint,
-            model=model,
-            retries=usage.retries,
-            response_mode=usage.mode,
         )
 
-    # -- free-form chat (panels) ----------------------------------------------------------
-    def chat(
-        self,
-        messages: list[dict[str, str]],
-        *,
-        max_tokens: int | None = None,
-        json_object: bool = True,
-        temperature: float = 0.0,
-        seed: int = 0,
-        score_on: RubricDimension | None = None,
-    ) -> ChatReply:
-        """One chat completion outside the judge protocol (persona extraction, debate turns).
-
-        Same client, retries, error mapping and concurrency gate as ``judge``; the caller
-        parses the text. ``json_object`` asks for a JSON reply, constrained to a judgment on
-        ``score_on`` when given (the schema llama-cpp-python turns into a grammar; others ignore
-        it); an endpoint that refuses the format is asked once more without it."""
-        usage = _Usage()
-        params: dict[str, Any] = {
-            "model": self.model,
-            "messages": messages,
-            "temperature": temperature,
-        }
-        if self.send_seed:
-            params["seed"] = seed
-        limit = self.max_tokens if max_tokens is None else max_tokens
-        if limit:
-            params["max_tokens"] = limit
-        if json_object:
-            params["response_format"] = response_format_for(
-                "json_object_schema" if score_on is not None else "json_object",
-                score_on
-                or RubricDimension(key="", name="", description="", scale_min=0, scale_max=1),
-            )
-        try:
-            try:
-                response = self._create(params, usage, max_retries=self.max_retries)
-            except openai.APIStatusError as exc:
-                if not (json_object and is_format_refusal(exc, "json_object")):
-                    raise
-                params.pop("response_format")
-                response = self._create(params, usage, max_retries=self.max_retries)
-        except openai.OpenAIError as exc:
-            raise map_openai_error(exc, retries=usage.retries) from exc
-        if response.usage is not None:
-            usage.prompt += response.usage.prompt_tokens or 0
-            usage.completion += response.usage.completion_tokens or 0
-        choice = response.choices[0] if response.choices else None
-        return ChatReply(
-            text=(choice.message.content or "") if choice else "",
-            finish_reason=(choice.finish_reason or "") if choice else "",
-            prompt_tokens=usage.prompt,
-            completion_tokens=usage.completion,
-            latency_ms=round(usage.latency * 1000),
-            prompt_fingerprint=prompt_fingerprint(messages),
-            model=self.model,
-        )
+    # -- free-form chat (panels): openai_chat.py -----------------------------------------
+    def chat(self, messages: list[dict[str, str]], **options: Any) -> ChatReply:
+        """One chat completion outside the judge protocol (persona extraction, debate turns);
+        the options are ``openai_chat.chat_completion``'s."""
+        return chat_completion(self, messages, **options)
 
     # -- embeddings -----------------------------------------------------------------------
     def embed(
@@ -413,6 +332,25 @@ class OpenAIBackend:
             rows = sorted(response.data, key=lambda item: item.index)
             vectors.extend(list(item.embedding) for item in rows)
         return vectors
+
+
+def _judge_reply(
+    usage: Usage, *, raw: str, attempts: int, fingerprint: str, model: str, **outcome: Any
+) -> JudgeReply:
+    """A judgment with what its calls cost; ``outcome``: score, reason, confidence, error."""
+    return JudgeReply(
+        raw=raw,
+        attempts=attempts,
+        prompt_tokens=usage.prompt,
+        completion_tokens=usage.completion,
+        cached_prompt_tokens=usage.cached,
+        latency_ms=round(usage.latency * 1000),
+        prompt_fingerprint=fingerprint,
+        model=model,
+        retries=usage.retries,
+        response_mode=usage.mode,
+        **outcome,
+    )
 
 
 def embed_texts_remote(

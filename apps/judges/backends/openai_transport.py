@@ -32,6 +32,18 @@ from apps.judges.engine.judgment import PermanentBackendError, TransientBackendE
 
 logger = logging.getLogger(__name__)
 
+
+class Usage:
+    """What the calls of one judgment or chat cost, summed over retries and re-asks."""
+
+    __slots__ = ("prompt", "completion", "cached", "latency", "retries", "mode")
+
+    def __init__(self) -> None:
+        self.prompt = self.completion = self.cached = self.retries = 0
+        self.latency = 0.0
+        self.mode = ""
+
+
 RETRY_AFTER_CAP_SECONDS = 60.0  # what the SDK honours; longer waits fall back to its backoff
 
 _gates: dict[tuple[str, int], threading.BoundedSemaphore] = {}

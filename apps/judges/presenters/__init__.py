@@ -2,7 +2,8 @@
 
 - shapes: pure functions over a snapshot's dicts (charts, tables, verdict grid);
 - exports: the CSV tables and API rows;
-- pages: one page's context, read through the selectors (nothing computes alignment).
+- pages: one page's context, read through the selectors (nothing computes alignment);
+- predictions: the predictions page and the prediction rows of its CSV and the API.
 """
 
 from apps.judges.presenters.exports import (
@@ -24,14 +25,16 @@ from apps.judges.presenters.pages import (
     local_note,
     my_alignment_api,
     my_judge_page,
+    run_page,
+    runs_context,
+    skipped_configs,
+    snapshot_state,
+)
+from apps.judges.presenters.predictions import (
     prediction_rows,
     prediction_rows_of,
     predictions_page,
-    run_page,
-    runs_context,
     shortlist_rows,
-    skipped_configs,
-    snapshot_state,
 )
 from apps.judges.presenters.shapes import (
     KIND_COLOURS,

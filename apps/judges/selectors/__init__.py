@@ -20,6 +20,7 @@ from apps.judges.selectors.common import (
     idea_rows,
     model_label,
     rating_pool_frame,
+    rubric_dimension,
     rubric_for_domain,
     scales_for,
 )
@@ -68,6 +69,7 @@ from apps.judges.selectors.snapshots import (
 )
 
 __all__ = [
+    "rubric_dimension",
     "ALL_DIMENSIONS",
     "POOL_COLUMNS",
     "PREDICTION_COLUMNS",

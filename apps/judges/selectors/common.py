@@ -7,6 +7,8 @@ from collections.abc import Iterable
 import pandas as pd
 
 from apps.catalog.models import Domain, Idea
+from apps.judges.engine.judgment import RubricDimension
+from apps.judges.engine.prompting import rubric_wording
 from apps.judges.models import (
     LOCAL_LABEL,
     JudgeConfig,
@@ -20,6 +22,20 @@ def rubric_for_domain(domain: Domain) -> Rubric | None:
     if domain.rubric_id:
         return domain.rubric
     return Rubric.objects.filter(is_default=True).first()
+
+
+def rubric_dimension(dim: Dimension) -> RubricDimension:
+    """A rubric dimension as the judge engine and the panels' debates read it."""
+    return RubricDimension(
+        key=dim.key,
+        name=dim.name,
+        description=dim.description,
+        scale_min=dim.scale_min,
+        scale_max=dim.scale_max,
+        levels={int(k): str(v) for k, v in (dim.levels or {}).items()},
+        categories=tuple(int(c) for c in (dim.categories or [])),
+        wording=rubric_wording(dim.rubric),
+    )
 
 
 def dimensions_for_domain(domain: Domain, keys: Iterable[str] | None = None) -> list[Dimension]:

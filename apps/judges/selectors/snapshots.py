@@ -85,7 +85,7 @@ def run_alignment_rows(run: JudgeRun) -> tuple[AlignmentSnapshot | None, list[di
         return None, []
     key = f"r{run.reviewer_id}"
     # JSON containment is not available on SQLite (the demo): test membership here instead.
-    # Only the newest few snapshots are kept per scope (services.alignment.KEEP_SNAPSHOTS).
+    # Only the newest few snapshots are kept per scope (services.alignment.ALIGNMENT.keep).
     candidates = (
         AlignmentSnapshot.objects.filter(scope="auto", status=AlignmentSnapshot.Status.DONE)
         .order_by(*SNAPSHOT_NEWEST_FIRST)

@@ -36,6 +36,7 @@ from apps.judges.services.execution import (
     judge_run_fail,
 )
 from apps.judges.services.planning import WorkUnit
+from apps.judges.services.reclaim import judge_runs_reclaim
 from apps.judges.services.runs import (
     judge_run_cancel,
     judge_run_get,
@@ -46,7 +47,6 @@ from apps.judges.services.runs import (
 from apps.judges.services.scheduling import (
     db_now,
     judge_ratings_changed,
-    judge_runs_reclaim,
     judge_runs_schedule,
     judge_schedule_requests_run,
 )

@@ -19,13 +19,10 @@ mechanics as the disagreement metrics, in one home: apps/core/snapshots.py):
 
 from __future__ import annotations
 
-import datetime as dt
 import logging
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from django.conf import settings
-from django.db import transaction
 from django.db.models import Max
 
 from apps.core import snapshots, untrusted
@@ -37,12 +34,21 @@ from apps.judges.services import dispatch
 
 logger = logging.getLogger(__name__)
 
-TASK_NAME = dispatch.ALIGNMENT_SNAPSHOT
+# The alignment snapshots (apps/core/snapshots.py): debounced by ALIGNMENT_DEBOUNCE_SECONDS,
+# the newest 5 finished kept per scope, sent to the default queue (a computation takes seconds
+# and must not wait behind judge runs). A dead broker is recorded on the row, never raised.
+ALIGNMENT = snapshots.SnapshotKind(
+    AlignmentSnapshot,
+    task=dispatch.ALIGNMENT_SNAPSHOT,
+    what="alignment snapshot",
+    keep=5,
+    debounce="ALIGNMENT_DEBOUNCE_SECONDS",
+    debounce_default=5,
+    lost_error="No worker picked this computation up.",
+    queue_name="default",
+)
+TASK_NAME = ALIGNMENT.task
 AUTO_SCOPE = "auto"
-# A queued computation no worker took after this long has lost its message.
-QUEUED_TIMEOUT = dt.timedelta(minutes=15)
-# Finished snapshots kept per scope (older ones are deleted after each computation).
-KEEP_SNAPSHOTS = 5
 # Reasoning-scatter points kept in `result` per configuration (the CSV has them all).
 REASONING_SHOWN = 300
 
@@ -71,45 +77,10 @@ def scopes_for_runs(run_ids: Sequence[int]) -> list[str]:
     return sorted(scopes)
 
 
-def _debounce_seconds() -> float:
-    return float(settings.ALIGNMENT_DEBOUNCE_SECONDS)
-
-
-def _enqueue(snapshot_id: int, *, countdown: float) -> None:
-    """Send the task by name (the task module imports this one). A dead broker fails the row
-    loudly, so the page says nothing will come, instead of computing in a request."""
-    snapshots.send_or_fail(
-        AlignmentSnapshot,
-        snapshot_id,
-        lambda: dispatch.send_alignment_snapshot(snapshot_id, countdown=countdown),
-        error=lambda exc: (
-            f"The task queue is unreachable ({exc.__class__.__name__}); nothing computed."
-        ),
-        log=logger,
-        what="alignment snapshot",
-    )
-
-
 def alignment_resend_lost() -> list[int]:
     """Queued computations whose message was lost (a Redis restart) are sent again; called by
     the periodic reclaim."""
-
-    return snapshots.resend_overdue(
-        AlignmentSnapshot,
-        countdown_seconds=_debounce_seconds(),
-        send=lambda pk: dispatch.send_alignment_snapshot(pk, countdown=0),
-    )
-
-
-def _queue(scope: str) -> tuple[AlignmentSnapshot, bool]:
-    """The scope's QUEUED snapshot, created if missing; returns (snapshot, created)."""
-    snapshots.expire_lost(
-        AlignmentSnapshot,
-        scope,
-        timeout=QUEUED_TIMEOUT,
-        error="No worker picked this computation up.",
-    )
-    return snapshots.queue(AlignmentSnapshot, scope)
+    return ALIGNMENT.resend_lost()
 
 
 def alignment_runs_finished(*, run_ids: Sequence[int]) -> list[AlignmentSnapshot]:
@@ -120,13 +91,10 @@ def alignment_runs_finished(*, run_ids: Sequence[int]) -> list[AlignmentSnapshot
     """
     queued = []
     for scope in scopes_for_runs(run_ids):
-        snapshot, created = _queue(scope)
+        snapshot, created = ALIGNMENT.queue(scope)
         queued.append(snapshot)
         if created:
-            countdown = _debounce_seconds()
-            transaction.on_commit(
-                lambda sid=snapshot.id, c=countdown: _enqueue(sid, countdown=c)  # type: ignore[misc]
-            )
+            ALIGNMENT.send_after_commit(snapshot.id, countdown=ALIGNMENT.debounce_seconds())
     return queued
 
 
@@ -136,9 +104,9 @@ def alignment_request_recompute(*, actor: Any, scope: str) -> AlignmentSnapshot:
         raise PermissionDenied("Only managers and admins recompute the judge alignment.")
     if not (scope == AUTO_SCOPE or scope.startswith(f"{AUTO_SCOPE}|") or scope.startswith("run-")):
         raise ApplicationError(f"Unknown alignment scope {scope!r}.")
-    snapshot, created = _queue(scope)
+    snapshot, created = ALIGNMENT.queue(scope)
     if created:
-        transaction.on_commit(lambda: _enqueue(snapshot.id, countdown=0))
+        ALIGNMENT.send_after_commit(snapshot.id, countdown=0)
     return snapshot
 
 
@@ -159,14 +127,7 @@ def alignment_snapshot_compute(*, snapshot_id: int) -> AlignmentSnapshot:
     Idempotent: a redelivered or duplicate message finds nothing to claim and returns it
     untouched. The runs are read after the claim, so every run finished before it is included.
     """
-    return snapshots.compute_claimed(
-        AlignmentSnapshot,
-        snapshot_id,
-        _compute,
-        keep=KEEP_SNAPSHOTS,
-        log=logger,
-        what="alignment snapshot",
-    )
+    return ALIGNMENT.compute(snapshot_id, _compute)
 
 
 def _compute(snapshot: AlignmentSnapshot, elapsed_ms: Callable[[], int]) -> None:
@@ -183,8 +144,7 @@ def _compute(snapshot: AlignmentSnapshot, elapsed_ms: Callable[[], int]) -> None
         }
         for r in report["reasoning"]
     ]
-    snapshots.mark_done(
-        AlignmentSnapshot,
+    ALIGNMENT.done(
         snapshot.id,
         elapsed_ms,
         run_ids=run_ids,

@@ -18,14 +18,14 @@ from apps.judges.models import (
     JudgePrediction,
     JudgeRun,
 )
-from apps.judges.services.run_plans import _Plan
+from apps.judges.services.run_plans import Plan
 
 # Calibrated confidences of up to this many rows are written in one statement (bulk_update);
 # more, with one UPDATE per distinct value (at most 101).
 SMALL_UPDATE = 500
 
 
-def _calibrate(run: JudgeRun, plan: _Plan) -> None:
+def calibrate_run(run: JudgeRun, plan: Plan) -> None:
     """Leave-one-out runs: calibrate each seed's confidence empirically, cross-fitted by
     reviewer (a reviewer's confidences come from a fit that did not see them), and store the
     fit per (domain, dimension, kind, backend) for later prediction runs of that scope.

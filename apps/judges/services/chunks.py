@@ -11,32 +11,28 @@ the per-seed predictions, recompute progress (services.execution orchestrates).
 
 from __future__ import annotations
 
-import os
-import socket
 import time
-import uuid
 from collections.abc import Iterable, Sequence
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 from django.conf import settings
-from django.db.models import Q, Sum
-from django.db.models.functions import Now
+from django.db.models import Sum
 from django.utils import timezone
 
 from apps.core.errors import ApplicationError
+from apps.core.leases import ChunkLeases
 from apps.judges import selectors
 from apps.judges.backends import get_backend
 from apps.judges.engine.calibration import Calibration
 from apps.judges.engine.judgment import (
     Example,
     JudgeRequest,
-    RubricDimension,
     judge_many,
 )
 from apps.judges.engine.panel import PanelIndex, level_only
-from apps.judges.engine.prompting import idea_text, patent_text, rubric_wording
+from apps.judges.engine.prompting import idea_text, patent_text
 from apps.judges.models import (
     JudgeCalibration,
     JudgeConfig,
@@ -44,13 +40,12 @@ from apps.judges.models import (
     JudgeRun,
     JudgeRunChunk,
 )
+from apps.judges.selectors import rubric_dimension
 from apps.judges.services import planning
 from apps.judges.services.configs import config_run_error
 from apps.judges.services.prediction_store import predictions_upsert
-from apps.judges.services.run_plans import _Plan
-from apps.judges.services.runs import lease_expired_before
+from apps.judges.services.run_plans import Plan
 from apps.judges.vectors import item_vectors
-from apps.screening.models import Dimension
 
 # Local judge: units judged (and stored) per batch. Large, because the local backend is
 # vectorised; small enough that progress moves and a cancel is noticed within seconds.
@@ -61,44 +56,8 @@ LLM_ROUNDS_PER_BATCH = 2
 PROGRESS_EVERY_SECONDS = 1.0
 
 
-class LeaseLost(Exception):
-    """Another worker took this chunk over (ours looked dead), or the run was stopped."""
-
-
-# --------------------------------------------------------------------------- leases
-
-
-def lease_token() -> str:
-    """A fresh lease token that names the worker process holding it: "<host>:<pid>:<random>".
-    Unique per task (the random part), and it stays on a done chunk, so the runs page, an
-    operator reading the table, and the two-worker test can tell which worker judged which
-    chunk. At most 64 characters (JudgeRunChunk.lease_token)."""
-    return f"{socket.gethostname()[:32]}:{os.getpid()}:{uuid.uuid4().hex[:20]}"
-
-
-def _claim_chunk(chunk_id: int, token: str) -> bool:
-    """Take a chunk that is pending, or whose holder stopped heartbeating (died)."""
-    return bool(
-        JudgeRunChunk.objects.filter(id=chunk_id)
-        .filter(
-            Q(status=JudgeRunChunk.Status.PENDING)
-            | Q(status=JudgeRunChunk.Status.RUNNING, heartbeat_at__lt=lease_expired_before())
-            | Q(status=JudgeRunChunk.Status.RUNNING, heartbeat_at__isnull=True)
-        )
-        .update(status=JudgeRunChunk.Status.RUNNING, lease_token=token, heartbeat_at=Now())
-    )
-
-
-def _beat(run_id: int, chunk_id: int, token: str) -> None:
-    """Renew the lease; raise LeaseLost when the chunk was taken over or the run stopped."""
-    held = JudgeRunChunk.objects.filter(
-        id=chunk_id, lease_token=token, status=JudgeRunChunk.Status.RUNNING
-    ).update(heartbeat_at=Now())
-    running = JudgeRun.objects.filter(id=run_id, status=JudgeRun.Status.RUNNING).update(
-        heartbeat_at=Now()
-    )
-    if not held or not running:
-        raise LeaseLost(f"chunk {chunk_id} of run {run_id}")
+# The leases of judge run chunks (apps/core/leases.py).
+LEASES = ChunkLeases(JudgeRunChunk, JudgeRun, what="run")
 
 
 # --------------------------------------------------------------------------- judging
@@ -120,23 +79,10 @@ class _Texts:
         return self._cache[idea_id]
 
 
-def _rubric_dimension(dim: Dimension) -> RubricDimension:
-    return RubricDimension(
-        key=dim.key,
-        name=dim.name,
-        description=dim.description,
-        scale_min=dim.scale_min,
-        scale_max=dim.scale_max,
-        levels={int(k): str(v) for k, v in (dim.levels or {}).items()},
-        categories=tuple(int(c) for c in (dim.categories or [])),
-        wording=rubric_wording(dim.rubric),
-    )
-
-
 class _Executor:
     """What one worker needs to judge units of one run: texts, backends, examples."""
 
-    def __init__(self, run: JudgeRun, plan: _Plan) -> None:
+    def __init__(self, run: JudgeRun, plan: Plan) -> None:
         self.run = run
         self.plan = plan
         idea_ids = {u.idea_id for u in plan.units} | {
@@ -147,7 +93,7 @@ class _Executor:
         self.rating = {
             int(r[0]): (int(r[1]), int(r[4])) for rows in plan.pools.values() for r in rows
         }
-        self.rubric = {d_id: _rubric_dimension(d) for d_id, d in plan.dims.items()}
+        self.rubric = {d_id: rubric_dimension(d) for d_id, d in plan.dims.items()}
         # The panel signal: who else scored each idea, per dimension (engine.panel). For the
         # offline judge and LLM configurations with panel evidence, and only when the run uses
         # it (a text-only study does not).
@@ -359,22 +305,20 @@ def _work_chunk(ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tup
         position += len(batch)
         requests = ex.requests(batch)
         replies = ex.judge(spec, requests)
-        _beat(ex.run.id, chunk.id, token)  # before storing: a taken-over chunk stores nothing
+        LEASES.beat(ex.run.id, chunk.id, token)  # before storing: a taken-over chunk stores nothing
         ex.store(spec, batch, requests, replies)
         if time.monotonic() - last_progress >= PROGRESS_EVERY_SECONDS:
             _refresh_progress(ex.run.id)
             last_progress = time.monotonic()
-    JudgeRunChunk.objects.filter(id=chunk.id, lease_token=token).update(
-        status=JudgeRunChunk.Status.DONE, heartbeat_at=Now()
-    )
+    LEASES.done(chunk.id, token)
 
 
-def _work(run: JudgeRun, plan: _Plan, token: str) -> bool:
+def work_chunks(run: JudgeRun, plan: Plan, token: str) -> bool:
     """Claim and judge every chunk this worker can get; True when every chunk is done."""
     ex: _Executor | None = None
     stored: set[tuple] | None = None
     for chunk in JudgeRunChunk.objects.filter(run_id=run.id).order_by("index"):
-        if chunk.status == JudgeRunChunk.Status.DONE or not _claim_chunk(chunk.id, token):
+        if chunk.status == JudgeRunChunk.Status.DONE or not LEASES.claim(chunk.id, token):
             continue
         if ex is None:
             ex = _Executor(run, plan)
@@ -384,7 +328,7 @@ def _work(run: JudgeRun, plan: _Plan, token: str) -> bool:
                     "reviewer_id", "idea_id", "dimension_id", "kind", "k", "seed"
                 )
             )
-        _beat(run.id, chunk.id, token)
+        LEASES.beat(run.id, chunk.id, token)
         _work_chunk(ex, chunk, token, stored)
     _refresh_progress(run.id)
     return (

@@ -1,4 +1,5 @@
-"""The only module of the judges that sends Celery messages.
+"""The only module of the judges that sends Celery messages (the alignment snapshots excepted:
+their kind, `services.alignment.ALIGNMENT`, sends them like every snapshot, apps/core/snapshots.py).
 
 Tasks are sent by name (`app.send_task`), so this module needs no import of apps.judges.tasks
 (which imports the services): no import cycle, and no function-level import to hide one. The
@@ -74,17 +75,6 @@ def send_schedule(reviewer_ids: Sequence[int], *, countdown: float, changed_at: 
         log.exception("could not enqueue judge scheduling for %s reviewers", len(reviewer_ids))
         return False
     return True
-
-
-def send_alignment_snapshot(snapshot_id: int, *, countdown: float = 0) -> None:
-    """Compute one stored alignment snapshot. Raises when the broker is unreachable. The default
-    queue: a computation takes seconds and must not wait behind judge runs."""
-    current_app.send_task(
-        ALIGNMENT_SNAPSHOT,
-        args=[snapshot_id],
-        countdown=countdown or None,
-        queue=current_app.conf.task_default_queue,
-    )
 
 
 def send_item_parts_measure() -> None:

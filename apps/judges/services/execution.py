@@ -8,7 +8,7 @@ Invariants
   holds the chunk's lease (status RUNNING, its token, a heartbeat fresher than
   JUDGE_LEASE_SECONDS), taken by a conditional UPDATE and renewed between batches. A dead
   worker's chunk is taken over by the next worker that asks, and the reclaim job
-  (services.scheduling.judge_runs_reclaim) sends the run again when nobody is working on it.
+  (services.reclaim.judge_runs_reclaim) sends the run again when nobody is working on it.
 - Per-seed predictions are upserted under (run, reviewer, idea, dimension, kind, k, seed) and
   the executor skips units that already have one: a retried or duplicated task finishes the
   run, with no duplicates.
@@ -30,8 +30,9 @@ from django.db import transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
+from apps.core import hooks
 from apps.core.errors import ApplicationError
-from apps.decisions.services import decisions_mark_stale
+from apps.core.leases import LeaseLost, lease_token
 from apps.judges.engine.judgment import (
     PermanentBackendError,
     TransientBackendError,
@@ -41,10 +42,10 @@ from apps.judges.models import (
     JudgeRunChunk,
 )
 from apps.judges.services import alignment
-from apps.judges.services.calibration import _calibrate
-from apps.judges.services.chunks import LeaseLost, _work, lease_token
-from apps.judges.services.finals import _finalize
-from apps.judges.services.run_plans import _ensure_plan
+from apps.judges.services.calibration import calibrate_run
+from apps.judges.services.chunks import work_chunks
+from apps.judges.services.finals import finalize_run
+from apps.judges.services.run_plans import ensure_plan
 from apps.judges.services.runs import history_status, judge_run_request
 from apps.judges.services.shortlists import panel_shortlist_after_run
 
@@ -57,8 +58,8 @@ class RunDeferred(Exception):
 
 def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
     """Move a running run to a final status (once: conditional), and tell the alignment; a
-    finished prediction run also makes the decision board (apps/decisions) stale, since the
-    ranking weighs the predicted scores."""
+    finished prediction run also runs PREDICTIONS_CHANGED_HOOKS (settings: the decision board,
+    which weighs the predicted scores)."""
     n = JudgeRun.objects.filter(id=run.id, status=JudgeRun.Status.RUNNING).update(
         status=status, finished_at=timezone.now(), error=error[:5000], updated_at=timezone.now()
     )
@@ -66,7 +67,8 @@ def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
         history_status(run, JudgeRun.Status.RUNNING, status, note=error[:500])
         transaction.on_commit(lambda: alignment.alignment_runs_finished(run_ids=[run.id]))
         if run.purpose == JudgeRun.Purpose.PREDICTION and status == JudgeRun.Status.DONE:
-            transaction.on_commit(decisions_mark_stale)
+            reviewers = [run.reviewer_id] if run.reviewer_id else []
+            hooks.run_after_commit("PREDICTIONS_CHANGED_HOOKS", reviewer_ids=reviewers)
             # After the DONE status is committed: the last run of a burst sees all finished.
             transaction.on_commit(lambda: panel_shortlist_after_run(run))
     return bool(n)
@@ -100,15 +102,15 @@ def judge_run_execute(*, run_id: int) -> str:
         return run.status
     token = lease_token()
     try:
-        plan = _ensure_plan(run)
-        complete = _work(run, plan, token)
+        plan = ensure_plan(run)
+        complete = work_chunks(run, plan, token)
         if not complete:
             # A run deleted meanwhile has no status: it is not found.
             current = _status(run_id) or "not-found"
             return current if current != JudgeRun.Status.RUNNING else "working"
         if run.purpose != JudgeRun.Purpose.PREDICTION:
-            _calibrate(run, plan)
-        _finalize(run)
+            calibrate_run(run, plan)
+        finalize_run(run)
     except LeaseLost:
         status = _status(run_id)
         return "working" if status == JudgeRun.Status.RUNNING else (status or "not-found")

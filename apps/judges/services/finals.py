@@ -14,10 +14,10 @@ from apps.judges.models import (
     JudgePrediction,
     JudgeRun,
 )
-from apps.judges.services.shortlists import _store_shortlist
+from apps.judges.services.shortlists import store_shortlist
 
 
-def _finalize(run: JudgeRun) -> None:
+def finalize_run(run: JudgeRun) -> None:
     """Majority vote over each target's kept seeds (postprocess.aggregate_seeds); upserted."""
     thresholds = dict(
         JudgeConfig.objects.filter(runs=run).values_list("id", "confidence_threshold")
@@ -98,4 +98,4 @@ def _finalize(run: JudgeRun) -> None:
         ],
     )
     if run.purpose == JudgeRun.Purpose.PREDICTION:
-        _store_shortlist(run, finals)
+        store_shortlist(run, finals)

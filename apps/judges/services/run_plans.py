@@ -95,14 +95,14 @@ def _snapshot(run: JudgeRun, dims: list[Dimension], specs: list[planning.ConfigS
 
 
 @dataclass
-class _Plan:
+class Plan:
     dims: dict[int, Dimension]
     pools: dict[int, list[list[int]]]
     specs: dict[int, planning.ConfigSpec]
     units: list[planning.WorkUnit]
 
 
-def _load_plan(run: JudgeRun, stored: JudgeRunPlan) -> _Plan:
+def _load_plan(run: JudgeRun, stored: JudgeRunPlan) -> Plan:
     dims = {d.id: d for d in selectors.dimensions_for_domain(run.domain, run.dimensions)}
     pools = {int(k): v for k, v in stored.pool.items()}
     targets = {int(k): v for k, v in stored.targets.items()}
@@ -110,10 +110,10 @@ def _load_plan(run: JudgeRun, stored: JudgeRunPlan) -> _Plan:
     units = planning.plan_units(
         dimension_ids=[d for d in dims if d in targets], targets=targets, configs=specs
     )
-    return _Plan(dims=dims, pools=pools, specs={s.id: s for s in specs}, units=units)
+    return Plan(dims=dims, pools=pools, specs={s.id: s for s in specs}, units=units)
 
 
-def _ensure_plan(run: JudgeRun) -> _Plan:
+def ensure_plan(run: JudgeRun) -> Plan:
     """The run's stored plan, made (with its chunks) by the first worker that gets here."""
     stored = JudgeRunPlan.objects.filter(run_id=run.id).first()
     if stored is not None:

@@ -12,7 +12,6 @@ Invariants
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
@@ -22,6 +21,7 @@ from django.utils import timezone
 from apps.accounts.models import User
 from apps.catalog.models import Domain
 from apps.core.errors import ApplicationError, FieldError, NotFound, PermissionDenied
+from apps.core.leases import lease_expired_before
 from apps.judges import selectors
 from apps.judges.models import JudgeConfig, JudgeHistory, JudgeRun
 from apps.judges.services import alignment, dispatch
@@ -86,11 +86,6 @@ def history_status(
         new_value={"status": new},
         note=note,
     )
-
-
-def lease_expired_before() -> datetime:
-    """Heartbeats older than this belong to dead workers."""
-    return timezone.now() - timedelta(seconds=float(settings.JUDGE_LEASE_SECONDS))
 
 
 def looks_lost(run: JudgeRun, countdown: float = 0) -> bool:

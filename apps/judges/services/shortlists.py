@@ -73,7 +73,7 @@ def _shortlist_candidates(
     return out
 
 
-def _store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
+def store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
     """The reviewer's shortlists for the run's domain (JudgeShortlist; engine.shortlist):
 
     - per dimension of this run, from its finals, replacing the run's own;
@@ -154,7 +154,7 @@ def judge_shortlists_rebuild() -> int:
     n = 0
     domains = {}
     for run in runs.select_related("domain"):
-        _store_shortlist(run, list(JudgeFinal.objects.filter(run=run)))
+        store_shortlist(run, list(JudgeFinal.objects.filter(run=run)))
         domains[run.domain_id] = run.domain
         n += 1
     for domain in domains.values():

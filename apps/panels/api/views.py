@@ -10,9 +10,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsManagerOrAdmin
+from apps.accounts.requests import AuthenticatedRequest
 from apps.catalog.models import Domain
 from apps.core.errors import NotFound
-from apps.core.requests import AuthenticatedRequest
 from apps.panels.models import PanelRun
 
 

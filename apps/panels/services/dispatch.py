@@ -19,7 +19,7 @@ RUNS_RECLAIM = "panels.panel_runs_reclaim"
 
 def send_run(run_id: int) -> bool:
     """Send a run to the workers; False (logged) when the broker is unreachable: the run stays
-    queued and the reclaim job (services.runs.panel_runs_reclaim) sends it again."""
+    queued and the reclaim job (services.execution.panel_runs_reclaim) sends it again."""
     try:
         current_app.send_task(RUN_EXECUTE, args=(run_id,))
     except Exception:  # kombu raises several types for an unreachable broker

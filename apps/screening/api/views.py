@@ -13,6 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsAdmin, IsReviewer
+from apps.accounts.requests import AuthenticatedRequest
 from apps.catalog.api.access import ideas_visible_to
 from apps.catalog.models import Idea
 from apps.core.api import (
@@ -25,7 +26,6 @@ from apps.core.api import (
     query_filters,
 )
 from apps.core.errors import NotFound, PermissionDenied
-from apps.core.requests import AuthenticatedRequest
 from apps.screening.api.access import rating_for, ratings_visible_to
 from apps.screening.api.serializers import (
     AssignmentBulkBalancedInputSerializer,

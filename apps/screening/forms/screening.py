@@ -2,10 +2,10 @@
 
 Built from the Dimension rows of the idea's rubric, so any rubric works (other dimensions,
 scales, gates, or no gates at all). Which stages are open is decided on the server from the
-values posted so far, with the same gate functions the service enforces. Kept whole: reading
-the posted values, deciding which stages are open, the warnings before a save and the shapes
-for the template all work on the same merged values (``given``/``merged_scores``), and a
-newcomer looking for "what does the rate form do" finds it in one class.
+values posted so far, with the same gate functions the service enforces. Reading the posted
+values, deciding which stages are open and the warnings before a save work on the same merged
+values (``given``/``merged_scores``) in this class; the shapes the template gets for each stage
+are built from it in forms/stages.py.
 """
 
 from __future__ import annotations
@@ -16,12 +16,9 @@ from typing import Any, cast
 from django import forms
 
 from apps.core.errors import FieldError
+from apps.screening.consistency import category_conflicts
 from apps.screening.forms.display import (
-    DimensionView,
     Given,
-    KeptValue,
-    LevelView,
-    QuestionView,
     StageView,
 )
 from apps.screening.forms.names import (
@@ -33,20 +30,10 @@ from apps.screening.forms.names import (
     skip_name,
     yes_no,
 )
+from apps.screening.forms.stages import form_order, stage_views
 from apps.screening.gates import open_dimensions
 from apps.screening.models import Dimension, Rating
 from apps.screening.services.ratings import resolve_scores
-
-
-def _stage_depths(dimensions: Sequence[Dimension]) -> dict[str, int]:
-    """Stage of each dimension: 0 without requirements, else one past its deepest requirement.
-
-    Requirements always point to earlier dimensions, so one pass in rubric order suffices.
-    """
-    depth: dict[str, int] = {}
-    for dim in dimensions:
-        depth[dim.key] = 1 + max((depth.get(r, 0) for r in dim.requires), default=-1)
-    return depth
 
 
 def _show_score(dim: Dimension, score: int | None) -> str:
@@ -139,7 +126,7 @@ class ScreeningForm(forms.Form):
 
     # Values -----------------------------------------------------------------------------------
 
-    def _value(self, name: str) -> Any:
+    def posted_value(self, name: str) -> Any:
         """The cleaned value when bound (invalid fields count as empty), else the initial one."""
         if self.is_bound:
             self.is_valid()
@@ -150,18 +137,20 @@ class ScreeningForm(forms.Form):
         """Every value the reviewer has given, in open and closed stages alike."""
         given = Given()
         for dim in self.dimensions:
-            if dim.optional and self._value(skip_name(dim)):
+            if dim.optional and self.posted_value(skip_name(dim)):
                 given.skipped.add(dim.key)
             elif dim.questions:
-                answers = {q["key"]: self._value(answer_name(dim, q["key"])) for q in dim.questions}
+                answers = {
+                    q["key"]: self.posted_value(answer_name(dim, q["key"])) for q in dim.questions
+                }
                 answers = {k: v for k, v in answers.items() if v is not None}
                 if answers:
                     given.answers[dim.key] = answers
             else:
-                score = self._value(score_name(dim))
+                score = self.posted_value(score_name(dim))
                 if score is not None:
                     given.scores[dim.key] = score
-            text = (self._value(rationale_name(dim)) or "").strip()
+            text = (self.posted_value(rationale_name(dim)) or "").strip()
             if text:
                 given.rationales[dim.key] = text
         return given
@@ -220,8 +209,6 @@ class ScreeningForm(forms.Form):
         return lost
 
     def conflicts(self) -> list[str]:
-        from apps.screening.consistency import category_conflicts
-
         is_open = set(self.open_keys())
         merged = self.merged_scores()
         return category_conflicts(
@@ -261,7 +248,7 @@ class ScreeningForm(forms.Form):
 
     def needs_confirmation(self) -> bool:
         signature = self.warnings_signature()
-        return bool(signature) and self._value(CONFIRM_NAME) != signature
+        return bool(signature) and self.posted_value(CONFIRM_NAME) != signature
 
     # Keyboard legend ----------------------------------------------------------------------------
 
@@ -305,7 +292,7 @@ class ScreeningForm(forms.Form):
         """
         out: list[tuple[str, str, str]] = []
         for dim in self.dimensions:
-            count = len(self._field_errors(dim))
+            count = len(self.field_errors(dim))
             if count:
                 problems = "1 problem" if count == 1 else f"{count} problems"
                 out.append((dim.name, problems, f"dim-{dim.key}"))
@@ -313,7 +300,7 @@ class ScreeningForm(forms.Form):
             out.append(("", message, ""))
         return out
 
-    def _field_errors(self, dim: Dimension) -> list[str]:
+    def field_errors(self, dim: Dimension) -> list[str]:
         messages = list(self.dimension_errors.get(dim.key, []))
         if self.is_bound:
             self.is_valid()
@@ -324,110 +311,12 @@ class ScreeningForm(forms.Form):
                 messages += [str(m) for m in self.errors.get(name, [])]
         return list(dict.fromkeys(messages))
 
-    # Presentation -----------------------------------------------------------------------------
+    # Presentation (forms/stages.py) -----------------------------------------------------------
 
     def stages(self) -> list[StageView]:
         """The rubric as ordered stages; open ones carry their fields, closed ones their reason."""
-        merged = self.merged_scores()
-        open_set = set(self.open_keys())
-        lost = {d.key for d in self.closing_losses()}
-        stages: list[StageView] = []
-        for number, (required, dims) in enumerate(self._stage_groups()):
-            conditions = [self._condition(self.by_key[r]) for r in required if r in self.by_key]
-            stage = StageView(
-                number=number + 1,
-                dimensions=dims,
-                is_open=all(d.key in open_set for d in dims),
-                opens_when=" and ".join(conditions),
-            )
-            if stage.is_open:
-                stage.fields = [self._dimension_view(d, merged) for d in dims]
-            else:
-                stage.closed_because = self._closed_because(list(required), merged)
-                stage.kept = [kv for d in dims for kv in self._kept(d)]
-                stage.losses = [d.name for d in dims if d.key in lost]
-            stages.append(stage)
-        return stages
-
-    def _stage_groups(self) -> list[tuple[tuple[str, ...], list[Dimension]]]:
-        """(requirements, dimensions) of each stage, in the order the form shows them: a stage
-        is the dimensions sharing one set of requirements, ordered by depth, then position."""
-        depths = _stage_depths(self.dimensions)
-        grouped: dict[tuple[int, tuple[str, ...]], list[Dimension]] = {}
-        for dim in self.dimensions:
-            grouped.setdefault((depths[dim.key], tuple(dim.requires)), []).append(dim)
-        ordered = sorted(grouped.items(), key=lambda kv: (kv[0][0], kv[1][0].position))
-        return [(required, dims) for (_depth, required), dims in ordered]
+        return stage_views(self)
 
     def form_order(self) -> list[Dimension]:
         """Every dimension in the order the form shows it (stage by stage)."""
-        return [d for _required, dims in self._stage_groups() for d in dims]
-
-    def _kept(self, dim: Dimension) -> list[KeptValue]:
-        """The values of a closed dimension, as hidden inputs that travel with the form."""
-        kept: list[KeptValue] = []
-        if dim.optional and self._value(skip_name(dim)):
-            kept.append(KeptValue(skip_name(dim), "on"))
-        if dim.questions:
-            for q in dim.questions:
-                answer = self._value(answer_name(dim, q["key"]))
-                if answer is not None:
-                    kept.append(KeptValue(answer_name(dim, q["key"]), "yes" if answer else "no"))
-        else:
-            score = self._value(score_name(dim))
-            if score is not None:
-                kept.append(KeptValue(score_name(dim), str(score)))
-        text = self._value(rationale_name(dim)) or ""
-        if text:
-            kept.append(KeptValue(rationale_name(dim), text))
-        return kept
-
-    @staticmethod
-    def _condition(dim: Dimension) -> str:
-        if dim.pass_above is None:
-            return f"{dim.name} is rated"
-        return f"{dim.name} is above {dim.pass_above}"
-
-    def _closed_because(self, required: list[str], merged: Mapping[str, int | None]) -> str:
-        """'waiting' while an upstream score is missing, 'closed' once one fails its gate."""
-        for key in required:
-            dim = self.by_key.get(key)
-            if dim is None:
-                continue
-            score = merged.get(key)
-            if score is not None and not dim.rule().passes(score):
-                return "closed"
-        return "waiting"
-
-    def _dimension_view(self, dim: Dimension, merged: Mapping[str, int | None]) -> DimensionView:
-        current = self._value(score_name(dim)) if not dim.questions else merged.get(dim.key)
-        categories = {int(c) for c in dim.categories}
-        skipped = bool(dim.optional and self._value(skip_name(dim)))
-        return DimensionView(
-            dim=dim,
-            name=score_name(dim),
-            levels=[
-                LevelView(
-                    value=v,
-                    meaning=m,
-                    checked=(current == v and not skipped),
-                    is_category=v in categories,
-                )
-                for v, m in dim.level_choices()
-            ],
-            questions=[
-                QuestionView(
-                    key=q["key"],
-                    text=q["text"],
-                    name=answer_name(dim, q["key"]),
-                    answer=None if skipped else self._value(answer_name(dim, q["key"])),
-                )
-                for q in dim.questions
-            ],
-            rationale_name=rationale_name(dim),
-            rationale=self._value(rationale_name(dim)) or "",
-            derived_score=merged.get(dim.key) if dim.questions and not skipped else None,
-            skip_name=skip_name(dim) if dim.optional else "",
-            skipped=skipped,
-            errors=self._field_errors(dim),
-        )
+        return form_order(self.dimensions)

@@ -10,6 +10,7 @@ from django.db import transaction
 
 from apps.accounts.models import User
 from apps.catalog.models import Idea
+from apps.core import hooks
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.screening.gates import screening_statuses, validate_scores
 from apps.screening.models import Assignment, Dimension, Rating
@@ -27,20 +28,11 @@ GATED = Rating.Status.NOT_RATED_BY_DESIGN.value
 
 
 def ratings_changed(*, reviewer_ids: Iterable[int]) -> None:
-    """Tell the analytics and the judges, after commit, that these reviewers' ratings changed."""
+    """Tell the apps that read ratings, after commit, that these reviewers' ratings changed: the
+    hooks RATINGS_CHANGED_HOOKS names (settings; apps/core/hooks.py), in order."""
     ids = sorted(set(reviewer_ids))
-    if not ids:
-        return
-    # Imported here: both apps read ratings, so importing them at module level would be circular.
-    from apps.decisions.services import decisions_mark_stale
-    from apps.disagreement.services import metrics_mark_stale
-    from apps.findings.services import findings_mark_stale
-    from apps.judges.services import judge_ratings_changed
-
-    transaction.on_commit(metrics_mark_stale)
-    transaction.on_commit(findings_mark_stale)
-    transaction.on_commit(decisions_mark_stale)
-    transaction.on_commit(lambda: judge_ratings_changed(reviewer_ids=ids))
+    if ids:
+        hooks.run_after_commit("RATINGS_CHANGED_HOOKS", reviewer_ids=ids)
 
 
 def _lock_assignment(*, reviewer: User, idea: Idea) -> Assignment:

@@ -4,7 +4,7 @@ from django.http import HttpResponse
 from django.shortcuts import render
 
 from apps.accounts.permissions import role_required
-from apps.core.requests import AuthenticatedHttpRequest
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.screening.selectors.queue import decline_undo_blockers, idea_queue_for
 
 

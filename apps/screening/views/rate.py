@@ -17,9 +17,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Idea
 from apps.core.errors import ApplicationError
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.screening.forms import DeclineForm, ScreeningForm
 from apps.screening.models import Assignment, Dimension, Rating, RatingHistory
 from apps.screening.selectors import dimensions_for_idea, ratings_of

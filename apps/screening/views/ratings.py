@@ -7,8 +7,8 @@ from django.http import HttpResponseBase
 from django.shortcuts import render
 
 from apps.accounts.permissions import role_required
+from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.core.csv_export import csv_response
-from apps.core.requests import AuthenticatedHttpRequest
 from apps.screening.forms import RatingFilterForm
 from apps.screening.selectors.rating_table import CSV_COLUMNS, rating_csv_rows, rating_table
 

@@ -6,7 +6,9 @@ import numpy as np
 import pandas as pd
 
 from apps.decisions.ranking.board import build_board
-from apps.decisions.ranking.model import ALL, Scale, fit_all, fit_domain, top_probability
+from apps.decisions.ranking.domain import fit_domain
+from apps.decisions.ranking.model import ALL, Scale, fit_all
+from apps.decisions.ranking.top import top_probability
 
 SCALE = {"d": Scale(1, 5)}
 

@@ -6,7 +6,7 @@ import krippendorff  # GPL-3.0 reference implementation: tests and benchmarks on
 import pytest
 
 from apps.disagreement.analysis import compute_metrics, krippendorff_alpha, reading
-from apps.disagreement.analysis.metrics import (
+from apps.disagreement.analysis.readings import (
     MIN_PAIRS_FOR_VERDICT,
     READ_AGREE,
     READ_DISAGREE,

@@ -9,7 +9,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from apps.disagreement import presenters as P
 from apps.disagreement.models import Level
-from apps.disagreement.selectors import (
+from apps.screening.selectors.frame import (
     dimension_labels,
     rating_frame,
     rubric_categories,

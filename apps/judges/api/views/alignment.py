@@ -11,7 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsManagerOrAdmin, IsReviewer
-from apps.core.requests import AuthenticatedRequest
+from apps.accounts.requests import AuthenticatedRequest
 from apps.judges import presenters
 
 

@@ -14,9 +14,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import has_role
+from apps.accounts.requests import AuthenticatedRequest
 from apps.core.api import ErrorSerializer
 from apps.core.errors import ApplicationError, NotFound
-from apps.core.requests import AuthenticatedRequest
 from apps.judges import services
 from apps.judges.api.views.common import _error
 from apps.judges.models import JudgeConfig

@@ -9,10 +9,10 @@ from rest_framework.views import APIView
 
 from apps.accounts.models import User
 from apps.accounts.permissions import IsManagerOrAdmin
+from apps.accounts.requests import AuthenticatedRequest
 from apps.catalog.models import Domain
 from apps.core.api import PAGINATION_PARAMETERS, paginated_schema
 from apps.core.pagination import Pagination
-from apps.core.requests import AuthenticatedRequest
 from apps.judges import presenters, selectors
 from apps.judges.models import JudgeConfig
 

@@ -14,12 +14,12 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from apps.accounts.permissions import IsAdmin, IsManagerOrAdmin
+from apps.accounts.requests import AuthenticatedRequest
 from apps.catalog.models import Domain
 from apps.core import untrusted
 from apps.core.api import ErrorSerializer
 from apps.core.errors import ApplicationError, FieldError
 from apps.core.pagination import BIGINT_MAX
-from apps.core.requests import AuthenticatedRequest
 from apps.judges import presenters, selectors, services
 from apps.judges.api.views.common import _error, _query
 from apps.judges.models import JudgeConfig, JudgeRun

@@ -1,0 +1,178 @@
+"""What runs produce: per-seed predictions, final (majority-vote) predictions and the stored
+shortlists.
+
+Predictions are written under a unique key so a task that runs twice (redelivery after a crash)
+upserts the same rows instead of adding new ones.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from apps.judges.models.runs import SIGNAL_CHOICES, JudgeConfig, JudgeRun
+
+
+class JudgePrediction(models.Model):
+    """One judge call's outcome (one seed). Upserted under its unique key."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="predictions")
+    config = models.ForeignKey(JudgeConfig, null=True, on_delete=models.SET_NULL, related_name="+")
+    kind = models.CharField(max_length=16, choices=JudgeConfig.Kind.choices)
+    k = models.PositiveSmallIntegerField()
+    seed = models.PositiveSmallIntegerField()
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    idea = models.ForeignKey(
+        "catalog.Idea", on_delete=models.CASCADE, related_name="judge_predictions"
+    )
+    dimension = models.ForeignKey("screening.Dimension", on_delete=models.CASCADE, related_name="+")
+    score = models.SmallIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    confidence = models.SmallIntegerField(null=True, blank=True)
+    # The backend's own confidence before calibration (confidence is the calibrated one).
+    raw_confidence = models.SmallIntegerField(null=True, blank=True)
+    # Where the prediction came from (panel | text | level; empty for LLMs) and how many other
+    # reviewers' scores a panel prediction rests on (apps.judges.engine.panel).
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    panel_size = models.PositiveSmallIntegerField(default=0)
+    # The level-only baseline on the same target: the mean of the examples' scores, rounded
+    # (engine.panel.level_only); null without examples (zero-shot).
+    level_score = models.SmallIntegerField(null=True, blank=True)
+    model = models.CharField(max_length=200, blank=True)
+    backend = models.CharField(max_length=16, choices=JudgeConfig.Backend.choices)
+    # How the reply was constrained: json_schema, json_object or text (LLM); empty for local.
+    response_mode = models.CharField(max_length=16, blank=True)
+    prompt_fingerprint = models.CharField(max_length=64, blank=True)
+    example_rating_ids = models.JSONField(default=list, blank=True)
+    raw_reply = models.TextField(blank=True)
+    prompt_tokens = models.PositiveIntegerField(default=0)
+    completion_tokens = models.PositiveIntegerField(default=0)
+    cached_tokens = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveIntegerField(default=0)
+    attempts = models.PositiveSmallIntegerField(default=0)
+    error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "reviewer", "idea", "dimension", "kind", "k", "seed"],
+                name="unique_judge_prediction",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} k={self.k} seed={self.seed}: {self.score}"
+
+
+class JudgeFinal(models.Model):
+    """Majority vote over the kept seed predictions of one target (postprocess.aggregate_seeds)."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="finals")
+    kind = models.CharField(max_length=16, choices=JudgeConfig.Kind.choices)
+    k = models.PositiveSmallIntegerField()
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="judge_finals")
+    dimension = models.ForeignKey("screening.Dimension", on_delete=models.CASCADE, related_name="+")
+    score = models.SmallIntegerField(null=True, blank=True)
+    # Mean confidence and one reason of the kept predictions that voted for the final score.
+    confidence = models.SmallIntegerField(null=True, blank=True)
+    reason = models.TextField(blank=True)
+    kept = models.PositiveSmallIntegerField(default=0)
+    discarded = models.PositiveSmallIntegerField(default=0)
+    failed = models.PositiveSmallIntegerField(default=0)
+    # The signal and panel size of the votes for the final score (see JudgePrediction).
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    panel_size = models.PositiveSmallIntegerField(default=0)
+    # The level-only baseline of the target: the seeds' level scores averaged and rounded.
+    level_score = models.SmallIntegerField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "reviewer", "idea", "dimension", "kind", "k"],
+                name="unique_judge_final",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} k={self.k}: {self.score}"
+
+
+class JudgeShortlist(models.Model):
+    """One idea of a reviewer's shortlist, stored when a prediction run finishes
+    (services.execution), so pages and exports read it and never rank per request.
+
+    Per reviewer and domain (the run's), the top JUDGE_SHORTLIST_SIZE unread ideas by
+    predicted score, ties broken by confidence then idea id: one list per dimension, and one
+    over all dimensions (``dimension`` null) ranked by the mean position of the predictions on
+    their scales (0 = bottom, 1 = top), which is then its ``predicted_score``."""
+
+    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="shortlist")
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    domain = models.ForeignKey("catalog.Domain", on_delete=models.CASCADE, related_name="+")
+    dimension = models.ForeignKey(
+        "screening.Dimension", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveSmallIntegerField()
+    predicted_score = models.FloatField()
+    confidence = models.SmallIntegerField(null=True, blank=True)
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    panel_size = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["reviewer_id", "dimension_id", "rank"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["run", "dimension", "rank"],
+                name="unique_judge_shortlist_rank",
+                nulls_distinct=False,
+            )
+        ]
+        indexes = [models.Index(fields=["run", "dimension", "rank"])]
+
+    def __str__(self) -> str:
+        return f"shortlist #{self.rank} of run {self.run_id}: idea {self.idea_id}"
+
+
+class PanelShortlist(models.Model):
+    """One idea of a domain's panel shortlist (engine.shortlist.panel_shortlists): the top
+    JUDGE_SHORTLIST_SIZE ideas that most of the domain's reviewers have not read, by the mean
+    of their judges' predictions; one list per dimension and one over all dimensions
+    (``dimension`` null). Stored when a prediction run of the domain finishes, read by the
+    predictions page and the shortlists CSV (managers only: it averages every reviewer's
+    predictions)."""
+
+    domain = models.ForeignKey("catalog.Domain", on_delete=models.CASCADE, related_name="+")
+    dimension = models.ForeignKey(
+        "screening.Dimension", null=True, blank=True, on_delete=models.CASCADE, related_name="+"
+    )
+    idea = models.ForeignKey("catalog.Idea", on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveSmallIntegerField()
+    predicted_score = models.FloatField()
+    confidence = models.SmallIntegerField(null=True, blank=True)
+    signal = models.CharField(max_length=8, blank=True, choices=SIGNAL_CHOICES)
+    # Reviewers whose predictions are averaged (the most over dimensions for the overall list).
+    panel_size = models.PositiveSmallIntegerField(default=0)
+    computed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["domain_id", "dimension_id", "rank"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["domain", "dimension", "rank"],
+                name="unique_panel_shortlist_rank",
+                nulls_distinct=False,
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"panel shortlist #{self.rank} of domain {self.domain_id}: idea {self.idea_id}"
