@@ -56,7 +56,9 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 from scipy.stats import spearmanr  # noqa: E402
 
+from apps.decisions.ranking import model as ranking_model  # noqa: E402
 from apps.decisions.ranking.board import scales_from  # noqa: E402
+from apps.decisions.ranking.cut import top_n_probability  # noqa: E402
 from apps.decisions.ranking.domain import fit_domain  # noqa: E402
 from apps.decisions.ranking.model import ALL, Scale  # noqa: E402
 from apps.decisions.ranking.routing import (  # noqa: E402
@@ -284,11 +286,31 @@ def scores(world: World, key: np.ndarray, *, read_only: np.ndarray | None = None
     return float(np.mean(ov)), float(np.mean(sp))
 
 
-def coverage(world: World, b: Board, mask: np.ndarray | None = None) -> float:
-    """Share of ideas whose truth lies inside their 90 % interval."""
-    lo, hi = b.estimate - 1.6448536269514722 * b.sd, b.estimate + 1.6448536269514722 * b.sd
-    inside = (world.truth >= lo) & (world.truth <= hi)
+def coverage(
+    world: World,
+    b: Board,
+    mask: np.ndarray | None = None,
+    *,
+    truth: np.ndarray | None = None,
+    extra_sd: np.ndarray | None = None,
+) -> float:
+    """Share of ideas whose truth (or ``truth``: another reference, with its own sd
+    ``extra_sd`` added to the interval's) lies inside their 90 % interval."""
+    t = world.truth if truth is None else truth
+    sd = b.sd if extra_sd is None else np.sqrt(b.sd**2 + extra_sd**2)
+    lo, hi = b.estimate - 1.6448536269514722 * sd, b.estimate + 1.6448536269514722 * sd
+    inside = (t >= lo) & (t <= hi)
     return float(inside[mask].mean() if mask is not None else inside.mean())
+
+
+def reads_buckets(n_reads: np.ndarray) -> dict[str, np.ndarray]:
+    """Ideas by the number of people who read them."""
+    return {
+        "0 reads": n_reads == 0,
+        "1-2 reads": (n_reads >= 1) & (n_reads <= 2),
+        "3 reads": n_reads == 3,
+        "4+ reads": n_reads >= 4,
+    }
 
 
 def part_one(world: World, *, judges: bool) -> dict[str, float]:
@@ -314,6 +336,30 @@ def part_one(world: World, *, judges: bool) -> dict[str, float]:
         out[f"{name} coverage"] = coverage(world, b)
         out[f"{name} coverage read"] = coverage(world, b, read)
         out[f"{name} coverage unread"] = coverage(world, b, ~read)
+    # Coverage by reads per idea, of the truth and of the reviewers' consensus: the board
+    # fitted on every read the oracle can give (every reviewer of the domain reads every
+    # idea), what reads can measure at best; its own sd is added to the interval's.
+    product = boards["product" if judges else "people+text"]
+    consensus = fit_board(world, seen_frame(world, world.candidates), None, text=False)
+    for label, mask in reads_buckets(product.n_reads).items():
+        out[f"coverage, {label}"] = coverage(world, product, mask) if mask.any() else math.nan
+        out[f"coverage of consensus, {label}"] = (
+            coverage(world, product, mask, truth=consensus.estimate, extra_sd=consensus.sd)
+            if mask.any()
+            else math.nan
+        )
+    # The same board with the severities and the origin taken as known and no grade
+    # resolution floor (the intervals before issue 25's calibration), for comparison.
+    flags = ranking_model.REVIEWER_UNCERTAINTY, ranking_model.GRADE_RESOLUTION
+    ranking_model.REVIEWER_UNCERTAINTY = ranking_model.GRADE_RESOLUTION = False
+    try:
+        before = fit_board(world, seen, preds, text=True)
+    finally:
+        ranking_model.REVIEWER_UNCERTAINTY, ranking_model.GRADE_RESOLUTION = flags
+    out["before: coverage read"] = coverage(world, before, read)
+    out["before: read overlap"], out["before: read spearman"] = scores(
+        world, before.low, read_only=read, tiebreak=before.estimate
+    )
     for name, fn in (("z-score mean", z_mean), ("plain mean", plain_mean)):
         v = fn(world, seen)
         out[f"{name} read overlap"], out[f"{name} read spearman"] = scores(world, v, read_only=read)
@@ -339,6 +385,15 @@ def balanced_picks(world: World, read: set, hidden: list, batch: int, load) -> l
 
 def routed_picks(world, board: Board, hidden, preds, batch, policy, seed) -> list:
     domain_of = world.catalog["domain"].to_numpy()
+    # As the product: each idea carries the board's P(top N) for its domain's shortlist size
+    # (here the true shortlist's, ceil(10 % of the domain)), the figure its reason quotes and
+    # its value is computed from.
+    p_top, top_n = np.zeros(len(domain_of)), np.zeros(len(domain_of), dtype=int)
+    for _, cat in world.catalog.groupby("domain"):
+        ids = cat["idea_id"].to_numpy(np.int64)
+        k = max(1, math.ceil(SHARE * len(ids)))
+        p_top[ids] = top_n_probability(board.estimate[ids], board.sd[ids], k)
+        top_n[ids] = k
     states = {
         int(i): IdeaState(
             str(domain_of[i]),
@@ -346,6 +401,8 @@ def routed_picks(world, board: Board, hidden, preds, batch, policy, seed) -> lis
             float(board.sd[i]),
             int(board.n_reads[i]),
             float(board.judge_share[i]),
+            p_top=float(p_top[i]),
+            top_n=int(top_n[i]),
         )
         for i in world.catalog["idea_id"]
     }
@@ -438,9 +495,9 @@ TABLES = {
 }
 
 
-def one_seed(args: tuple[int, int, int]) -> tuple[dict[str, float], dict]:
+def one_seed(args: tuple[int, int, int, tuple[str, ...]]) -> tuple[dict[str, float], dict]:
     """Both parts for one seed: part 1's figures, part 2's curves per (start, strategy, path)."""
-    seed, batch, budget = args
+    seed, batch, budget, starts = args
     world = build_world(seed)
     first = part_one(world, judges=True)
     curves = {
@@ -448,6 +505,7 @@ def one_seed(args: tuple[int, int, int]) -> tuple[dict[str, float], dict]:
             world, start=start, strategy=strategy, judges=judges, batch=batch, budget=budget
         )
         for start, strategy, judges in RUNS
+        if start in starts
     }
     return first, curves
 
@@ -458,10 +516,16 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=50, help="reads added per round")
     parser.add_argument("--budget", type=int, default=500, help="reads added at most per run")
     parser.add_argument("--jobs", type=int, default=2, help="seeds run in parallel")
+    parser.add_argument(
+        "--starts",
+        default="shipped,sparse",
+        help="part 2's starting reads: shipped, sparse (a random half of them), or both",
+    )
     args = parser.parse_args()
+    starts = tuple(x for x in args.starts.split(",") if x in TABLES)
     t0 = time.perf_counter()
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs", flush=True)
-    work = [(seed, args.batch, args.budget) for seed in range(args.seeds)]
+    work = [(seed, args.batch, args.budget, starts) for seed in range(args.seeds)]
     if args.jobs > 1:
         with multiprocessing.get_context("spawn").Pool(args.jobs) as pool:
             results = pool.map(one_seed, work)
@@ -474,10 +538,16 @@ def main() -> None:
     print("   page's default, the lower bound, unless '(estimate)')")
     for k in results[0][0]:
         v = np.array([r[0][k] for r in results])
-        print(f"  {k:42s} {np.median(v):.3f} [{v.min():.2f}-{v.max():.2f}]")
+        v = v[np.isfinite(v)]
+        if not len(v):
+            continue
+        q1, q3 = np.percentile(v, [25, 75])
+        print(f"  {k:42s} {np.median(v):.3f} [IQR {q1:.2f}-{q3:.2f}; {v.min():.2f}-{v.max():.2f}]")
     cap = args.budget + args.batch
     headline: dict[str, float] = {}
     for start, columns in TABLES.items():
+        if start not in starts:
+            continue
         print(
             f"\n2. From the {start} reads ({'a random half of ' if start == 'sparse' else ''}"
             f"the demo's): overlap of the board's top 10 % with the true top 10 % of all "
@@ -495,15 +565,28 @@ def main() -> None:
         wins = sum(r < b for r, b in zip(routed, balanced, strict=True))
         losses = sum(r > b for r, b in zip(routed, balanced, strict=True))
         print(
-            "  reads to 0.8 (median; per seed min-max): "
+            "  reads to 0.8 (median [IQR]; per seed min-max): "
             + ", ".join(
-                f"{name} {med[c]:.0f} ({min(need[c])}-{max(need[c])})"
+                f"{name} {med[c]:.0f} [{np.percentile(need[c], 25):.0f}-"
+                f"{np.percentile(need[c], 75):.0f}] ({min(need[c])}-{max(need[c])})"
                 for name, c in zip(names, columns, strict=True)
             )
             + f"; {names[0]} fewer than balanced on {wins} seeds, more on {losses}"
             + f" ({cap} = not reached within the budget)",
             flush=True,
         )
+        for name, c in zip(names, columns, strict=True):
+            missed = sum(x >= cap for x in need[c])
+            if missed:
+                state = (
+                    "CENSORED: the median itself is the budget + 1 batch, the true figure is higher"
+                    if med[c] >= cap
+                    else "the median is reached; those seeds count as the budget + 1 batch"
+                )
+                print(
+                    f"  {name}: 0.8 not reached within {args.budget} reads on {missed} of "
+                    f"{n} seeds ({state})"
+                )
         if not headline:
             headline = {
                 "routed": med[columns[0]],

@@ -35,6 +35,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             fixtures.append("django_db_serialized_rollback")
 
 
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    """The test database as pytest-django sets it up, with transactional tests reset by deleting
+    and copying rows back rather than TRUNCATE and one save per row (tests/db_reset.py)."""
+    from tests.db_reset import copy_migrated_rows, fast_transactional_reset
+
+    with django_db_blocker.unblock():
+        migrated = copy_migrated_rows()
+    with fast_transactional_reset(migrated):
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _default_rubric(request):
     """Transactional tests flush every table, including the PBIG rubric that a data migration
@@ -174,6 +186,30 @@ def login(page, password):
         page.wait_for_load_state("networkidle")
 
     return _login
+
+
+@pytest.fixture(scope="session")
+def llm_server() -> Iterator[object]:
+    """The real local LLM server for the ``llm`` tests, one for the whole session. Defined here
+    rather than in each llm folder's conftest: a fixture defined (or imported) in two conftests
+    is two fixtures, and each started its own server.
+
+    Without the llm extra these tests are skipped on a developer's machine, saying how to
+    install it; under bin/test (PLURALIST_LLM_TESTS=require) or in CI they fail instead, so a
+    missing build can never pass as a green run."""
+    from apps.llm_server.server import LLMServerUnavailable, LocalLLMServer, require_packages
+
+    try:
+        require_packages()
+    except LLMServerUnavailable as exc:
+        if os.environ.get("PLURALIST_LLM_TESTS") == "require" or os.environ.get("CI"):
+            pytest.fail(f"llm tests are required here but cannot run: {exc}", pytrace=False)
+        pytest.skip(str(exc))
+    server = LocalLLMServer().start()
+    try:
+        yield server
+    finally:
+        server.stop()
 
 
 @pytest.fixture(scope="module")

@@ -44,20 +44,19 @@ def plant_ratings(
             reviewers.append((d_i, user))
     ratings: list[Rating] = []
     for d_i, domain in enumerate(domains):
-        patents = [
-            Patent.objects.create(
-                external_id=f"{domain.key}-P{p}", domain=domain, title=f"Patent {p}"
-            )
+        # In bulk: one INSERT per table rather than one per row (this runs for ~140 tests).
+        patents = Patent.objects.bulk_create(
+            Patent(external_id=f"{domain.key}-P{p}", domain=domain, title=f"Patent {p}")
             for p in range(max(2, n_ideas // 3))
-        ]
-        ideas = [
-            Idea.objects.create(
+        )
+        ideas = Idea.objects.bulk_create(
+            Idea(
                 external_id=f"{domain.key}-I{i:03d}",
                 patent=patents[i % len(patents)],
                 title=f"Idea {i} for {domain.name}",
             )
             for i in range(n_ideas)
-        ]
+        )
         quality = rng.normal(size=(n_ideas, len(dims)))
         panel = [u for k, u in reviewers if k == d_i]
         offset = rng.normal(scale=0.9, size=(len(panel), len(dims)))

@@ -33,7 +33,9 @@ estimate as the prior mean, ranking/text.py); the posterior's marginals are the 
 rankings, its mean over the dimensions the overall one (an idea nobody read has the spread of
 the mean of correlated qualities).
 
-Intervals are central 90 % posterior intervals. P(top X %) is the posterior probability that
+Intervals are central 90 % posterior intervals; their variance also holds the uncertainty of the
+reviewers' severities and spreads and of mu, and stops at what the readers' shared coarse grades
+resolve (ranking/uncertainty.py, docs/decide.md). P(top X %) is the posterior probability that
 the idea is among the ceil(X % of n) best of its domain on that ranking (``top_probability``,
 ranking/top.py).
 """
@@ -47,6 +49,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .uncertainty import (
+    reviewer_effect_variance,
+    severity_variance,
+    spread_effect_variance,
+)
+
 ALL = "__all__"
 # z of a central 90 % normal interval.
 Z90 = 1.6448536269514722
@@ -59,6 +67,15 @@ SPREAD_PRIOR_READS = 5.0
 # would otherwise have spread 0 and make every idea they read look infinitely precise).
 SPREAD_BOUNDS = (0.25, 3.0)
 ITERATIONS = 30
+# Intervals hold the uncertainty of the reviewers' severities and of mu (ranking/uncertainty.py);
+# False: they are taken as known, as before (kept for bench/bench_decision.py's comparison).
+REVIEWER_UNCERTAINTY = True
+# The severities' joint posterior variance (an (R + 1)^2 inverse) is recomputed every this
+# many iterations of the fit, not every one: it moves slowly, and it is the fit's dearest step.
+SEVERITY_VARIANCE_EVERY = 10
+# An idea's precision per dimension stops at what its readers' grades can resolve
+# (ranking/uncertainty.py: grade_resolution); False: as before.
+GRADE_RESOLUTION = True
 # Ratings statuses.
 SCORED, GATED = "scored", "gated"
 
@@ -102,6 +119,9 @@ class DimensionFit:
     sigma2: float
     tau2: float
     scale: Scale
+    # The people's precision the interval may claim: human_precision less what the
+    # uncertainty of the severities, spreads and mu takes (ranking/uncertainty.py).
+    interval_precision: np.ndarray | None = None
 
     def score_scale(self, a: np.ndarray) -> np.ndarray:
         """A quality as the score a typical reviewer (no severity, unit spread) would give."""
@@ -170,7 +190,8 @@ def fit_dimension(
     var_a = np.full(n_i, tau2)
     hw_r = human.astype(float)
     tau_b2 = sigma2
-    for _ in range(ITERATIONS if len(x) else 0):
+    post_b: np.ndarray = np.zeros(n_r)
+    for it in range(ITERATIONS if len(x) else 0):
         # Ideas given the reviewers: a precision-weighted mean, shrunk to the prior.
         sr = s[r_ix]
         prec = np.bincount(i_ix, weights=w * sr**2, minlength=n_i) / sigma2
@@ -185,7 +206,23 @@ def fit_dimension(
         # severities that clearly differ are barely shrunk; SEVERITY_PRIOR_READS is the most.
         k_b = min(SEVERITY_PRIOR_READS, sigma2 / max(tau_b2, 1e-6))
         b = np.bincount(r_ix, weights=res, minlength=n_r) / (n_h + k_b)
-        tau_b2 = float(np.mean(b**2 + sigma2 / (n_h + k_b))) if n_r else 1.0
+        # The severities' variance component (EM): each one's posterior variance with the
+        # ideas' uncertainty integrated out (ranking/uncertainty.py), not sigma^2 / reads.
+        # (It changes slowly: recomputed every SEVERITY_VARIANCE_EVERY iterations.)
+        if not (REVIEWER_UNCERTAINTY and human.any()):
+            post_b = sigma2 / (n_h + k_b)
+        elif it % SEVERITY_VARIANCE_EVERY == 0:
+            post_b = severity_variance(
+                i_ix=i_ix[human],
+                r_ix=r_ix[human],
+                weight=w[human],
+                spread=s,
+                idea_precision=1.0 / var_a,
+                n_reviewers=n_r,
+                sigma2=sigma2,
+                severity_prior_reads=k_b,
+            )
+        tau_b2 = float(np.mean(b**2 + post_b)) if n_r else 1.0
         # Spread: a ridge regression of (x - mu - b) on a, centred on 1.
         y = (x - mu - b[r_ix]) * hw_r
         ai2 = (ai**2 + var_a[i_ix]) * hw_r
@@ -209,6 +246,37 @@ def fit_dimension(
     hp = np.bincount(i_ix[human], weights=(w * sr**2)[human], minlength=n_i) / sigma2
     jp = np.bincount(i_ix[~human], weights=(w * sr**2)[~human], minlength=n_i) / sigma2
     var_a = 1.0 / (hp + jp + 1.0 / tau2)
+    if REVIEWER_UNCERTAINTY and human.any():
+        # The severities and mu are estimates too: their uncertainty widens every idea their
+        # reviewers read (ranking/uncertainty.py). The people's precision becomes the one
+        # that variance implies, so fit_domain carries it on.
+        var_a = (
+            var_a
+            + reviewer_effect_variance(
+                i_ix=i_ix[human],
+                r_ix=r_ix[human],
+                weight=w[human],
+                spread=s,
+                idea_precision=1.0 / var_a,
+                n_reviewers=n_r,
+                sigma2=sigma2,
+                severity_prior_reads=min(SEVERITY_PRIOR_READS, sigma2 / max(tau_b2, 1e-6)),
+            )
+            + spread_effect_variance(
+                i_ix=i_ix[human],
+                r_ix=r_ix[human],
+                weight=w[human],
+                quality=a,
+                quality_var=var_a,
+                spread=s,
+                sigma2=sigma2,
+                tau2=tau2,
+                spread_prior=SPREAD_PRIOR_READS * tau2,
+            )
+        )
+        interval_hp = np.maximum(1.0 / var_a - jp - 1.0 / tau2, 0.0)
+    else:
+        interval_hp = hp
     keep_ix = _index(ideas, ideas_all)
     return DimensionFit(
         dimension=dimension,
@@ -224,6 +292,7 @@ def fit_dimension(
         sigma2=sigma2,
         tau2=tau2,
         scale=scale,
+        interval_precision=interval_hp[keep_ix],
     )
 
 

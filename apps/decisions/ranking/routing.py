@@ -1,17 +1,22 @@
 """Routing the next reads: which unread ideas each reviewer should read next, and why.
 
-The aim is the shortlist (the top ``share`` of each domain on the overall ranking), so a read
-is worth what it can change there. For an idea with posterior mean m and sd sd, and the cut c
-of its domain (midway between the last idea in and the first idea out):
+The aim is the shortlist (the N best of each domain on the overall ranking, N the domain's
+saved shortlist size), so a read is worth what it can change there, in the quantity its reason
+quotes: the board's P(top N) of the idea, P. The idea is on the wrong side of the cut with
+probability min(P, 1 - P); one more read narrows its sd to sd' (1 / sd'^2 = 1 / sd^2 +
+1 / v, v the variance one read corresponds to, ``next_read_var``) and moves its mean by a
+draw of sd sqrt(sd^2 - sd'^2), after which P becomes P'. The value of the read is the
+expected reduction of that probability (``cut_value``):
 
-    closeness = exp(-((m - c) / sd)^2 / 2)    # 1 on the cut, ~0 for ideas safely in or out
-    narrowing = sd - sqrt(1 / (1 / sd^2 + 1 / one_read_var))   # what one more read removes
-    judge     = 1.5 - confidence / 100          # this reviewer's judge unsure -> worth more
-    value     = closeness * narrowing * judge
+    value = (min(P, 1 - P) - E[min(P', 1 - P')]) * judge
+    judge = 1.5 - confidence / 100          # this reviewer's judge unsure -> worth more
 
-``judge`` is 1 where this reviewer has no prediction for the idea. sd counts people's evidence
-only (``human_sd``: the judges' predictions echo the reads the idea has). The rules around the
-value (``Policy``: the one home, used by the product's recompute and by bench/bench_decision.py):
+(E[P'] = P, so the reduction is never negative; it is largest for an idea at P(top N) near 0.5
+whose interval one read narrows much, and 0 for an idea the board places surely in or out.)
+``judge`` is 1 where this reviewer has no prediction for the idea. Among picks of equal value
+(surely in or out: 0) the one whose interval one more read narrows most comes first (the
+reason says so: it fills the queue). The rules around the value (``Policy``: the one home,
+used by the product's recompute and by bench/bench_decision.py):
 
 1. Minimum human reads: ideas with fewer than ``min_reads`` reads come first (fewest first),
    whatever their value; a ranking resting on no person is not defensible.
@@ -42,6 +47,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import ndtr, ndtri
 
 MIN_READS, FROM_MODEL, RANDOM = "min_reads", "boundary", "random"
 # The board's P(top) band where "near the cut" may be said (shown with two decimals: an idea at
@@ -167,6 +173,47 @@ def read_value(
     narrowing = sd - math.sqrt(1.0 / (1.0 / sd**2 + 1.0 / max(one_read_var, 1e-9)))
     judge = 1.0 if confidence is None else 1.5 - max(0.0, min(100.0, confidence)) / 100.0
     return closeness * narrowing * judge, closeness, narrowing
+
+
+# Gauss-Hermite nodes and weights for E[f(Z)], Z standard normal (cut_value's expectation).
+_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(32)
+_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
+
+
+def cut_value(p: float, sd: float, read_var: float) -> float:
+    """The expected reduction of the probability that the idea is on the wrong side of the cut,
+    min(P, 1 - P), from one more read (module docstring). ``p``: its P(top N) now; ``sd``: its
+    posterior sd; ``read_var``: the variance one read's information corresponds to."""
+    p = min(max(float(p), 1e-9), 1 - 1e-9)
+    sd = max(float(sd), 1e-9)
+    now = min(p, 1.0 - p)
+    if now <= 1e-6:
+        return 0.0
+    after_sd = math.sqrt(1.0 / (1.0 / sd**2 + 1.0 / max(read_var, 1e-9)))
+    move = math.sqrt(max(sd**2 - after_sd**2, 0.0))
+    # In units of the cut: u = (m - c) / sd now; after the read u' = (m' - c) / sd'.
+    u = float(ndtri(p))
+    u_after = (u * sd + move * _NODES) / after_sd
+    after = float(np.sum(_WEIGHTS * ndtr(-np.abs(u_after))))
+    return max(0.0, now - after)
+
+
+def next_read_var(st: IdeaState, prior_var: float | None, one_read_var: float) -> float:
+    """The variance one more person's read of the idea corresponds to (its information is
+    1 / this): what the idea's reads so far added on average, people's share of the evidence
+    over its reads; for an idea nobody read, what a first read adds to the domain's prior
+    (``one_read_var``: the variance of an idea read once). An idea whose readers repeat one
+    another (one coarse grade they share: the board's interval stops at what it resolves)
+    gains little from one more such read, and its value says so."""
+    prior = prior_var if prior_var and prior_var > 0 else None
+    if st.n_reads > 0 and prior is not None:
+        gained = (1.0 / max(st.sd, 1e-9) ** 2 - 1.0 / prior) * (1.0 - min(1.0, st.judge_share))
+        if gained > 1e-9:
+            return st.n_reads / gained
+        # Reads that left it at the domain's widest: valued as a first read.
+    if prior is not None and one_read_var < prior:
+        return 1.0 / (1.0 / one_read_var - 1.0 / prior)
+    return max(one_read_var, 1e-9)
 
 
 def board_p_top(st: IdeaState, cut: float) -> float:
@@ -313,43 +360,41 @@ def route(
             if free(r, i):
                 take(r, i, MIN_READS, 0.0)
                 need -= 1
-    # 3. The model's picks: every remaining pair by value, highest first. The value depends on
-    #    the pair through the judge's confidence only: read_value runs once per idea without
-    #    one and once per pair with one.
+    # 3. The model's picks: every remaining pair by the value of its read at the cut (the
+    #    board's P(top N), the figure the reason quotes), highest first; then, among equal
+    #    values, where one more read narrows the interval most. The value depends on the pair
+    #    through the judge's confidence only: it is computed once per idea.
     left = np.ones(len(pair_r), dtype=bool)
     if taken:
         taken_keys = np.array([r * (1 << 32) + i for r, i in taken], dtype=np.int64)
         left = ~np.isin(pair_r * (1 << 32) + pair_i, taken_keys)
-    value = np.zeros(len(pair_r))
-    closeness = np.zeros(len(pair_r))
     plain_value = np.zeros(len(idea_ids))
     plain_closeness = np.zeros(len(idea_ids))
+    plain_narrowing = np.zeros(len(idea_ids))
     for p in np.unique(pos[left]).tolist():
         st = ideas[int(idea_ids[p])]
-        plain_value[p], plain_closeness[p], _ = read_value(
+        _, plain_closeness[p], _ = read_value(
             st,
             cut=cuts[st.domain],
             one_read_var=one_read_var,
             confidence=None,
             prior_var=priors[st.domain],
         )
-    value[left] = plain_value[pos[left]]
-    closeness[left] = plain_closeness[pos[left]]
+        var = next_read_var(st, priors[st.domain], one_read_var)
+        sd = max(st.sd, 1e-9)
+        plain_narrowing[p] = sd - math.sqrt(1.0 / (1.0 / sd**2 + 1.0 / var))
+        plain_value[p] = cut_value(board_p_top(st, cuts[st.domain]), st.sd, var)
+    judge = np.ones(len(pair_r))
     if confidence:
-        judged = np.array([r * (1 << 32) + i for r, i in confidence], dtype=np.int64)
-        with_judge = left & np.isin(pair_r * (1 << 32) + pair_i, judged)
-        for j in np.flatnonzero(with_judge).tolist():
-            c = confidence[(int(pair_r[j]), int(pair_i[j]))]
-            st = ideas[int(pair_i[j])]
-            value[j], closeness[j], _ = read_value(
-                st,
-                cut=cuts[st.domain],
-                one_read_var=one_read_var,
-                confidence=c,
-                prior_var=priors[st.domain],
-            )
+        for j in np.flatnonzero(left).tolist():
+            c = confidence.get((int(pair_r[j]), int(pair_i[j])))
+            if c is not None:
+                judge[j] = 1.5 - max(0.0, min(100.0, c)) / 100.0
+    value = np.where(left, plain_value[pos] * judge, 0.0)
+    narrowing = np.where(left, plain_narrowing[pos] * judge, 0.0)
+    closeness = np.where(left, plain_closeness[pos], 0.0)
     rows = np.flatnonzero(left)
-    rows = rows[np.lexsort((pair_i[rows], pair_r[rows], -value[rows]))]
+    rows = rows[np.lexsort((pair_i[rows], pair_r[rows], -narrowing[rows], -value[rows]))]
     room = sum(slots.values())
     for j in rows.tolist():
         if room <= 0:

@@ -87,8 +87,15 @@ def _incidences(frame: pd.DataFrame) -> tuple[list[int], int]:
     """Per finding, how many distinct members raised it; and how many members there are."""
     if frame.empty:
         return [], 0
-    pairs = frame[["finding", "member"]].drop_duplicates()
-    return pairs.groupby("finding").size().astype(int).tolist(), int(frame["member"].nunique())
+    return _incidences_of(frame["finding"].tolist(), frame["member"].tolist())
+
+
+def _incidences_of(findings: Sequence[Any], members: Sequence[Any]) -> tuple[list[int], int]:
+    """`_incidences` on plain lists (one entry per unit): findings in sorted order."""
+    raised: dict[Any, set[Any]] = {}
+    for finding, member in zip(findings, members, strict=True):
+        raised.setdefault(finding, set()).add(member)
+    return [len(raised[f]) for f in sorted(raised)], len(set(members))
 
 
 def _estimates(frame: pd.DataFrame, seed: int) -> dict[str, Any]:
@@ -129,8 +136,15 @@ def _saturation(idea_incidences: list[tuple[list[int], int]]) -> dict[str, Any]:
 def units_frame(rationales: pd.DataFrame) -> pd.DataFrame:
     """One row per finding unit, carrying its rationale's columns."""
     rows = []
-    for rec in rationales[COLUMNS].itertuples(index=False):
-        for i, unit in enumerate(split_units(str(rec.text))):
+    # Rationales repeat ("Clear buyer."): each distinct text is split once.
+    split: dict[str, list[str]] = {}
+    columns = [rationales[c].tolist() for c in COLUMNS]
+    for rec in zip(*columns, strict=True):
+        text = str(rec[-1])
+        units = split.get(text)
+        if units is None:
+            units = split[text] = split_units(text)
+        for i, unit in enumerate(units):
             rows.append((*rec[:-1], i, unit))
     return pd.DataFrame(rows, columns=[*COLUMNS[:-1], "unit_index", "text"])
 
@@ -157,15 +171,17 @@ def _cluster_domain(
     trees: list[tuple[int, list[int], Any]],
     *,
     with_names: bool = True,
+    domain_trees: dict[bytes, tuple[Any]] | None = None,
 ) -> tuple[pd.Series, pd.Series, dict[int, str]]:
     """Per-idea findings, then domain findings over the ideas' findings.
 
     Returns, per unit, its idea-level finding key ("<idea>:<n>") and its domain finding id, and
-    the domain findings' names.
+    the domain findings' names. `domain_trees` keeps the domain trees across thresholds, keyed
+    by the idea findings they were built on.
     """
     n = len(group)
     idea_label = np.full(n, -1, dtype=int)  # a global index of the unit's idea finding
-    centroids: list[np.ndarray] = []
+    memberships: list[np.ndarray] = []
     keys: list[str] = []
     for idea_id, idx, tree in trees:
         labels = _cut(tree, len(idx), threshold)
@@ -174,9 +190,19 @@ def _cluster_domain(
             members = rows[labels == label]
             idea_label[members] = len(keys)
             keys.append(f"{idea_id}:{label}")
-            centroids.append(vectors[members].mean(axis=0))
-    matrix = np.vstack(centroids) if centroids else np.zeros((0, 1))
-    domain_of_key = _cut(_tree(matrix), len(keys), threshold)
+            memberships.append(members)
+    # Neighbouring thresholds often split every idea the same way: the same idea findings have
+    # the same centroids, so the domain's tree (the costly part: a centroid similarity matrix)
+    # is built once and only cut again.
+    cache_key = idea_label.tobytes()
+    domain_tree = None if domain_trees is None else domain_trees.get(cache_key)
+    if domain_tree is None:
+        centroids = [vectors[members].mean(axis=0) for members in memberships]
+        matrix = np.vstack(centroids) if centroids else np.zeros((0, 1))
+        domain_tree = (_tree(matrix),)
+        if domain_trees is not None:
+            domain_trees[cache_key] = domain_tree
+    domain_of_key = _cut(domain_tree[0], len(keys), threshold)
     domain_label = domain_of_key[idea_label] if n else np.zeros(0, dtype=int)
     names: dict[int, str] = {}
     if with_names:
@@ -196,10 +222,19 @@ def _sweep(
     vectors: np.ndarray,
     sweep: Sequence[float],
     trees: list[tuple[int, list[int], Any]],
+    known: dict[float, tuple[pd.Series, pd.Series]] | None = None,
+    domain_trees: dict[bytes, tuple[Any]] | None = None,
 ) -> dict[str, Any]:
+    """Counts at each threshold of `sweep`; `known` holds clusterings already made (the page's
+    threshold is usually one of the sweep's), which are not made again."""
     out = {}
     for t in sweep:
-        idea_key, domain_id, _ = _cluster_domain(group, vectors, float(t), trees, with_names=False)
+        if known is not None and float(t) in known:
+            idea_key, domain_id = known[float(t)]
+        else:
+            idea_key, domain_id, _ = _cluster_domain(
+                group, vectors, float(t), trees, with_names=False, domain_trees=domain_trees
+            )
         out[f"{t:g}"] = {
             "idea_findings": int(idea_key.nunique()),
             "domain_findings": int(domain_id.nunique()),
@@ -234,7 +269,10 @@ def compute_findings(
         group = group.reset_index(drop=True)
         vectors = _normalised(embed(group["text"].tolist()))
         trees = _idea_trees(group, vectors)
-        idea_key, domain_id, names = _cluster_domain(group, vectors, threshold, trees)
+        domain_trees: dict[bytes, tuple[Any]] = {}
+        idea_key, domain_id, names = _cluster_domain(
+            group, vectors, threshold, trees, domain_trees=domain_trees
+        )
         group["idea_finding"] = idea_key
         group["finding"] = domain_id
         finding_rows: list[dict[str, Any]] = [
@@ -251,23 +289,48 @@ def compute_findings(
         finding_rows.sort(key=lambda r: (-r["n_reviewers"], -r["n_units"], r["id"]))
         idea_sections: dict[str, Any] = {}
         idea_incidences: list[tuple[list[int], int]] = []
-        for idea_id, ig in group.groupby("idea_id", sort=True):
-            local = ig.assign(finding=ig["idea_finding"])
-            idea_incidences.append(_incidences(local))
+        # Per idea, plain lists rather than a pandas group per idea and per finding: a domain
+        # has hundreds of ideas, and pandas' per-group overhead was most of the run.
+        idea_keys = group["idea_finding"].tolist()
+        domain_ids = group["finding"].tolist()
+        members = group["member"].tolist()
+        rating_ids = group["rating_id"].tolist()
+        dimensions = group["dimension"].tolist()
+        texts = group["text"].tolist()
+        rows_of_idea: dict[Any, list[int]] = {}
+        for i, idea_id in enumerate(group["idea_id"].tolist()):
+            rows_of_idea.setdefault(idea_id, []).append(i)
+        for idea_id in sorted(rows_of_idea):
+            rows = rows_of_idea[idea_id]
+            y, t = _incidences_of([idea_keys[i] for i in rows], [members[i] for i in rows])
+            idea_incidences.append((y, t))
             if ideas is not None and int(idea_id) not in ideas:
                 continue
-            section = _estimates(local, seed=int(idea_id))
+            section = scope_estimates(
+                y,
+                t,
+                n_rationales=len({rating_ids[i] for i in rows}),
+                n_units=len(rows),
+                seed=int(idea_id),
+            )
+            rows_of_finding: dict[str, list[int]] = {}
+            for i in rows:
+                rows_of_finding.setdefault(idea_keys[i], []).append(i)
             findings: list[dict[str, Any]] = []
-            for _key, fg in ig.groupby("idea_finding", sort=True):
-                idx = list(fg.index)
+            for key in sorted(rows_of_finding):
+                idx = rows_of_finding[key]
                 findings.append(
                     {
-                        "id": int(fg["finding"].iloc[0]),
-                        "name": name_of(fg["text"].tolist(), vectors[idx]),
-                        "members": sorted({str(m) for m in fg["member"]}),
+                        "id": int(domain_ids[idx[0]]),
+                        "name": name_of([texts[i] for i in idx], vectors[idx]),
+                        "members": sorted({str(members[i]) for i in idx}),
                         "units": [
-                            {"member": str(r.member), "dimension": r.dimension, "text": r.text}
-                            for r in fg.itertuples(index=False)
+                            {
+                                "member": str(members[i]),
+                                "dimension": dimensions[i],
+                                "text": texts[i],
+                            }
+                            for i in idx
                         ],
                     }
                 )
@@ -281,7 +344,14 @@ def compute_findings(
                 for dim, dg in group.groupby("dimension", sort=True)
             },
             "saturation": _saturation(idea_incidences),
-            "sweep": _sweep(group, vectors, sweep, trees),
+            "sweep": _sweep(
+                group,
+                vectors,
+                sweep,
+                trees,
+                known={float(threshold): (idea_key, domain_id)},
+                domain_trees=domain_trees,
+            ),
             "findings": finding_rows,
             "ideas": idea_sections,
         }

@@ -22,6 +22,14 @@ from scipy.spatial.distance import squareform
 
 DEFAULT_THRESHOLD = 0.5
 
+try:
+    # The C routine behind fcluster(criterion="distance"). fcluster first re-validates the
+    # linkage in Python, which cost more than the cut itself: a domain's hundreds of idea trees
+    # are cut at eight thresholds, and every tree here comes from scipy's own `linkage`.
+    from scipy.cluster import _hierarchy
+except ImportError:  # pragma: no cover - a scipy without it: the public path, same labels
+    _hierarchy = None
+
 
 def _tree(vectors: np.ndarray) -> np.ndarray | None:
     n = len(vectors)
@@ -41,10 +49,22 @@ def _tree(vectors: np.ndarray) -> np.ndarray | None:
 def _cut(tree: np.ndarray | None, n: int, threshold: float) -> np.ndarray:
     if tree is None:
         return np.zeros(n, dtype=int)
-    labels = fcluster(tree, t=1.0 - threshold + 1e-9, criterion="distance")
+    labels = _flat_clusters(tree, 1.0 - threshold + 1e-9)
     # Renumber in order of first appearance so labels are stable across runs.
     order: dict[int, int] = {}
     return np.array([order.setdefault(int(x), len(order)) for x in labels], dtype=int)
+
+
+def _flat_clusters(tree: np.ndarray, distance: float) -> np.ndarray:
+    """fcluster(tree, t=distance, criterion="distance") without re-validating `tree`."""
+    if _hierarchy is None:
+        return np.asarray(fcluster(tree, t=distance, criterion="distance"))
+    n = tree.shape[0] + 1
+    labels = np.zeros((n,), dtype="i")
+    _hierarchy.cluster_dist(
+        np.ascontiguousarray(tree, dtype=np.float64), labels, float(distance), n
+    )
+    return labels
 
 
 def cluster_units(vectors: np.ndarray, threshold: float = DEFAULT_THRESHOLD) -> np.ndarray:

@@ -31,6 +31,7 @@ finding) and the number of sampling units T.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -144,33 +145,56 @@ def expected_richness(incidences: Incidences, units: int, t: int) -> float:
 
 
 def _curve(y: np.ndarray, units: int, ts: np.ndarray) -> np.ndarray:
+    """Expected distinct findings at each t of `ts`. Remembered per (incidences, T, ts): the
+    bootstrap redraws the same incidences again and again for small panels, and every idea's
+    section draws its own 100."""
+    y = np.asarray(y)
+    ts = np.asarray(ts)
+    return _curve_remembered(
+        y.dtype.str, y.tobytes(), int(units), ts.dtype.str, ts.tobytes()
+    ).copy()
+
+
+@functools.lru_cache(maxsize=8192)  # at most a few MB: a curve is one float per t
+def _curve_remembered(
+    y_dtype: str, y_bytes: bytes, units: int, ts_dtype: str, ts_bytes: bytes
+) -> np.ndarray:
+    return _curve_computed(
+        np.frombuffer(y_bytes, dtype=y_dtype), units, np.frombuffer(ts_bytes, dtype=ts_dtype)
+    )
+
+
+def _curve_computed(y: np.ndarray, units: int, ts: np.ndarray) -> np.ndarray:
     out = np.zeros(len(ts), dtype=float)
     s_obs = len(y)
     if s_obs == 0 or units == 0:
         return out
     q1 = int((y == 1).sum())
     f0 = _unseen(y, units)
+    ts = np.asarray(ts, dtype=int)
+    inside = (ts > 0) & (ts <= units)
+    if inside.any():
+        # 1 - C(T-Y, t)/C(T, t): the chance that t of the T reviewers include one who raised it,
+        # for every t at once: row t-1 of the running product is C(T-Y, t)/C(T, t).
+        ratios = _ratio_binom_rows(units - y, units, int(ts[inside].max()))
+        out[inside] = (1.0 - ratios).sum(axis=1)[ts[inside] - 1]
     for i, t in enumerate(ts):
         t = int(t)
-        if t <= 0:
-            out[i] = 0.0
-        elif t <= units:
-            # 1 - C(T-Y, t)/C(T, t): the chance that t of the T reviewers include one who raised it.
-            out[i] = float(np.sum(1.0 - _ratio_binom(units - y, units, t)))
-        elif f0 > 0 and q1 > 0:
-            step = 1.0 - q1 / (units * f0 + q1)
-            out[i] = s_obs + f0 * (1.0 - step ** (t - units))
-        else:
-            out[i] = float(s_obs)
+        if t > units:
+            if f0 > 0 and q1 > 0:
+                step = 1.0 - q1 / (units * f0 + q1)
+                out[i] = s_obs + f0 * (1.0 - step ** (t - units))
+            else:
+                out[i] = float(s_obs)
     return out
 
 
-def _ratio_binom(n_minus: np.ndarray, n: int, t: int) -> np.ndarray:
-    """C(n - y, t) / C(n, t) for each entry n - y, computed as a product (no overflow)."""
-    result = np.ones(len(n_minus), dtype=float)
-    for j in range(t):
-        result *= np.clip(n_minus - j, 0, None) / (n - j)
-    return result
+def _ratio_binom_rows(n_minus: np.ndarray, n: int, t_max: int) -> np.ndarray:
+    """Row t-1: C(n - y, t) / C(n, t) for each entry n - y, t = 1..t_max, as running products
+    (no overflow; the same products, in the same order, as multiplying one factor at a time)."""
+    j = np.arange(t_max)
+    factors = np.maximum(np.asarray(n_minus)[None, :] - j[:, None], 0) / (n - j)[:, None]
+    return np.cumprod(factors, axis=0)
 
 
 def expected_new(incidences: Incidences, units: int, more: int) -> float:

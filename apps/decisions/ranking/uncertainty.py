@@ -1,0 +1,243 @@
+"""What an idea's interval must also hold: the uncertainty of the reviewers' severities and of
+the scale's origin, which the alternating fit takes as known.
+
+``fit_dimension`` estimates the ideas' qualities a, the reviewers' severities b and the origin
+mu by alternating updates; the variance it reports for a[i] is the one with b and mu held at
+their estimates: 1 / (sum of s^2 w / sigma^2 + 1 / tau^2). Where the readers of an idea are
+seen mostly together (a panel that reads a block of ideas no one else reads), the data cannot
+tell a block of good ideas from a lenient panel: what separates them is only the severities'
+prior, and the estimate of the panel's severity carries that uncertainty into every idea of
+the block, the same error for all of them, which no number of the panel's reads averages
+away. On the demo (reviewers read in panels of 3-4) that made the read ideas' 90 % intervals
+too narrow (docs/decide.md).
+
+Here the variance is the marginal of the joint Gaussian posterior of (a, b, mu) given the
+spreads s (the linear model x = mu + b[r] + s[r] a[i] + noise, priors a ~ N(0, tau^2),
+b ~ N(0, sigma^2 / k_b), mu flat). With the ideas' block A (diagonal), the reviewers' and
+origin's block B and the coupling C, the ideas' marginal covariance is
+
+    (A - C B^-1 C')^-1 = A^-1 + A^-1 C S^-1 C' A^-1,   S = B - C' A^-1 C
+
+(the Woodbury identity: S is reviewers + 1 square, small), and only its diagonal is needed:
+diag(G S^-1 G') with G = A^-1 C sparse (an idea couples only with its readers). Cost: the
+reads times the reviewers, per dimension. Pure numpy and scipy.sparse, no Django.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy import sparse
+
+# The origin's prior precision (a flat prior, kept invertible).
+FLAT = 1e-9
+
+
+def _joint(
+    i_ix: np.ndarray,
+    r_ix: np.ndarray,
+    weight: np.ndarray,
+    spread: np.ndarray,
+    idea_precision: np.ndarray,
+    n_reviewers: int,
+    sigma2: float,
+    severity_prior_reads: float,
+) -> tuple[sparse.csr_matrix, np.ndarray]:
+    """G = A^-1 C and S^-1, the joint posterior covariance of (severities, mu) once the
+    ideas' qualities are integrated out (module docstring)."""
+    n_i = len(idea_precision)
+    m = n_reviewers + 1  # the reviewers, then mu
+    s_obs = spread[r_ix]
+    # C: d^2 (-log posterior) / da[i] db[r] = w s[r] / sigma^2; with mu the same summed.
+    coupling = sparse.csr_matrix(
+        (
+            np.r_[weight * s_obs, weight * s_obs] / sigma2,
+            (np.r_[i_ix, i_ix], np.r_[r_ix, np.full(len(r_ix), n_reviewers)]),
+        ),
+        shape=(n_i, m),
+    )
+    # B: the reviewers' and the origin's own precision (their reads, the severity prior).
+    reads = np.bincount(r_ix, weights=weight, minlength=n_reviewers) / sigma2
+    b = np.zeros((m, m))
+    b[np.arange(n_reviewers), np.arange(n_reviewers)] = reads + severity_prior_reads / sigma2
+    b[n_reviewers, :n_reviewers] = b[:n_reviewers, n_reviewers] = reads
+    b[n_reviewers, n_reviewers] = reads.sum() + FLAT
+    g = sparse.diags(1.0 / idea_precision) @ coupling  # A^-1 C
+    schur = b - (coupling.T @ g).toarray()
+    # A tiny ridge keeps S invertible where a reviewer's severity and mu are not separated.
+    schur[np.diag_indices_from(schur)] += 1e-12 * max(1.0, float(np.abs(schur).max()))
+    return g.tocsr(), np.linalg.inv(schur)
+
+
+def severity_variance(
+    *,
+    i_ix: np.ndarray,
+    r_ix: np.ndarray,
+    weight: np.ndarray,
+    spread: np.ndarray,
+    idea_precision: np.ndarray,
+    n_reviewers: int,
+    sigma2: float,
+    severity_prior_reads: float,
+) -> np.ndarray:
+    """Each reviewer's severity's posterior variance, the ideas' uncertainty integrated out:
+    what the severities' variance component (their prior's variance, estimated as the mean of
+    b^2 + this) must count. With the ideas taken as known it is sigma^2 / (reads + k_b), far
+    too small where a panel reads only its own block: the severities' spread is then
+    underestimated, and with it the uncertainty every idea carries."""
+    if not len(i_ix) or n_reviewers == 0:
+        return np.zeros(n_reviewers)
+    _, s_inv = _joint(
+        i_ix, r_ix, weight, spread, idea_precision, n_reviewers, sigma2, severity_prior_reads
+    )
+    return np.maximum(np.diag(s_inv)[:n_reviewers], 0.0)
+
+
+def reviewer_effect_variance(
+    *,
+    i_ix: np.ndarray,
+    r_ix: np.ndarray,
+    weight: np.ndarray,
+    spread: np.ndarray,
+    idea_precision: np.ndarray,
+    n_reviewers: int,
+    sigma2: float,
+    severity_prior_reads: float,
+) -> np.ndarray:
+    """Per idea, the variance its quality gains from the uncertainty of its readers'
+    severities and of the origin mu (the diagonal of A^-1 C S^-1 C' A^-1, module docstring).
+
+    ``i_ix``, ``r_ix``, ``weight``: the people's reads (idea index, reviewer index, weight);
+    ``spread``: s per reviewer; ``idea_precision``: A's diagonal (the fit's 1 / var(a), the
+    prior included); ``severity_prior_reads``: k_b, the severities' prior in reads.
+    """
+    n_i = len(idea_precision)
+    if not len(i_ix) or n_i == 0:
+        return np.zeros(n_i)
+    g, s_inv = _joint(
+        i_ix, r_ix, weight, spread, idea_precision, n_reviewers, sigma2, severity_prior_reads
+    )
+    extra = np.asarray(g.multiply(sparse.csr_matrix(g @ s_inv)).sum(axis=1)).ravel()
+    return np.maximum(extra, 0.0)
+
+
+# Pseudo-reads pulling a reviewer's grade shares towards the dimension's pooled shares.
+GRADE_SHARE_PRIOR_READS = 5.0
+
+
+def grade_resolution(
+    reviewer: np.ndarray, idea: np.ndarray, grade: np.ndarray, grades: np.ndarray, n_ideas: int
+) -> np.ndarray:
+    """Per idea (indices 0..n_ideas-1), the variance of its standing (standard units) that its
+    readers' grades leave however many they are: what coarse grades cannot resolve.
+
+    A reviewer who gives grade g places the idea, among the ideas they grade, between the
+    shares of ideas they grade below g and at most g (their own curve: a percentile band; the
+    shares shrunk towards the dimension's pooled ones by GRADE_SHARE_PRIOR_READS). Readers
+    whose bands coincide (several reviewers with the same curve, e.g. "3 of 4" for most ideas)
+    repeat one another's rounding; the linear model takes their reads as independent and
+    narrows the interval with each. The band every reader agrees on is the intersection of
+    theirs; the idea's standing is a standard normal restricted to it, whose variance is the
+    floor returned (0 where the bands do not intersect: the readers' own noise then resolves
+    more than the bands, and the model's variance stands).
+    """
+    from scipy.special import ndtri
+
+    out = np.zeros(n_ideas)
+    if not len(idea):
+        return out
+    g_ix = np.searchsorted(grades, grade)
+    k = len(grades)
+    reviewers, r_ix = np.unique(reviewer, return_inverse=True)
+    pooled = np.bincount(g_ix, minlength=k) / len(g_ix)
+    counts = np.zeros((len(reviewers), k))
+    np.add.at(counts, (r_ix, g_ix), 1.0)
+    shares = (counts + GRADE_SHARE_PRIOR_READS * pooled) / (
+        counts.sum(axis=1, keepdims=True) + GRADE_SHARE_PRIOR_READS
+    )
+    cum = np.c_[np.zeros(len(reviewers)), np.cumsum(shares, axis=1)]
+    low = cum[r_ix, g_ix]
+    high = cum[r_ix, g_ix + 1]
+    lo_i = np.full(n_ideas, -np.inf)
+    hi_i = np.full(n_ideas, np.inf)
+    np.maximum.at(lo_i, idea, low)
+    np.minimum.at(hi_i, idea, high)
+    read = np.isfinite(lo_i)
+    ok = read & (hi_i > lo_i + 1e-9)
+    a = ndtri(np.clip(lo_i[ok], 1e-12, 1 - 1e-12))
+    b = ndtri(np.clip(hi_i[ok], 1e-12, 1 - 1e-12))
+    out[ok] = _truncated_normal_variance(a, b)
+    return out
+
+
+def _truncated_normal_variance(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Var of a standard normal restricted to [a, b]."""
+    from scipy.special import ndtr
+
+    pa, pb = np.exp(-(a**2) / 2), np.exp(-(b**2) / 2)
+    pa = np.where(np.isfinite(a), pa, 0.0) / np.sqrt(2 * np.pi)
+    pb = np.where(np.isfinite(b), pb, 0.0) / np.sqrt(2 * np.pi)
+    z = np.maximum(ndtr(b) - ndtr(a), 1e-300)
+    at = np.where(np.isfinite(a), a * pa, 0.0)
+    bt = np.where(np.isfinite(b), b * pb, 0.0)
+    mean = (pa - pb) / z
+    return np.maximum(1.0 + (at - bt) / z - mean**2, 0.0)
+
+
+def resolution_floors(obs, fits, ideas: np.ndarray) -> np.ndarray:
+    """``grade_resolution`` per dimension of ``fits`` (n ideas x dimensions, standard units)
+    from the people's scored reads in ``obs`` (category answers and gates left out, as in the
+    fit)."""
+    n = len(ideas)
+    out = np.zeros((n, len(fits)))
+    dims = obs["dimension"].astype(str).to_numpy()
+    status = obs["status"].astype(str).to_numpy()
+    score = obs["score"].to_numpy(dtype=float)
+    for j, f in enumerate(fits):
+        sc = f.scale
+        grades = np.array([g for g in range(sc.low, sc.high + 1) if g not in sc.categories])
+        m = (dims == f.dimension) & (status == "scored") & np.isfinite(score)
+        m &= np.isin(score, grades)
+        ix = np.searchsorted(ideas, obs["idea_id"].to_numpy(np.int64)[m])
+        inside = ix < n
+        out[:, j] = grade_resolution(
+            obs["reviewer_id"].to_numpy(np.int64)[m][inside],
+            ix[inside],
+            score[m][inside].astype(np.int64),
+            grades,
+            n,
+        )
+    return out
+
+
+def spread_effect_variance(
+    *,
+    i_ix: np.ndarray,
+    r_ix: np.ndarray,
+    weight: np.ndarray,
+    quality: np.ndarray,
+    quality_var: np.ndarray,
+    spread: np.ndarray,
+    sigma2: float,
+    tau2: float,
+    spread_prior: float,
+) -> np.ndarray:
+    """Per idea, the variance its quality gains from the uncertainty of its readers' spreads.
+
+    The fit's a[i] = sum w s[r] (x - mu - b[r]) / D, D = sum w s[r]^2 + sigma^2 / tau^2, so an
+    error e[r] in a reader's spread moves it by about -w s[r] a[i] e[r] / D: the further an
+    idea stands from the average, the more its place depends on how its readers use the scale.
+    Each spread is a ridge regression's slope, its variance sigma^2 / (sum over the reviewer's
+    reads of w (a^2 + var a) + ``spread_prior``) (the prior's pseudo-reads, as in the fit).
+    """
+    n_i = len(quality)
+    n_r = len(spread)
+    if not len(i_ix) or n_i == 0:
+        return np.zeros(n_i)
+    s_obs = spread[r_ix]
+    info = np.bincount(
+        r_ix, weights=weight * (quality[i_ix] ** 2 + quality_var[i_ix]), minlength=n_r
+    )
+    spread_var = sigma2 / (info + spread_prior)
+    d = np.bincount(i_ix, weights=weight * s_obs**2, minlength=n_i) + sigma2 / tau2
+    moved = np.bincount(i_ix, weights=(weight * s_obs) ** 2 * spread_var[r_ix], minlength=n_i)
+    return quality**2 * moved / d**2
