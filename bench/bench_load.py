@@ -216,13 +216,20 @@ def reset_background_work() -> None:
 
 
 def start_beside(beside: str, env: dict[str, str], folder: str) -> list[subprocess.Popen]:
-    """`none`, or `worker:N`: one worker (both queues, 2 processes) and beat at niceness N."""
+    """`none`; `worker:N`: one worker (both queues, 2 processes) and beat at niceness N in the
+    normal scheduling class; `worker:idle`: the production default, niceness 10 and Linux's idle
+    scheduling class (WORKER_SCHED_IDLE)."""
     if beside == "none":
         return []
     kind, _, niceness = beside.partition(":")
-    if kind != "worker" or not niceness.isdigit():
-        raise SystemExit(f"--beside takes none or worker:N (N a niceness), not {beside!r}")
-    env = {**env, "WORKER_NICENESS": niceness}
+    if kind != "worker" or not (niceness.isdigit() or niceness == "idle"):
+        raise SystemExit(
+            f"--beside takes none, worker:N (N a niceness) or worker:idle, not {beside!r}"
+        )
+    if niceness == "idle":
+        env = {**env, "WORKER_NICENESS": "10", "WORKER_SCHED_IDLE": "1"}
+    else:
+        env = {**env, "WORKER_NICENESS": niceness, "WORKER_SCHED_IDLE": "0"}
     celery = [sys.executable, "-m", "celery", "-A", "config"]
     worker = [*celery, "worker", "-Q", "celery,judges", "--concurrency=2", "--loglevel=WARNING"]
     beat = [*celery, "beat", "--loglevel=WARNING", "-s", os.path.join(folder, "beat-schedule")]
@@ -347,7 +354,8 @@ def main() -> None:
     parser.add_argument(
         "--beside",
         default="none",
-        help="what runs beside the web: none, or worker:N (a Celery worker and beat at niceness N)",
+        help="what runs beside the web: none, worker:N (a Celery worker and beat at niceness N) or "
+        "worker:idle (niceness 10 in Linux's idle scheduling class, the default)",
     )
     parser.add_argument(
         "--warmup", type=float, default=WARMUP_S, help="seconds not counted at the start"

@@ -50,13 +50,20 @@ def lower_priority(**_: object) -> None:
     server, the kernel then gives the web's processes the CPU first and the worker the rest, so
     judge runs and recomputes a burst of submits triggers cannot slow the submits themselves
     (bench/bench_load.py --beside, docs/operations.md). Sent before the pool forks, so the pool's
-    processes inherit it. Only ever raises the niceness, which needs no privilege; 0 keeps it."""
+    processes inherit it. Only ever raises the niceness, which needs no privilege; 0 keeps it.
+    With WORKER_SCHED_IDLE (the default) the worker also moves to Linux's idle scheduling class,
+    which needs no privilege either; elsewhere that step is skipped."""
     from django.conf import settings
 
     wanted = int(getattr(settings, "WORKER_NICENESS", 0) or 0)
     current = os.getpriority(os.PRIO_PROCESS, 0)
     if wanted > current:
         os.setpriority(os.PRIO_PROCESS, 0, min(wanted, 19))
+    if getattr(settings, "WORKER_SCHED_IDLE", False) and hasattr(os, "SCHED_IDLE"):
+        try:
+            os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+        except OSError:  # a sandbox that forbids it: the niceness still applies
+            pass
 
 
 worker_init.connect(lower_priority, weak=False)

@@ -288,6 +288,11 @@ CELERY_TASK_IGNORE_RESULT = True
 # Niceness of the worker and beat processes (config/celery.py): on a host shared with the web
 # server, the web gets the CPU first. 0 runs them at the web's priority.
 WORKER_NICENESS = env.int("WORKER_NICENESS", default=10)
+# Linux's idle scheduling class for the worker and beat on top of the niceness: they run only
+# when no web or database process wants the core (niceness alone still gave them a tenth of
+# it, enough to push submit p95 past 150 ms; bench/bench_load.py --beside worker:idle).
+# Off where the worker has a machine of its own and should use it whole.
+WORKER_SCHED_IDLE = env.bool("WORKER_SCHED_IDLE", default=True)
 # Judge runs can keep a worker busy for minutes; their own queue keeps metric recomputes and
 # other short tasks from waiting behind them. Workers consume both (see bin/demo, compose).
 CELERY_TASK_ROUTES = {"judges.*": {"queue": "judges"}}

@@ -24,3 +24,7 @@ DATABASES["default"]["CONN_MAX_AGE"] = 0
 # Spool files of import jobs: the test process and the workers it starts share this folder
 # (each checkout its own).
 IMPORT_SPOOL_DIR = env("IMPORT_SPOOL_DIR", default=str(BASE_DIR / "var" / "test-import-spool"))
+# The suite's own workers share the cores with the test process and browsers that wait on them:
+# the idle scheduling class would leave them starved there (tests/core/test_worker_niceness.py
+# turns it on to check it).
+WORKER_SCHED_IDLE = env.bool("WORKER_SCHED_IDLE", default=False)

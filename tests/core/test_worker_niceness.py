@@ -19,6 +19,12 @@ def _niceness(pid: int) -> int:
     return int(fields[16])
 
 
+def _policy(pid: int) -> int:
+    # /proc/PID/stat: the 41st field is the scheduling policy (5 is SCHED_IDLE).
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return int(fields[38])
+
+
 def _children(pid: int) -> list[int]:
     out: list[int] = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -37,5 +43,20 @@ def test_the_worker_and_its_pool_processes_run_at_the_configured_niceness():
         children = _children(worker.process.pid)
         assert _niceness(worker.process.pid) == expected
         assert [_niceness(c) for c in children] == [expected] * len(children)
+        # The test settings leave the normal scheduling class (their workers share the cores
+        # with the test process and its browsers).
+        assert _policy(worker.process.pid) == os.SCHED_OTHER
+    finally:
+        worker.stop()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_with_sched_idle_the_worker_and_its_pool_processes_run_in_the_idle_class():
+    worker = CeleryWorker(extra_env={"WORKER_SCHED_IDLE": "1"}, pool="prefork").start()
+    try:
+        assert worker.process is not None
+        wait_for(lambda: _children(worker.process.pid), message="no pool process")
+        pids = [worker.process.pid, *_children(worker.process.pid)]
+        assert [_policy(pid) for pid in pids] == [os.SCHED_IDLE] * len(pids)
     finally:
         worker.stop()
