@@ -6,11 +6,8 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from apps.dataio.services.import_jobs import (
-    EXECUTE_TASK,
-    import_job_execute,
-    import_jobs_reclaim,
-)
+from apps.dataio.services.import_job_worker import import_job_execute, import_jobs_reclaim
+from apps.dataio.services.import_jobs import EXECUTE_TASK
 
 
 # acks_late (also the global default): a worker that dies mid-import leaves the message to be

@@ -22,8 +22,9 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from apps.catalog.models import ImportJob, Patent
-from apps.dataio.services import import_jobs
-from apps.dataio.services.import_jobs import import_job_execute, import_jobs_reclaim, spool_path
+from apps.dataio.services import import_job_worker, import_jobs
+from apps.dataio.services.import_job_worker import import_job_execute, import_jobs_reclaim
+from apps.dataio.services.import_jobs import spool_path
 from apps.screening.models import Rating
 from tests.dataio.conftest import example, table_counts
 
@@ -154,9 +155,11 @@ def test_running_a_job_twice_imports_it_once(api):
 def test_a_worker_that_lost_its_lease_rolls_its_import_back(api, monkeypatch):
     """Another worker took the job over while this one imported (it looked dead): this one's
     records are rolled back and the job keeps the other worker's lease."""
-    monkeypatch.setattr(import_jobs, "_send", lambda job_id: None)  # no worker in this test
+    monkeypatch.setattr(
+        import_jobs, "send_import_job", lambda job_id: None
+    )  # no worker in this test
     job_id = post(api, "patents", "patents.csv").json()["id"]
-    real_import = import_jobs.import_file
+    real_import = import_job_worker.import_file
 
     def import_then_lose_lease(**kwargs):
         result = real_import(**kwargs)
@@ -171,7 +174,7 @@ def test_a_worker_that_lost_its_lease_rolls_its_import_back(api, monkeypatch):
         other.join()
         return result
 
-    monkeypatch.setattr(import_jobs, "import_file", import_then_lose_lease)
+    monkeypatch.setattr(import_job_worker, "import_file", import_then_lose_lease)
     assert import_job_execute(job_id=job_id) == "lost"
     assert Patent.objects.count() == 0
     job = ImportJob.objects.get(id=job_id)
@@ -196,7 +199,7 @@ def test_a_job_whose_worker_died_is_sent_again_and_completes(
         status="running", attempts=1, heartbeat_at=timezone.now() - timedelta(minutes=5)
     )
     sent: list[int] = []
-    monkeypatch.setattr(import_jobs, "_send", sent.append)
+    monkeypatch.setattr(import_job_worker, "send_import_job", sent.append)
     with django_capture_on_commit_callbacks(execute=True):
         counts = import_jobs_reclaim()
     assert counts["resent"] == 1 and sent == [job_id]

@@ -94,7 +94,7 @@ def test_a_worker_killed_mid_import_leaves_nothing_and_the_job_completes_on_the_
     assert Patent.objects.count() == PATENTS
     assert not spool.exists(), "the spool file is deleted when the job ends"
     # A late duplicate delivery (Redis redelivering the dead worker's message) changes nothing.
-    from apps.dataio.services.import_jobs import import_job_execute
+    from apps.dataio.services.import_job_worker import import_job_execute
 
     assert import_job_execute(job_id=job_id) == "succeeded"
     assert Patent.objects.count() == PATENTS and _job(job_id).attempts == 2

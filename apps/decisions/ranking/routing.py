@@ -47,7 +47,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
-from scipy.special import ndtr, ndtri
+
+from apps.decisions.ranking.cut_value import cut_value
 
 MIN_READS, FROM_MODEL, RANDOM = "min_reads", "boundary", "random"
 # The board's P(top) band where "near the cut" may be said (shown with two decimals: an idea at
@@ -173,29 +174,6 @@ def read_value(
     narrowing = sd - math.sqrt(1.0 / (1.0 / sd**2 + 1.0 / max(one_read_var, 1e-9)))
     judge = 1.0 if confidence is None else 1.5 - max(0.0, min(100.0, confidence)) / 100.0
     return closeness * narrowing * judge, closeness, narrowing
-
-
-# Gauss-Hermite nodes and weights for E[f(Z)], Z standard normal (cut_value's expectation).
-_NODES, _WEIGHTS = np.polynomial.hermite_e.hermegauss(32)
-_WEIGHTS = _WEIGHTS / _WEIGHTS.sum()
-
-
-def cut_value(p: float, sd: float, read_var: float) -> float:
-    """The expected reduction of the probability that the idea is on the wrong side of the cut,
-    min(P, 1 - P), from one more read (module docstring). ``p``: its P(top N) now; ``sd``: its
-    posterior sd; ``read_var``: the variance one read's information corresponds to."""
-    p = min(max(float(p), 1e-9), 1 - 1e-9)
-    sd = max(float(sd), 1e-9)
-    now = min(p, 1.0 - p)
-    if now <= 1e-6:
-        return 0.0
-    after_sd = math.sqrt(1.0 / (1.0 / sd**2 + 1.0 / max(read_var, 1e-9)))
-    move = math.sqrt(max(sd**2 - after_sd**2, 0.0))
-    # In units of the cut: u = (m - c) / sd now; after the read u' = (m' - c) / sd'.
-    u = float(ndtri(p))
-    u_after = (u * sd + move * _NODES) / after_sd
-    after = float(np.sum(_WEIGHTS * ndtr(-np.abs(u_after))))
-    return max(0.0, now - after)
 
 
 def next_read_var(st: IdeaState, prior_var: float | None, one_read_var: float) -> float:
