@@ -22,7 +22,7 @@ def test_an_anonymous_visitor_is_sent_to_the_login_page(client, db):
 
 
 @pytest.mark.parametrize("persona", ["manager", "admin"])
-def test_managers_and_admins_have_no_queue(request, client_of, persona):
+def test_managers_and_admins_have_no_queue(db, request, client_of, persona):
     assert client_of(request.getfixturevalue(persona)).get(QUEUE).status_code == 403
 
 

@@ -45,7 +45,7 @@ def test_an_anonymous_visitor_is_sent_to_the_login_page(client, db):
 
 
 @pytest.mark.parametrize("persona", ["reviewer", "outsider"])
-def test_reviewers_are_refused(request, client_of, persona):
+def test_reviewers_are_refused(db, request, client_of, persona):
     client = client_of(request.getfixturevalue(persona))
     assert client.get(TABLE).status_code == 403
     assert client.get(CSV).status_code == 403
