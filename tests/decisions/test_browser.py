@@ -16,8 +16,10 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def two(x: str) -> str:
-    """A CSV number as the page writes it (Django's floatformat:2 rounds half up)."""
-    return str(Decimal(x).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP))
+    """A CSV number as the page writes it (Django's floatformat:2 rounds half up, and writes a
+    value that rounds to zero as 0.00, never -0.00)."""
+    rounded = Decimal(x).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    return str(abs(rounded) if rounded == 0 else rounded)
 
 
 @pytest.fixture
