@@ -78,6 +78,63 @@ def _solve(k: np.ndarray, y: np.ndarray, w: np.ndarray) -> tuple[np.ndarray, flo
     return np.linalg.solve(a, y - ybar), ybar
 
 
+def _fold_solves(
+    k: np.ndarray, y: np.ndarray, w: np.ndarray, folds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """What ``_solve`` on each fold's training rows and on all of them gives, from one
+    factorisation: (the out-of-fold predictions, the full model's c, its ybar).
+
+    With A = K + ALPHA W^-1 over all the rows and B = A^-1, a fold's model predicts its test
+    rows S from its training rows T as K_ST A_TT^-1 (y_T - ybar_T) + ybar_T, and since A's
+    off-diagonal blocks are K's, K_ST A_TT^-1 r_T = r_S - (B_SS)^-1 (B r)_S for any r (the
+    block inverse's Schur complement). B r is u - ybar_T v with u = B y and v = B 1, so one
+    Cholesky factorisation of A (A = L L'), L's inverse for the blocks B_SS = L^-1_S' L^-1_S
+    and a small solve per fold replace one LU solve of A_TT per fold (several times fewer
+    operations; the same numbers to rounding)."""
+    from scipy.linalg import cho_solve, lapack
+
+    a = k.copy()
+    a[np.diag_indices_from(a)] += ALPHA / np.maximum(w, 1e-9)
+    low, info = lapack.dpotrf(a, lower=1, clean=1)
+    if info != 0:  # not positive definite to working precision: solve fold by fold
+        return _fold_solves_directly(k, y, w, folds)
+    u = cho_solve((low, True), y)
+    v = cho_solve((low, True), np.ones(len(y)))
+    inv_low, info = lapack.dtrtri(low, lower=1)
+    if info != 0:
+        return _fold_solves_directly(k, y, w, folds)
+    oof = np.zeros(len(y))
+    for f in range(FOLDS):
+        test = folds == f
+        if test.all() or not test.any():
+            continue
+        train = ~test
+        ybar = float(np.sum(w[train] * y[train]) / np.sum(w[train]))
+        cols = inv_low[:, test]
+        b_ss = cols.T @ cols
+        z = u[test] - ybar * v[test]
+        oof[test] = y[test] - np.linalg.solve(b_ss, z)
+    ybar = float(np.sum(w * y) / np.sum(w))
+    return oof, u - ybar * v, ybar
+
+
+def _fold_solves_directly(
+    k: np.ndarray, y: np.ndarray, w: np.ndarray, folds: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, float]:
+    """``_fold_solves`` by one ``_solve`` per fold (where A is not numerically positive
+    definite)."""
+    oof = np.zeros(len(y))
+    for f in range(FOLDS):
+        test = folds == f
+        if test.all() or not test.any():
+            continue
+        train = ~test
+        c, ybar = _solve(k[np.ix_(train, train)], y[train], w[train])
+        oof[test] = k[np.ix_(test, train)] @ c + ybar
+    c, ybar = _solve(k, y, w)
+    return oof, c, ybar
+
+
 def calibrate(t: np.ndarray, y: np.ndarray, p: np.ndarray, *, what: str) -> tuple[float, TextCheck]:
     """(beta, check) of an out-of-sample estimate ``t`` of the read ideas' standing ``y``
     (precision ``p``; standard units): the slope, the gain over the domain mean idea by idea
@@ -125,19 +182,11 @@ def text_prior(
     xr, yr, pr = x[idx], y[idx], p[idx]
     w = pr / (1.0 + pr)
     k = (xr @ xr.T).toarray().astype(float)
-    oof = np.zeros(n_train)
     folds = np.random.default_rng(seed).permutation(n_train) % FOLDS
-    for f in range(FOLDS):
-        test = folds == f
-        if test.all() or not test.any():
-            continue
-        train = ~test
-        c, ybar = _solve(k[np.ix_(train, train)], yr[train], w[train])
-        oof[test] = k[np.ix_(test, train)] @ c + ybar
+    oof, c, ybar = _fold_solves(k, yr, w, folds)
     beta, check = calibrate(oof, yr, pr, what="the text")
     if not check.used:
         return np.zeros(n), check
-    c, ybar = _solve(k, yr, w)
     est = beta * (np.asarray((x @ xr.T) @ c).ravel() + ybar)
     est[idx] = beta * oof
     return est, check
