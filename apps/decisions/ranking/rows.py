@@ -51,12 +51,30 @@ def prediction_basis(predictions: pd.DataFrame) -> np.ndarray:
     return out
 
 
-def _counts(series: pd.Series, ideas: np.ndarray) -> list[int]:
-    return (
-        series.reindex(ideas, fill_value=0).astype(np.int64).tolist()
-        if len(series)
-        else [0] * len(ideas)
-    )
+def _positions(ids: np.ndarray, ideas: np.ndarray) -> np.ndarray:
+    """Each id's position in the sorted ``ideas`` (-1 where it is not one of them)."""
+    n = len(ideas)
+    if not n:
+        return np.full(len(ids), -1, dtype=np.int64)
+    at = np.searchsorted(ideas, ids)
+    inside = (at < n) & (ideas[np.minimum(at, n - 1)] == ids)
+    return np.where(inside, at, -1)
+
+
+def _per_idea(pos: np.ndarray, n: int) -> list[int]:
+    """How many of the positions fall on each idea (``groupby("idea_id").size()``)."""
+    return np.bincount(pos[pos >= 0], minlength=n).tolist()
+
+
+def _distinct_per_idea(pos: np.ndarray, who: np.ndarray, n: int) -> list[int]:
+    """Distinct ``who`` per idea (``groupby("idea_id")[who].nunique()``)."""
+    ok = pos >= 0
+    if not ok.any():
+        return [0] * n
+    pos, who = pos[ok], who[ok]
+    code = np.unique(who, return_inverse=True)[1].ravel()
+    pairs = np.unique(pos * (int(code.max()) + 1) + code)
+    return np.bincount(pairs // (int(code.max()) + 1), minlength=n).tolist()
 
 
 def domain_rows(
@@ -79,34 +97,44 @@ def domain_rows(
     meta = cat.set_index("idea_id").reindex(ideas)
     idea_codes = meta["idea"].astype(str).tolist()
     titles = meta["title"].astype(str).tolist()
-    # Plain arrays: comparing them is several times faster than comparing pandas strings.
+    # Plain arrays: comparing them is several times faster than comparing pandas strings;
+    # each rating's idea as its position in ``ideas`` (-1: not a ranked idea), and its
+    # reviewer's and each prediction's as codes, so every count below is a bincount.
     dims = frame["dimension"].astype(str).to_numpy(dtype=object)
     status = frame["status"].astype(str).to_numpy(dtype=object)
+    score = frame["score"].to_numpy(dtype=float)
+    pos = _positions(frame["idea_id"].to_numpy(np.int64), ideas)
+    reviewer = frame["reviewer_id"].to_numpy(np.int64)
+    p_dims = preds["dimension"].astype(str).to_numpy(dtype=object) if len(preds) else None
+    p_pos = _positions(preds["idea_id"].to_numpy(np.int64), ideas) if len(preds) else None
     for dim in first:
         on_dim = None if dim == ALL else dims == dim
         sub = frame if on_dim is None else frame[on_dim]
         sub_status = status if on_dim is None else status[on_dim]
-        psub = preds if dim == ALL or not len(preds) else preds[preds["dimension"] == dim]
-        readers = _counts(sub.groupby("idea_id")["reviewer_id"].nunique(), ideas)
-        gated_n = _counts(
-            sub[sub_status == GATED].groupby("idea_id")["reviewer_id"].nunique(),
-            ideas,
-        )
+        sub_pos = pos if on_dim is None else pos[on_dim]
+        sub_reviewer = reviewer if on_dim is None else reviewer[on_dim]
+        p_on = None if dim == ALL or p_dims is None else p_dims == dim
+        psub = preds if p_on is None else preds[p_on]
+        readers = _distinct_per_idea(sub_pos, sub_reviewer, len(ideas))
+        gated = sub_status == GATED
+        gated_n = _distinct_per_idea(sub_pos[gated], sub_reviewer[gated], len(ideas))
         cats = scales.get(dim).categories if dim in scales else ()  # type: ignore[union-attr]
         if dim == ALL:
             cat_mask = np.zeros(len(sub), bool)
             for d, sc in scales.items():
                 if sc.categories:
-                    cat_mask |= (dims == d) & frame["score"].isin(sc.categories).to_numpy()
+                    cat_mask |= (dims == d) & np.isin(score, sc.categories)
         else:
-            cat_mask = sub["score"].isin(cats).to_numpy() if cats else np.zeros(len(sub), bool)
-        n_cat = _counts(sub[cat_mask].groupby("idea_id").size(), ideas)
+            cat_mask = (
+                np.isin(score[on_dim], cats) if cats else np.zeros(len(sub), bool)  # type: ignore[index]
+            )
+        n_cat = _per_idea(sub_pos[cat_mask], len(ideas))
         if not len(psub):
             pred_n = [0] * len(ideas)
         elif dim == ALL:
-            pred_n = _counts(psub.groupby("idea_id")["reviewer_id"].nunique(), ideas)
+            pred_n = _distinct_per_idea(p_pos, psub["reviewer_id"].to_numpy(np.int64), len(ideas))  # type: ignore[arg-type]
         else:
-            pred_n = _counts(psub.groupby("idea_id").size(), ideas)
+            pred_n = _per_idea(p_pos[p_on], len(ideas))  # type: ignore[index]
         scores = _lists(sub, dim)
         plist = _pred_lists(psub, dim)
         text_used = bool(text_dims) if dim == ALL else dim in text_dims
@@ -129,40 +157,56 @@ def domain_rows(
                 # The people's board keeps only what differs from the full one (the readers,
                 # counts and lists are the same; it has no predictions and no text model):
                 # people_rows() merges the two when the page asks for it.
-                for j, idea_id in enumerate(ideas.tolist()):
-                    rows.append(
-                        {
-                            "domain": domain,
-                            "dimension": dim,
-                            "idea_id": idea_id,
-                            "estimate": est[j],
-                            "low": low[j],
-                            "high": high[j],
-                            "p_top": p_top[j],
-                        }
+                rows += [
+                    {
+                        "domain": domain,
+                        "dimension": dim,
+                        "idea_id": idea_id,
+                        "estimate": e,
+                        "low": lo,
+                        "high": hi,
+                        "p_top": pt,
+                    }
+                    for idea_id, e, lo, hi, pt in zip(
+                        ideas.tolist(), est, low, high, p_top, strict=True
                     )
+                ]
                 continue
-            for j, idea_id in enumerate(ideas.tolist()):
-                n_read = readers[j]
+            # One pass over the columns (zip, no indexing): 385,000 rows at a million ratings.
+            for idea_id, code, title, e, lo, hi, pt, sh, n_read, n_g, n_p, n_c in zip(
+                ideas.tolist(),
+                idea_codes,
+                titles,
+                est,
+                low,
+                high,
+                p_top,
+                share,
+                readers,
+                gated_n,
+                pred_n,
+                n_cat,
+                strict=True,
+            ):
                 flags = [NO_READER] if n_read == 0 else [ONE_READER] if n_read == 1 else []
-                if share[j] > MOSTLY_JUDGES_SHARE:
+                if sh > MOSTLY_JUDGES_SHARE:
                     flags.append(MOSTLY_JUDGES)
                 rows.append(
                     {
                         "domain": domain,
                         "idea_id": idea_id,
-                        "idea": idea_codes[j],
-                        "title": titles[j],
+                        "idea": code,
+                        "title": title,
                         "dimension": dim,
-                        "estimate": est[j],
-                        "low": low[j],
-                        "high": high[j],
-                        "p_top": p_top[j],
-                        "judge_share": share[j],
+                        "estimate": e,
+                        "low": lo,
+                        "high": hi,
+                        "p_top": pt,
+                        "judge_share": sh,
                         "n_reviewers": n_read,
-                        "n_gated": gated_n[j],
-                        "n_predicted": pred_n[j],
-                        "n_category": n_cat[j],
+                        "n_gated": n_g,
+                        "n_predicted": n_p,
+                        "n_category": n_c,
                         "scores": scores.get(idea_id, []),
                         "preds": plist.get(idea_id, []),
                         "flags": flags,
