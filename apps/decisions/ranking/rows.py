@@ -125,16 +125,14 @@ def domain_rows(
                 if sc.categories:
                     cat_mask |= (dims == d) & np.isin(score, sc.categories)
         else:
-            cat_mask = (
-                np.isin(score[on_dim], cats) if cats else np.zeros(len(sub), bool)  # type: ignore[index]
-            )
+            cat_mask = np.isin(score[dims == dim], cats) if cats else np.zeros(len(sub), bool)
         n_cat = _per_idea(sub_pos[cat_mask], len(ideas))
-        if not len(psub):
+        if not len(psub) or p_pos is None:
             pred_n = [0] * len(ideas)
-        elif dim == ALL:
-            pred_n = _distinct_per_idea(p_pos, psub["reviewer_id"].to_numpy(np.int64), len(ideas))  # type: ignore[arg-type]
+        elif p_on is None:
+            pred_n = _distinct_per_idea(p_pos, psub["reviewer_id"].to_numpy(np.int64), len(ideas))
         else:
-            pred_n = _per_idea(p_pos[p_on], len(ideas))  # type: ignore[index]
+            pred_n = _per_idea(p_pos[p_on], len(ideas))
         scores = _lists(sub, dim)
         plist = _pred_lists(psub, dim)
         text_used = bool(text_dims) if dim == ALL else dim in text_dims

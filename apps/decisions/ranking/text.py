@@ -187,6 +187,7 @@ def text_prior(
     beta, check = calibrate(oof, yr, pr, what="the text")
     if not check.used:
         return np.zeros(n), check
-    est = beta * (np.asarray((x @ xr.T) @ c).ravel() + ybar)
+    # X (Xr' c): a sparse product with one vector, not the (ideas x read ideas) matrix.
+    est = beta * (np.asarray(x @ (xr.T @ c)).ravel() + ybar)
     est[idx] = beta * oof
     return est, check
