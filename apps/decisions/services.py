@@ -98,7 +98,8 @@ def _no_cycle_collection() -> Iterator[None]:
     millions of small dicts and lists (the rating frame's rows, the board's rows and their
     lists), none in a cycle, so reference counting frees them all, and each collection the
     allocations trigger scans every live one for nothing: half the rows' CPU at a million
-    ratings."""
+    ratings. What did form cycles meanwhile (pandas' frames hold some) is collected at the
+    end, once, so the worker does not carry it into its next task."""
     enabled = gc.isenabled()
     gc.disable()
     try:
@@ -106,6 +107,7 @@ def _no_cycle_collection() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+            gc.collect()
 
 
 def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
