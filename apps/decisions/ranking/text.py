@@ -95,11 +95,10 @@ def _fold_solves(
 
     a = k.copy()
     a[np.diag_indices_from(a)] += ALPHA / np.maximum(w, 1e-9)
-    low, info = lapack.dpotrf(a, lower=1, clean=1)
+    low, info = lapack.dpotrf(a, lower=1, clean=1, overwrite_a=1)
     if info != 0:  # not positive definite to working precision: solve fold by fold
         return _fold_solves_directly(k, y, w, folds)
-    u = cho_solve((low, True), y)
-    v = cho_solve((low, True), np.ones(len(y)))
+    u, v = cho_solve((low, True), np.column_stack([y, np.ones(len(y))]), check_finite=False).T
     inv_low, info = lapack.dtrtri(low, lower=1)
     if info != 0:
         return _fold_solves_directly(k, y, w, folds)

@@ -1,0 +1,62 @@
+"""The speed work's mechanics give what the plain computations give (issue 25.5)."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import sparse
+
+from apps.decisions.ranking import rows, text
+
+
+@pytest.mark.parametrize("n", [25, 300])
+def test_the_fold_solves_from_one_factorisation_are_the_fold_by_fold_solves(n):
+    rng = np.random.default_rng(n)
+    x = sparse.random(n, 400, density=0.05, random_state=n, format="csr")
+    x = sparse.csr_matrix(x.multiply(1.0 / np.sqrt(x.multiply(x).sum(axis=1) + 1e-12)))
+    k = (x @ x.T).toarray()
+    y = rng.normal(size=n)
+    w = rng.uniform(0.05, 0.95, n)
+    folds = rng.permutation(n) % text.FOLDS
+    oof, c, ybar = text._fold_solves(k, y, w, folds)
+    want_oof, want_c, want_ybar = text._fold_solves_directly(k, y, w, folds)
+    np.testing.assert_allclose(oof, want_oof, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(c, want_c, rtol=0, atol=1e-10)
+    assert ybar == want_ybar
+    # Not a tautology: another fold assignment gives other out-of-fold predictions.
+    other, _, _ = text._fold_solves(k, y, w, np.roll(folds, 1))
+    assert np.abs(other - oof).max() > 1e-6
+
+
+def test_the_counts_per_idea_are_pandas_counts():
+    rng = np.random.default_rng(3)
+    ideas = np.array([2, 5, 7, 11, 13], dtype=np.int64)
+    frame = pd.DataFrame(
+        {
+            "idea_id": rng.choice([1, 2, 5, 7, 11, 13, 17], 200),  # 1 and 17 are not ranked
+            "reviewer_id": rng.integers(1, 9, 200),
+        }
+    )
+    pos = rows._positions(frame["idea_id"].to_numpy(np.int64), ideas)
+    assert (pos[frame["idea_id"].isin([1, 17]).to_numpy()] == -1).all()
+    nunique = frame.groupby("idea_id")["reviewer_id"].nunique().reindex(ideas, fill_value=0)
+    size = frame.groupby("idea_id").size().reindex(ideas, fill_value=0)
+    got = rows._distinct_per_idea(pos, frame["reviewer_id"].to_numpy(np.int64), len(ideas))
+    assert got == nunique.tolist()
+    assert rows._per_idea(pos, len(ideas)) == size.tolist()
+    assert rows._distinct_per_idea(pos[:0], pos[:0], 3) == [0, 0, 0]
+
+
+def test_the_recompute_restores_the_garbage_collector():
+    from apps.decisions.services import _no_cycle_collection
+
+    assert gc.isenabled()
+    with _no_cycle_collection():
+        assert not gc.isenabled()
+    assert gc.isenabled()
+    with pytest.raises(RuntimeError), _no_cycle_collection():
+        raise RuntimeError("a failed recompute")
+    assert gc.isenabled()
