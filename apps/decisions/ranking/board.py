@@ -55,14 +55,12 @@ def unread_predictions(frame: pd.DataFrame, predictions: pd.DataFrame) -> pd.Dat
     """Predictions for (reviewer, idea) pairs the reviewer has not read (any rating counts)."""
     if not len(predictions):
         return predictions
-    read = set(zip(frame["reviewer_id"].tolist(), frame["idea_id"].tolist(), strict=True))
-    keep = [
-        (r, i) not in read
-        for r, i in zip(
-            predictions["reviewer_id"].tolist(), predictions["idea_id"].tolist(), strict=True
-        )
-    ]
-    p = predictions[np.array(keep, dtype=bool)]
+
+    # Each pair as one integer (reviewer * 2^32 + idea): a million pairs compared as arrays.
+    def keys(f: pd.DataFrame) -> np.ndarray:
+        return f["reviewer_id"].to_numpy(np.int64) * (1 << 32) + f["idea_id"].to_numpy(np.int64)
+
+    p = predictions[~np.isin(keys(predictions), keys(frame))]
     return p[p["score"].notna()]
 
 
