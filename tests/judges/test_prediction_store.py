@@ -36,7 +36,7 @@ def _rows(run, reviewers, ideas, dimension, config, *, score_shift: int = 0):
     for r_i, reviewer in enumerate(reviewers):
         for i, idea in enumerate(ideas):
             rows.append(
-                JudgePrediction(
+                dict(
                     run_id=run.id,
                     config_id=config.id,
                     kind="personalized",

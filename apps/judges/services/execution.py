@@ -42,6 +42,7 @@ from apps.judges.models import (
     JudgeRunChunk,
 )
 from apps.judges.services import alignment
+from apps.judges.services.bursts import recompute_due
 from apps.judges.services.calibration import calibrate_run
 from apps.judges.services.chunks import work_chunks
 from apps.judges.services.finals import finalize_run
@@ -65,10 +66,12 @@ def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
     )
     if n:
         history_status(run, JudgeRun.Status.RUNNING, status, note=error[:500])
-        transaction.on_commit(lambda: alignment.alignment_runs_finished(run_ids=[run.id]))
+        transaction.on_commit(lambda: alignment.alignment_after_run(run))
         if run.purpose == JudgeRun.Purpose.PREDICTION and status == JudgeRun.Status.DONE:
-            reviewers = [run.reviewer_id] if run.reviewer_id else []
-            hooks.run_after_commit("PREDICTIONS_CHANGED_HOOKS", reviewer_ids=reviewers)
+            # The decision board reads every reviewer's predictions: once per burst (bursts).
+            if recompute_due("predictions-changed", purpose=run.purpose, run_id=run.id):
+                reviewers = [run.reviewer_id] if run.reviewer_id else []
+                hooks.run_after_commit("PREDICTIONS_CHANGED_HOOKS", reviewer_ids=reviewers)
             # After the DONE status is committed: the last run of a burst sees all finished.
             transaction.on_commit(lambda: panel_shortlist_after_run(run))
     return bool(n)
