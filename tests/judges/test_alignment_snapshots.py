@@ -255,3 +255,47 @@ def test_a_reviewer_section_computed_from_the_same_rows_is_taken_from_the_last_s
     assert again.per_reviewer[f"r{rita.id}"]["coarse"] == [{"marker": "kept"}]
     assert again.per_reviewer[f"r{otto.id}"]["coarse"] != [{"marker": "kept"}]
     assert again.per_reviewer[f"r{otto.id}"]["rows_hash"] not in ("0" * 64, None)
+
+
+PREDICTION_HOOK_CALLS: list[list[int]] = []
+
+
+def record_predictions_changed(*, reviewer_ids):
+    PREDICTION_HOOK_CALLS.append(list(reviewer_ids))
+
+
+def test_the_decision_board_hears_of_a_prediction_burst_from_its_last_run(
+    domain, two_reviewers_history, settings, django_capture_on_commit_callbacks
+):
+    from django.core.cache import cache
+
+    from apps.judges.services.execution import _predictions_changed
+
+    settings.PREDICTIONS_CHANGED_HOOKS = [
+        "tests.judges.test_alignment_snapshots.record_predictions_changed"
+    ]
+    rita, otto, _ = two_reviewers_history
+    first, last = (
+        JudgeRun.objects.create(
+            purpose="prediction",
+            domain=domain,
+            reviewer=r,
+            dimensions=["innovativeness"],
+            shots=[],
+            scope_key=f"test-{r.id}",
+            status=status,
+        )
+        for r, status in ((rita, "done"), (otto, "running"))
+    )
+    cache.set("judges:burst:predictions-changed", 1, timeout=60)
+    PREDICTION_HOOK_CALLS.clear()
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            _predictions_changed(first)
+        assert PREDICTION_HOOK_CALLS == []  # Otto's run is still going
+        JudgeRun.objects.filter(id=last.id).update(status="failed")
+        with django_capture_on_commit_callbacks(execute=True):
+            _predictions_changed(last)
+        assert PREDICTION_HOOK_CALLS == [[otto.id]]
+    finally:
+        cache.delete("judges:burst:predictions-changed")

@@ -105,11 +105,11 @@ def alignment_after_run(run: JudgeRun) -> list[AlignmentSnapshot]:
     whatever its own status, so a failed or cancelled last run still brings in the others."""
     if run.purpose != JudgeRun.Purpose.LOO_EVALUATION:
         return alignment_runs_finished(run_ids=[run.id])
-    domain_key = run.domain.key if run.domain_id else None
+    scopes: list[tuple[str, int | None]] = [(AUTO_SCOPE, None)]
+    if run.domain_id:
+        scopes.append((f"{AUTO_SCOPE}|{run.domain.key}", run.domain_id))
     queued = []
-    for scope, domain_id in ((AUTO_SCOPE, None), (f"{AUTO_SCOPE}|{domain_key}", run.domain_id)):
-        if domain_key is None and domain_id is not None:
-            continue
+    for scope, domain_id in scopes:
         if recompute_due(
             f"alignment:{scope}", purpose=run.purpose, run_id=run.id, domain_id=domain_id
         ):
