@@ -112,3 +112,43 @@ def test_more_readers_of_one_shared_grade_do_not_narrow_the_interval_past_its_ba
     # With it, the interval stops at the band: twelve reads no narrower than three.
     assert widths[(True, 12)] == pytest.approx(widths[(True, 3)], rel=0.05)
     assert widths[(True, 3)] > widths[(False, 3)]
+
+
+def test_an_interval_is_the_error_of_the_estimate_the_board_shows():
+    # The estimate weighs each idea's reads by their full precision (8 per dimension), while
+    # what the reads can claim is less (2: say their readers share one coarse grade); the
+    # first dimension also has a text prior (sd 0.7), the second the population's. Drawing
+    # the qualities from that prior and the reads with the claimable error, the sds the
+    # board reports must be the spread of its own estimates' errors, on each dimension and
+    # overall, and 90 % of the intervals hold the quality.
+    from types import SimpleNamespace
+
+    from apps.decisions.ranking.domain import _combine
+
+    rng = np.random.default_rng(5)
+    n, r = 20000, np.array([[1.0, 0.5], [0.5, 1.0]])
+    sd0 = np.array([0.7, 1.0])
+    fits = [
+        SimpleNamespace(dimension=d, tau2=1.0, score_scale=lambda a: a, scale=Scale(0, 1))
+        for d in ("d0", "d1")
+    ]
+    m0 = np.c_[rng.normal(0, 0.7, n), np.zeros(n)]
+    quality = m0 + rng.multivariate_normal(np.zeros(2), r * np.outer(sd0, sd0), n)
+    full, claimable = np.full((n, 2), 8.0), np.full((n, 2), 2.0)
+    reads = quality + rng.normal(0, 1, (n, 2)) / np.sqrt(claimable)
+    zeros = np.zeros((n, 2))
+    ranked = _combine(fits, np.arange(n), reads, full, zeros, m0, sd0, r, honest=claimable)
+    for j, dim in enumerate(("d0", "d1")):
+        error = ranked[dim].estimate - quality[:, j]
+        assert np.mean(ranked[dim].sd ** 2) == pytest.approx(np.var(error), rel=0.04)
+    overall = ranked[model.ALL]
+    error = overall.estimate - quality.mean(axis=1)
+    assert np.mean(overall.sd**2) == pytest.approx(np.var(error), rel=0.04)
+    inside = np.abs(error) <= Z90 * overall.sd
+    assert 0.88 <= inside.mean() <= 0.92
+    # The posterior of the claimable precision (the intervals before) claims less error than
+    # the estimate the board shows has: it lets the text narrow the interval by more than the
+    # weight the estimate gives it.
+    posterior = _combine(fits, np.arange(n), reads, claimable, zeros, m0, sd0, r)[model.ALL]
+    assert np.mean(posterior.sd**2) < 0.9 * np.var(error)
+    assert np.mean(np.abs(error) <= Z90 * posterior.sd) < 0.87
