@@ -18,7 +18,8 @@ The noise is set so that the reference measured in the same run, the other revie
 z-scores mapped onto each reviewer's scale with all of that reviewer's scores, agrees with the
 reviewer at about 0.51 and 0.77, the issue's figures for the real sets. The study's
 personalized and aggregate alpha at k (3 seeds, coverage at the default threshold) are printed
-beside that reference and the issue's targets (0.45 and 0.65, coverage >= 90 %).
+beside that reference and the issue's targets (0.45 and 0.65, coverage >= 90 %), then each
+study's wall and CPU seconds (issue 28's target: under 30 s each on an idle core).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ import json
 import os
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -148,6 +150,7 @@ def main() -> None:
                 path = str(Path(tmp) / key / name)
                 call_command(f"import_{kind}", path, *extra, stdout=io.StringIO())
             out = io.StringIO()
+            wall0, cpu0 = time.perf_counter(), time.process_time()
             call_command(
                 "judge_study",
                 *("--backend", "local", "--configs", "aggregate,personalized"),
@@ -155,6 +158,7 @@ def main() -> None:
                 *("--dimension", ",".join(f"d{j}" for j in range(n_dim)), "--format", "json"),
                 stdout=out,
             )
+            wall, cpu = time.perf_counter() - wall0, time.process_time() - cpu0
             study = pd.DataFrame(json.loads(out.getvalue())["alignment"])
             mean = study.groupby("config")[["alpha", "per_reviewer_alpha", "coverage"]].mean()
             rows.append(
@@ -166,10 +170,17 @@ def main() -> None:
                     "per-reviewer": mean.loc["personalized", "per_reviewer_alpha"],
                     "coverage": study[study["config"] == "personalized"]["coverage"].min(),
                     "target": target,
+                    "study s": wall,
+                    "study CPU s": cpu,
                 }
             )
     print(f"offline judge (panel,text), k = {args.k}, 3 seeds, mean over dimensions:")
     print(pd.DataFrame(rows).round(3).to_string(index=False))
+    print(
+        "study time (manage.py judge_study, in this process; target 30 s each on an idle core): "
+        + ", ".join(f"{r['set']} {r['study s']:.1f} s ({r['study CPU s']:.1f} s CPU)" for r in rows)
+        + f"; load {' '.join(f'{x:.2f}' for x in os.getloadavg())}"
+    )
 
 
 if __name__ == "__main__":

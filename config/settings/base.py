@@ -417,6 +417,11 @@ JUDGE_SHORTLIST_SIZE = env.int("JUDGE_SHORTLIST_SIZE", default=10)
 # Seconds between the first judge run of a burst finishing and the alignment snapshot that reads
 # the burst (apps/judges/services/alignment.py); one computation per scope per burst.
 ALIGNMENT_DEBOUNCE_SECONDS = env.int("ALIGNMENT_DEBOUNCE_SECONDS", default=5)
+# While a burst of automatic runs lasts (an import, a refresh), the alignment and the decision
+# board are recomputed when its last run finishes, and at most once per this many seconds before
+# (apps/judges/services/bursts.py).
+JUDGE_BURST_MAX_WAIT_SECONDS = env.int("JUDGE_BURST_MAX_WAIT_SECONDS", default=300)
+JUDGE_BURST_MARKER_PREFIX = "judges:burst"
 
 # LLM endpoint used by judges configured with the "openai" backend.
 LLM_BASE_URL = env("LLM_BASE_URL", default="")

@@ -14,6 +14,7 @@ from apps.judges.services.alignment import (
     alignment_snapshot_compute,
     scopes_for_runs,
 )
+from apps.judges.services.bursts import marker_key
 from tests.judges.helpers import compute_alignment, small_configs
 
 
@@ -172,3 +173,120 @@ def test_a_manager_queues_a_recompute_and_the_banner_reloads_the_page_once_it_is
         HTTP_HX_REQUEST="true",
     )
     assert banner["HX-Refresh"] == "true" and "hx-trigger" not in banner.content.decode()
+
+
+def test_a_burst_queues_the_alignment_when_its_last_run_finishes(
+    two_reviewers_history, django_capture_on_commit_callbacks, executed_loo
+):
+    """While other evaluations are queued or running, a finishing one queues nothing (once
+    the burst has queued within JUDGE_BURST_MAX_WAIT_SECONDS); the last one queues every scope,
+    even when it failed itself."""
+    from django.core.cache import cache
+
+    from apps.judges.services.alignment import alignment_after_run
+
+    rita, otto, _ = two_reviewers_history
+    configs = small_configs()
+    first, last = (executed_loo(r, configs, notify=False) for r in (rita, otto))
+    JudgeRun.objects.filter(id=last.id).update(status=JudgeRun.Status.RUNNING)
+    for scope in ("auto", "auto|nlp"):
+        cache.set(marker_key(f"alignment:{scope}"), 1, timeout=60)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alignment_after_run(first) == []
+    assert not AlignmentSnapshot.objects.filter(status="queued").exists()
+
+    JudgeRun.objects.filter(id=last.id).update(status=JudgeRun.Status.FAILED)
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        alignment_after_run(last)
+    queued = AlignmentSnapshot.objects.filter(status="queued")
+    assert sorted(queued.values_list("scope", flat=True)) == ["auto", "auto|nlp"]
+    assert len(sent) == 2
+
+
+def test_a_long_burst_still_queues_the_alignment_once_per_max_wait(
+    two_reviewers_history, django_capture_on_commit_callbacks, executed_loo
+):
+    from django.core.cache import cache
+
+    from apps.judges.services.alignment import alignment_after_run
+
+    rita, otto, _ = two_reviewers_history
+    configs = small_configs()
+    first, other = (executed_loo(r, configs, notify=False) for r in (rita, otto))
+    JudgeRun.objects.filter(id=other.id).update(status=JudgeRun.Status.QUEUED)
+    markers = [marker_key(f"alignment:{s}") for s in ("auto", "auto|nlp")]
+    with django_capture_on_commit_callbacks(execute=False):
+        alignment_after_run(first)  # nothing queued it yet in this burst: it does
+    assert AlignmentSnapshot.objects.filter(status="queued").count() == 2
+    assert all(cache.get(m) for m in markers)  # and the next ones wait for the max wait
+
+
+def test_a_reviewer_section_computed_from_the_same_rows_is_taken_from_the_last_snapshot(
+    two_reviewers_history, executed_loo
+):
+    """A recompute reuses a reviewer's section when their rows hash as before, and computes it
+    again when they differ (the digest is stored with the section)."""
+    from apps.judges.services.alignment import ALIGNMENT
+
+    rita, otto, _ = two_reviewers_history
+    configs = small_configs()
+    for reviewer in (rita, otto):
+        executed_loo(reviewer, configs)
+    first = alignment_snapshot_compute(
+        snapshot_id=AlignmentSnapshot.objects.get(scope="auto", status="queued").id
+    )
+    sections = first.per_reviewer
+    assert set(sections) == {f"r{rita.id}", f"r{otto.id}"}
+    assert all(len(s["rows_hash"]) == 64 for s in sections.values())
+    # Mark both stored sections; make Otto's digest stale.
+    for section in sections.values():
+        section["coarse"] = [{"marker": "kept"}]
+    sections[f"r{otto.id}"]["rows_hash"] = "0" * 64
+    AlignmentSnapshot.objects.filter(id=first.id).update(per_reviewer=sections)
+
+    snapshot, _ = ALIGNMENT.queue("auto")
+    again = alignment_snapshot_compute(snapshot_id=snapshot.id)
+    assert again.per_reviewer[f"r{rita.id}"]["coarse"] == [{"marker": "kept"}]
+    assert again.per_reviewer[f"r{otto.id}"]["coarse"] != [{"marker": "kept"}]
+    assert again.per_reviewer[f"r{otto.id}"]["rows_hash"] not in ("0" * 64, None)
+
+
+PREDICTION_HOOK_CALLS: list[list[int]] = []
+
+
+def record_predictions_changed(*, reviewer_ids):
+    PREDICTION_HOOK_CALLS.append(list(reviewer_ids))
+
+
+def test_the_decision_board_hears_of_a_prediction_burst_from_its_last_run(
+    domain, two_reviewers_history, settings, django_capture_on_commit_callbacks
+):
+    from django.core.cache import cache
+
+    from apps.judges.services.execution import _predictions_changed
+
+    settings.PREDICTIONS_CHANGED_HOOKS = [
+        "tests.judges.test_alignment_snapshots.record_predictions_changed"
+    ]
+    rita, otto, _ = two_reviewers_history
+    first, last = (
+        JudgeRun.objects.create(
+            purpose="prediction",
+            domain=domain,
+            reviewer=r,
+            dimensions=["innovativeness"],
+            shots=[],
+            scope_key=f"test-{r.id}",
+            status=status,
+        )
+        for r, status in ((rita, "done"), (otto, "running"))
+    )
+    cache.set(marker_key("predictions-changed"), 1, timeout=60)
+    PREDICTION_HOOK_CALLS.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        _predictions_changed(first)
+    assert PREDICTION_HOOK_CALLS == []  # Otto's run is still going
+    JudgeRun.objects.filter(id=last.id).update(status="failed")
+    with django_capture_on_commit_callbacks(execute=True):
+        _predictions_changed(last)
+    assert PREDICTION_HOOK_CALLS == [[otto.id]]

@@ -36,7 +36,7 @@ def _rows(run, reviewers, ideas, dimension, config, *, score_shift: int = 0):
     for r_i, reviewer in enumerate(reviewers):
         for i, idea in enumerate(ideas):
             rows.append(
-                JudgePrediction(
+                dict(
                     run_id=run.id,
                     config_id=config.id,
                     kind="personalized",
@@ -123,3 +123,21 @@ def test_two_copy_batches_in_one_transaction_each_store_their_own_rows(domain, b
     predictions_upsert(rows[:200])  # the test's transaction stays open between the two
     predictions_upsert(rows[200:] + rows[:200])
     assert JudgePrediction.objects.filter(run=run).count() == 240
+
+
+def test_calibrated_confidences_written_from_arrays_reach_exactly_their_rows(domain, batch):
+    """The evaluation's calibration writes many confidences in one statement on PostgreSQL:
+    each row gets its own value, rows not named keep theirs."""
+    from apps.judges.services.calibration import _update_confidences_postgresql
+
+    reviewers, ideas, dimension, config = batch
+    run = _run(domain)
+    predictions_upsert(_rows(run, reviewers, ideas, dimension, config))
+    ids = list(JudgePrediction.objects.filter(run=run).order_by("id").values_list("id", flat=True))
+    before = dict(JudgePrediction.objects.filter(run=run).values_list("id", "confidence"))
+    changed = {77: ids[0:100:2], 5: ids[1:100:2]}
+    _update_confidences_postgresql(changed)
+    after = dict(JudgePrediction.objects.filter(run=run).values_list("id", "confidence"))
+    for value, named in changed.items():
+        assert all(after[pid] == value for pid in named)
+    assert all(after[pid] == before[pid] for pid in ids[100:])

@@ -13,7 +13,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import sparse
 from sklearn.feature_extraction.text import HashingVectorizer
+from sklearn.preprocessing import normalize
 
 LOCAL_DIM = 2**13
 
@@ -28,6 +30,12 @@ def normalise_rows(matrix: np.ndarray | Sequence[Sequence[float]]) -> np.ndarray
 def embed_texts_local(texts: Sequence[str]) -> np.ndarray:
     if not texts:
         return np.zeros((0, LOCAL_DIM), dtype=np.float32)
+    return embed_texts_local_sparse(texts).toarray()
+
+
+def embed_texts_local_sparse(texts: Sequence[str]) -> sparse.csr_matrix:
+    """The local vectors as a sparse matrix (rows L2-normalised): a text has a few dozen of the
+    LOCAL_DIM buckets, and 20,000 reasons would take 650 MB dense."""
     vectorizer = HashingVectorizer(
         n_features=LOCAL_DIM,
         ngram_range=(1, 2),
@@ -37,7 +45,7 @@ def embed_texts_local(texts: Sequence[str]) -> np.ndarray:
     )
     counts = vectorizer.transform([t or "" for t in texts])
     counts.data = 1.0 + np.log(counts.data)  # sublinear tf
-    return normalise_rows(counts.toarray())
+    return normalize(counts.astype(np.float32), norm="l2", axis=1).tocsr()
 
 
 def cosine_matrix(a: np.ndarray, b: np.ndarray) -> np.ndarray:

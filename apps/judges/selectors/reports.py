@@ -16,6 +16,7 @@ from apps.core import untrusted
 from apps.core.display import when
 from apps.judges.backends import embed_texts
 from apps.judges.engine import alignment
+from apps.judges.engine.embeddings import embed_texts_local_sparse
 from apps.judges.models import (
     JudgeRun,
 )
@@ -110,13 +111,18 @@ def _coverage_curves(preds: pd.DataFrame, truth: pd.DataFrame) -> list[dict[str,
 
 
 def alignment_report(
-    *, run_ids: list[int], with_reasoning: bool = True, by_reviewer: bool = False
+    *,
+    run_ids: list[int],
+    with_reasoning: bool = True,
+    by_reviewer: bool = False,
+    previous_per_reviewer: dict[str, dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Everything the alignment dashboard, its API and the study command show, JSON-ready.
 
     Heavy: called by the snapshot task (services.alignment) and the study command, never by a
     request. With by_reviewer, `per_reviewer` maps "r<id>" to that reviewer's own curve, coarse
-    rows and verdicts ("My judge").
+    rows and verdicts ("My judge"); a reviewer whose section in `previous_per_reviewer` (the
+    scope's last snapshot) was computed from the same rows gets that section back, not a new one.
     """
     finals = finals_frame(run_ids=run_ids)
     scales = _all_scales()
@@ -159,7 +165,11 @@ def alignment_report(
     }
     if by_reviewer:
         report["per_reviewer"] = _per_reviewer(
-            scored, scales=scales, verdicts=verdicts, names=names
+            scored,
+            scales=scales,
+            verdicts=verdicts,
+            names=names,
+            previous=previous_per_reviewer or {},
         )
     if with_reasoning and not scored.empty:
         try:
@@ -177,18 +187,46 @@ def _per_reviewer(
     scales: dict[str, tuple[int, int]],
     verdicts: list[dict[str, Any]],
     names: dict[int, str],
+    previous: dict[str, dict[str, Any]],
 ) -> dict[str, dict[str, Any]]:
+    """Each reviewer's section. A section is a function of the reviewer's rows alone (its
+    bootstraps are seeded), so one whose rows hash as before is taken from the last snapshot:
+    after a burst that touched ten reviewers of a thousand, ten sections are computed, where
+    each costs a fraction of a second (bench/bench_scale.py)."""
     out: dict[str, dict[str, Any]] = {}
     if scored.empty:
         return out
     for reviewer_id, g in scored.groupby("reviewer_id", sort=True):
-        out[f"r{int(reviewer_id)}"] = {
-            "reviewer": names.get(reviewer_id, str(reviewer_id)),
+        key = f"r{int(reviewer_id)}"
+        name = names.get(reviewer_id, str(reviewer_id))
+        mine = [v for v in verdicts if v["reviewer_id"] == int(reviewer_id)]
+        rows_hash = _rows_hash(g, scales)
+        before = previous.get(key)
+        if before is not None and before.get("rows_hash") == rows_hash:
+            out[key] = {**before, "reviewer": name, "verdicts": mine}
+            continue
+        out[key] = {
+            "reviewer": name,
             "curve": alignment.alignment_curve(g, scales=scales),
             "coarse": alignment.coarse_alignment(g),
-            "verdicts": [v for v in verdicts if v["reviewer_id"] == int(reviewer_id)],
+            "verdicts": mine,
+            "rows_hash": rows_hash,
         }
     return out
+
+
+# Part of every section's digest: change it when a section's computation changes, so an upgrade
+# recomputes every section instead of keeping the old ones.
+SECTION_VERSION = 1
+
+
+def _rows_hash(frame: pd.DataFrame, scales: dict[str, tuple[int, int]]) -> str:
+    """A digest of what a reviewer's section is computed from: the rows (values, columns, order),
+    the rubric scales and SECTION_VERSION."""
+    header = f"{SECTION_VERSION}\0{sorted(scales.items())}\0" + "\0".join(map(str, frame.columns))
+    digest = hashlib.sha256(header.encode())
+    digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())
+    return digest.hexdigest()
 
 
 def alignment_table(report: dict[str, Any]) -> list[dict[str, Any]]:
@@ -214,9 +252,9 @@ def alignment_table(report: dict[str, Any]) -> list[dict[str, Any]]:
 def _cached_embedder(embed: Any) -> Any:
     """Remote embeddings cost money and time: keep each text's vector in the cache for a day,
     so reloading the dashboard embeds only reasons it has not seen. The local method is cheap
-    and its vectors are large, so it is not cached."""
+    and its vectors are large, so it is not cached, and stays sparse."""
     if not getattr(settings, "EMBEDDINGS_BASE_URL", ""):
-        return embed
+        return embed_texts_local_sparse
 
     model = getattr(settings, "EMBEDDINGS_MODEL", "")
 

@@ -31,6 +31,7 @@ from apps.judges import selectors
 from apps.judges.engine.alignment import sample_points
 from apps.judges.models import AlignmentSnapshot, JudgeRun
 from apps.judges.services import dispatch
+from apps.judges.services.bursts import recompute_due
 
 logger = logging.getLogger(__name__)
 
@@ -98,6 +99,27 @@ def alignment_runs_finished(*, run_ids: Sequence[int]) -> list[AlignmentSnapshot
     return queued
 
 
+def alignment_after_run(run: JudgeRun) -> list[AlignmentSnapshot]:
+    """A run reached a final status (after its commit). A leave-one-out evaluation queues the
+    "auto" scopes once its burst is over (services.bursts): the last run of the burst does it
+    whatever its own status, so a failed or cancelled last run still brings in the others."""
+    if run.purpose != JudgeRun.Purpose.LOO_EVALUATION:
+        return alignment_runs_finished(run_ids=[run.id])
+    scopes: list[tuple[str, int | None]] = [(AUTO_SCOPE, None)]
+    if run.domain_id:
+        scopes.append((f"{AUTO_SCOPE}|{run.domain.key}", run.domain_id))
+    queued = []
+    for scope, domain_id in scopes:
+        if recompute_due(
+            f"alignment:{scope}", purpose=run.purpose, run_id=run.id, domain_id=domain_id
+        ):
+            snapshot, created = ALIGNMENT.queue(scope)
+            queued.append(snapshot)
+            if created:
+                ALIGNMENT.send_after_commit(snapshot.id, countdown=ALIGNMENT.debounce_seconds())
+    return queued
+
+
 def alignment_request_recompute(*, actor: Any, scope: str) -> AlignmentSnapshot:
     """A manager's "Recompute now" (e.g. after an upgrade, or when a snapshot failed)."""
     if not getattr(actor, "can_read_all_ratings", False):
@@ -133,7 +155,15 @@ def alignment_snapshot_compute(*, snapshot_id: int) -> AlignmentSnapshot:
 def _compute(snapshot: AlignmentSnapshot, elapsed_ms: Callable[[], int]) -> None:
     run_ids = _run_ids_for_scope(snapshot.scope)
     latest = JudgeRun.objects.filter(id__in=run_ids).aggregate(m=Max("finished_at"))["m"]
-    report = selectors.alignment_report(run_ids=run_ids, by_reviewer=True)
+    previous = (
+        AlignmentSnapshot.objects.filter(scope=snapshot.scope, status="done")
+        .order_by("-created_at", "-id")
+        .values_list("per_reviewer", flat=True)
+        .first()
+    )
+    report = selectors.alignment_report(
+        run_ids=run_ids, by_reviewer=True, previous_per_reviewer=previous or {}
+    )
     per_reviewer = report.pop("per_reviewer", {})
     points = [{"kind": r["kind"], "k": r["k"], "points": r["points"]} for r in report["reasoning"]]
     report["reasoning"] = [

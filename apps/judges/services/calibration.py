@@ -8,7 +8,7 @@ from collections import defaultdict
 from typing import Any, cast
 
 import numpy as np
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 
 from apps.judges.engine.calibration import cross_fit_confidence, fit_calibration
 from apps.judges.engine.panel import tolerance
@@ -21,7 +21,8 @@ from apps.judges.models import (
 from apps.judges.services.run_plans import Plan
 
 # Calibrated confidences of up to this many rows are written in one statement (bulk_update);
-# more, with one UPDATE per distinct value (at most 101).
+# more, on PostgreSQL in one statement from two arrays, elsewhere with one UPDATE per distinct
+# value (at most 101).
 SMALL_UPDATE = 500
 
 
@@ -89,6 +90,9 @@ def calibrate_run(run: JudgeRun, plan: Plan) -> None:
             except IntegrityError:  # another run of the scope stored its fit at the same moment
                 pass
     n_changed = sum(len(ids) for ids in changed.values())
+    if connection.vendor == "postgresql" and n_changed > SMALL_UPDATE:
+        _update_confidences_postgresql(changed)
+        return
     if n_changed <= SMALL_UPDATE:
         JudgePrediction.objects.bulk_update(
             [
@@ -104,4 +108,19 @@ def calibrate_run(run: JudgeRun, plan: Plan) -> None:
         for start in range(0, len(ids), 5000):
             JudgePrediction.objects.filter(id__in=ids[start : start + 5000]).update(
                 confidence=value
+            )
+
+
+def _update_confidences_postgresql(changed: dict[int, list[int]]) -> None:
+    """Every changed confidence in one statement per 50,000 rows (two arrays unnested), where
+    one UPDATE per distinct value took a hundred round trips per evaluation run."""
+    pairs = [(pid, value) for value, ids in changed.items() for pid in ids]
+    table = connection.ops.quote_name(JudgePrediction._meta.db_table)
+    with connection.cursor() as cur:
+        for start in range(0, len(pairs), 50_000):
+            part = pairs[start : start + 50_000]
+            cur.execute(
+                f"UPDATE {table} AS p SET confidence = v.confidence "
+                "FROM unnest(%s::bigint[], %s::integer[]) AS v(id, confidence) WHERE p.id = v.id",
+                [[pid for pid, _ in part], [value for _, value in part]],
             )

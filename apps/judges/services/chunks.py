@@ -53,7 +53,8 @@ LOCAL_BATCH = 5000
 # LLM: calls per batch = the configuration's concurrency x this; the lease is renewed between
 # batches, so a batch must stay well under JUDGE_LEASE_SECONDS.
 LLM_ROUNDS_PER_BATCH = 2
-PROGRESS_EVERY_SECONDS = 1.0
+# Progress is recounted from the stored rows (a full aggregate of the run): not after every batch.
+PROGRESS_EVERY_SECONDS = 3.0
 
 
 # The leases of judge run chunks (apps/core/leases.py).
@@ -93,6 +94,7 @@ class _Executor:
         self.rating = {
             int(r[0]): (int(r[1]), int(r[4])) for rows in plan.pools.values() for r in rows
         }
+        self._examples: dict[int, Example] = {}
         self.rubric = {d_id: rubric_dimension(d) for d_id, d in plan.dims.items()}
         # The panel signal: who else scored each idea, per dimension (engine.panel). For the
         # offline judge and LLM configurations with panel evidence, and only when the run uses
@@ -144,6 +146,23 @@ class _Executor:
         self._backends[key] = (get_backend("openai", **options), model)
         return self._backends[key]
 
+    def example(self, rating_id: int) -> Example:
+        """One pool rating as an example, built once per run: the same rating is an example of
+        many units (a run of 100,000 units draws a million examples from a few thousand)."""
+        example = self._examples.get(rating_id)
+        if example is None:
+            idea_id, score = self.rating[rating_id]
+            patent, idea = self.texts[idea_id]
+            example = Example(
+                item_id=rating_id,
+                patent_text=patent,
+                idea_text=idea,
+                score=score,
+                idea_id=idea_id,
+            )
+            self._examples[rating_id] = example
+        return example
+
     def requests(self, units: Sequence[planning.WorkUnit]) -> list[JudgeRequest]:
         examples = planning.examples_for_units(units, self.plan.pools)
         out = []
@@ -164,16 +183,7 @@ class _Executor:
             out.append(
                 JudgeRequest(
                     dimension=self.rubric[u.dimension_id],
-                    examples=tuple(
-                        Example(
-                            item_id=rid,
-                            patent_text=self.texts[self.rating[rid][0]][0],
-                            idea_text=self.texts[self.rating[rid][0]][1],
-                            score=self.rating[rid][1],
-                            idea_id=self.rating[rid][0],
-                        )
-                        for rid in ids
-                    ),
+                    examples=tuple(self.example(rid) for rid in ids),
                     patent_text=patent,
                     idea_text=idea,
                     seed=u.seed,
@@ -219,35 +229,35 @@ class _Executor:
                 for i, v in zip(known, values, strict=True):
                     calibrated[i] = int(v)
         rows = [
-            JudgePrediction(
-                run_id=self.run.id,
-                config_id=u.config_id if u.config_id in self.configs else None,
-                kind=u.kind,
-                k=u.k,
-                seed=u.seed,
-                reviewer_id=u.reviewer_id,
-                idea_id=u.idea_id,
-                dimension_id=u.dimension_id,
-                score=reply.score if not reply.error else None,
-                reason=reply.reason or "",
-                confidence=conf,
-                raw_confidence=reply.confidence,
-                signal=getattr(reply, "signal", "") or "",
-                panel_size=getattr(reply, "panel_size", 0) or 0,
-                level_score=level_only([e.score for e in request.examples]),
-                model=reply.model or model,
-                backend=backend.name,
-                response_mode=getattr(reply, "response_mode", "") or "",
-                prompt_fingerprint=reply.prompt_fingerprint or "",
-                example_rating_ids=[e.item_id for e in request.examples],
-                raw_reply=reply.raw or "",
-                prompt_tokens=reply.prompt_tokens or 0,
-                completion_tokens=reply.completion_tokens or 0,
-                cached_tokens=reply.cached_prompt_tokens or 0,
-                latency_ms=reply.latency_ms or 0,
-                attempts=reply.attempts or 0,
-                error=reply.error or "",
-            )
+            {
+                "run_id": self.run.id,
+                "config_id": u.config_id if u.config_id in self.configs else None,
+                "kind": u.kind,
+                "k": u.k,
+                "seed": u.seed,
+                "reviewer_id": u.reviewer_id,
+                "idea_id": u.idea_id,
+                "dimension_id": u.dimension_id,
+                "score": reply.score if not reply.error else None,
+                "reason": reply.reason or "",
+                "confidence": conf,
+                "raw_confidence": reply.confidence,
+                "signal": getattr(reply, "signal", "") or "",
+                "panel_size": getattr(reply, "panel_size", 0) or 0,
+                "level_score": level_only([e.score for e in request.examples]),
+                "model": reply.model or model,
+                "backend": backend.name,
+                "response_mode": getattr(reply, "response_mode", "") or "",
+                "prompt_fingerprint": reply.prompt_fingerprint or "",
+                "example_rating_ids": [e.item_id for e in request.examples],
+                "raw_reply": reply.raw or "",
+                "prompt_tokens": reply.prompt_tokens or 0,
+                "completion_tokens": reply.completion_tokens or 0,
+                "cached_tokens": reply.cached_prompt_tokens or 0,
+                "latency_ms": reply.latency_ms or 0,
+                "attempts": reply.attempts or 0,
+                "error": reply.error or "",
+            }
             for u, request, reply, conf in zip(units, requests, replies, calibrated, strict=True)
         ]
         # COPY on PostgreSQL for a batch of the local judge (services.prediction_store).

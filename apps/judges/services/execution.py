@@ -42,6 +42,7 @@ from apps.judges.models import (
     JudgeRunChunk,
 )
 from apps.judges.services import alignment
+from apps.judges.services.bursts import recompute_due
 from apps.judges.services.calibration import calibrate_run
 from apps.judges.services.chunks import work_chunks
 from apps.judges.services.finals import finalize_run
@@ -65,13 +66,23 @@ def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
     )
     if n:
         history_status(run, JudgeRun.Status.RUNNING, status, note=error[:500])
-        transaction.on_commit(lambda: alignment.alignment_runs_finished(run_ids=[run.id]))
+        transaction.on_commit(lambda: alignment.alignment_after_run(run))
+        if run.purpose == JudgeRun.Purpose.PREDICTION:
+            # Whatever its own status: the last run of a burst brings in the others' predictions.
+            transaction.on_commit(lambda: _predictions_changed(run))
         if run.purpose == JudgeRun.Purpose.PREDICTION and status == JudgeRun.Status.DONE:
-            reviewers = [run.reviewer_id] if run.reviewer_id else []
-            hooks.run_after_commit("PREDICTIONS_CHANGED_HOOKS", reviewer_ids=reviewers)
             # After the DONE status is committed: the last run of a burst sees all finished.
             transaction.on_commit(lambda: panel_shortlist_after_run(run))
     return bool(n)
+
+
+def _predictions_changed(run: JudgeRun) -> None:
+    """PREDICTIONS_CHANGED_HOOKS (the decision board reads every reviewer's predictions), once
+    per burst (services.bursts); after the run's commit, so the last run of a burst sees every
+    other one finished."""
+    if recompute_due("predictions-changed", purpose=run.purpose, run_id=run.id):
+        reviewers = [run.reviewer_id] if run.reviewer_id else []
+        hooks.run_after_commit("PREDICTIONS_CHANGED_HOOKS", reviewer_ids=reviewers)
 
 
 def _status(run_id: int) -> str | None:

@@ -346,7 +346,7 @@ def judge_run_cancel(*, run: JudgeRun, by: User | None) -> JudgeRun:
             "running runs can be cancelled."
         )
     history_status(run, old, JudgeRun.Status.CANCELLED, by=by)
-    transaction.on_commit(lambda: alignment.alignment_runs_finished(run_ids=[run.id]))
+    transaction.on_commit(lambda: alignment.alignment_after_run(run))
     run.refresh_from_db()
     return run
 

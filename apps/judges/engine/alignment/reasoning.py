@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from scipy import sparse
 
 from apps.judges.engine.alignment.figures import _clean, _kind_pos, _values, alpha
 
@@ -19,12 +20,70 @@ def pearson(x: Iterable[float], y: Iterable[float]) -> float | None:
     return _clean(np.corrcoef(xa, ya)[0, 1])
 
 
+def _row_products(vectors: Any, left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """vectors[left[i]] . vectors[right[i]] for every i; vectors dense (a block at a time: a
+    gathered block of wide vectors is large) or a scipy sparse matrix."""
+    if sparse.issparse(vectors):
+        rows = sparse.csr_matrix(vectors)
+        return np.asarray(rows[left].multiply(rows[right]).sum(axis=1), dtype=float).ravel()
+    out = np.zeros(len(left), dtype=float)
+    block = 512
+    for start in range(0, len(left), block):
+        a, b = left[start : start + block], right[start : start + block]
+        out[start : start + block] = np.einsum("ij,ij->i", vectors[a], vectors[b])
+    return out
+
+
+def _agreeing_pairs(
+    truth: pd.DataFrame, *, scales: dict[str, tuple[int, int]], min_shared: int
+) -> dict[tuple[int, int], tuple[float, list[tuple[int, str]]]]:
+    """(a, b) -> (mean alpha over shared dimensions, shared items) for every reviewer pair that
+    scored an item in common. Pairs come from the items' readers, not from every pair of
+    reviewers: at 1,000 reviewers in 100 domains, 4,500 pairs share items of 500,000 pairs, and
+    a reviewers x items table would not fit in memory."""
+    scores: dict[int, dict[tuple[int, str], float]] = {}
+    readers: dict[tuple[int, str], list[int]] = {}
+    for reviewer, idea, dimension, score in zip(
+        truth["reviewer_id"], truth["idea_id"], truth["dimension"], truth["score"], strict=True
+    ):
+        if pd.isna(score):
+            continue
+        item = (int(idea), str(dimension))
+        own = scores.setdefault(int(reviewer), {})
+        if item not in own:  # one score per reviewer and item
+            readers.setdefault(item, []).append(int(reviewer))
+            own[item] = float(score)
+    candidates: set[tuple[int, int]] = set()
+    for group in readers.values():
+        group.sort()
+        for i, a in enumerate(group):
+            candidates.update((a, b) for b in group[i + 1 :])
+    pairs: dict[tuple[int, int], tuple[float, list[tuple[int, str]]]] = {}
+    for a, b in sorted(candidates):
+        shared = sorted(scores[a].keys() & scores[b].keys())
+        by_dimension: dict[str, list[tuple[int, str]]] = {}
+        for item in shared:
+            by_dimension.setdefault(item[1], []).append(item)
+        alphas = []
+        for dimension in sorted(by_dimension):
+            items = by_dimension[dimension]
+            if len(items) < min_shared:
+                continue
+            data = np.array([[scores[a][i] for i in items], [scores[b][i] for i in items]])
+            al = alpha(data, values=_values(scales, dimension))
+            if al is not None:
+                alphas.append(al)
+        if alphas:
+            pairs[(a, b)] = (float(np.mean(alphas)), shared)
+    return pairs
+
+
 def reasoning_structure(
     truth: pd.DataFrame,
     finals: pd.DataFrame,
     *,
     scales: dict[str, tuple[int, int]],
-    embed: Callable[[list[str]], np.ndarray],
+    embed: Callable[[list[str]], Any],
     k: int | None = None,
     min_shared: int = 2,
 ) -> list[dict[str, Any]]:
@@ -38,26 +97,7 @@ def reasoning_structure(
     if truth.empty or finals.empty:
         return []
     names = truth.drop_duplicates("reviewer_id").set_index("reviewer_id")["reviewer"].to_dict()
-    pivot = truth.pivot_table(index=["idea_id", "dimension"], columns="reviewer_id", values="score")
-    reviewers = sorted(pivot.columns)
-    pairs: dict[tuple[int, int], tuple[float, list[tuple[int, str]]]] = {}
-    for i, a in enumerate(reviewers):
-        for b in reviewers[i + 1 :]:
-            both = pivot[[a, b]].dropna()
-            if both.empty:
-                continue
-            alphas = []
-            for dimension, dg in both.groupby(level="dimension"):
-                if len(dg) < min_shared:
-                    continue
-                al = alpha(dg.to_numpy(float).T, values=_values(scales, str(dimension)))
-                if al is not None:
-                    alphas.append(al)
-            if alphas:
-                pairs[(a, b)] = (
-                    float(np.mean(alphas)),
-                    [(int(i_), str(d)) for i_, d in both.index],
-                )
+    pairs = _agreeing_pairs(truth, scales=scales, min_shared=min_shared)
     if not pairs:
         return []
     out = []
@@ -75,24 +115,29 @@ def reasoning_structure(
             continue
         vectors = embed(texts)
         row_of = {t: i for i, t in enumerate(texts)}
-        points = []
-        for (a, b), (agreement, items) in pairs.items():
-            sims = []
-            for idea_id, dimension in items:
+        # Every pair's shared items at once: one row-wise product over the gathered vectors.
+        owners, left, right = [], [], []
+        for n, (a, b) in enumerate(pairs):
+            for idea_id, dimension in pairs[(a, b)][1]:
                 ra, rb = reasons.get((a, idea_id, dimension)), reasons.get((b, idea_id, dimension))
-                if ra is None or rb is None:
-                    continue
-                sims.append(float(vectors[row_of[ra]] @ vectors[row_of[rb]]))
-            if sims:
-                points.append(
-                    {
-                        "reviewer_a": names.get(a, str(a)),
-                        "reviewer_b": names.get(b, str(b)),
-                        "agreement": agreement,
-                        "similarity": float(np.mean(sims)),
-                        "n_items": len(sims),
-                    }
-                )
+                if ra is not None and rb is not None:
+                    owners.append(n)
+                    left.append(row_of[ra])
+                    right.append(row_of[rb])
+        sims = _row_products(vectors, np.array(left, dtype=int), np.array(right, dtype=int))
+        count = np.bincount(owners, minlength=len(pairs))
+        total = np.bincount(owners, weights=sims, minlength=len(pairs))
+        points = [
+            {
+                "reviewer_a": names.get(a, str(a)),
+                "reviewer_b": names.get(b, str(b)),
+                "agreement": agreement,
+                "similarity": float(total[n] / count[n]),
+                "n_items": int(count[n]),
+            }
+            for n, ((a, b), (agreement, _)) in enumerate(pairs.items())
+            if count[n]
+        ]
         out.append(
             {
                 "kind": kind,
