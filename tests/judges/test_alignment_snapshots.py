@@ -290,3 +290,26 @@ def test_the_decision_board_hears_of_a_prediction_burst_from_its_last_run(
     with django_capture_on_commit_callbacks(execute=True):
         _predictions_changed(last)
     assert PREDICTION_HOOK_CALLS == [[otto.id]]
+
+
+def test_the_overall_scope_reuses_the_sections_its_domain_scope_just_computed(
+    two_reviewers_history, executed_loo
+):
+    from apps.judges.services.alignment import ALIGNMENT
+
+    rita, otto, _ = two_reviewers_history
+    configs = small_configs()
+    for reviewer in (rita, otto):
+        executed_loo(reviewer, configs)
+    domain_scope = alignment_snapshot_compute(
+        snapshot_id=AlignmentSnapshot.objects.get(scope="auto|nlp", status="queued").id
+    )
+    sections = domain_scope.per_reviewer
+    for section in sections.values():
+        section["coarse"] = [{"marker": "from the domain's snapshot"}]
+    AlignmentSnapshot.objects.filter(id=domain_scope.id).update(per_reviewer=sections)
+    snapshot, _ = ALIGNMENT.queue("auto")
+    overall = alignment_snapshot_compute(snapshot_id=snapshot.id)
+    assert [s["coarse"] for s in overall.per_reviewer.values()] == [
+        [{"marker": "from the domain's snapshot"}]
+    ] * 2
