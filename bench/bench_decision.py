@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/bench_decision.py              # 20 seeds (the documented figures)
     .venv/bin/python bench/bench_decision.py --seeds 3 --budget 300   # a quick look
+    .venv/bin/python bench/bench_decision.py --starts none            # part 1 only (a minute)
 
 The demo generator (apps/demo/generator.py) knows what the board only estimates: each idea's
 latent quality per dimension. The truth of an idea is that quality averaged over the six
@@ -519,7 +520,8 @@ def main() -> None:
     parser.add_argument(
         "--starts",
         default="shipped,sparse",
-        help="part 2's starting reads: shipped, sparse (a random half of them), or both",
+        help="part 2's starting reads: shipped, sparse (a random half of them), both, or "
+        "none (part 1 only)",
     )
     args = parser.parse_args()
     starts = tuple(x for x in args.starts.split(",") if x in TABLES)
@@ -593,9 +595,11 @@ def main() -> None:
                 "balanced": med[("balanced", False)],
                 "random": med[("random", False)],
             }
+    print(f"\n{n} seeds in {time.perf_counter() - t0:.0f} s with {args.jobs} processes")
+    if not headline:  # part 1 only: no reads added, no line for them
+        return
     r, b, x = headline["routed"], headline["balanced"], headline["random"]
     saving = 100 * (b - r) / b if b else 0.0
-    print(f"\n{n} seeds in {time.perf_counter() - t0:.0f} s with {args.jobs} processes")
     print(
         f"reads to 0.8 true top-10 % overlap: routed {r:.0f}, balanced {b:.0f}, "
         f"random {x:.0f} (saving {saving:.0f} % vs balanced)"

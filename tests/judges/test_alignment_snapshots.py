@@ -14,6 +14,7 @@ from apps.judges.services.alignment import (
     alignment_snapshot_compute,
     scopes_for_runs,
 )
+from apps.judges.services.bursts import marker_key
 from tests.judges.helpers import compute_alignment, small_configs
 
 
@@ -189,20 +190,17 @@ def test_a_burst_queues_the_alignment_when_its_last_run_finishes(
     first, last = (executed_loo(r, configs, notify=False) for r in (rita, otto))
     JudgeRun.objects.filter(id=last.id).update(status=JudgeRun.Status.RUNNING)
     for scope in ("auto", "auto|nlp"):
-        cache.set(f"judges:burst:alignment:{scope}", 1, timeout=60)
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            assert alignment_after_run(first) == []
-        assert not AlignmentSnapshot.objects.filter(status="queued").exists()
+        cache.set(marker_key(f"alignment:{scope}"), 1, timeout=60)
+    with django_capture_on_commit_callbacks(execute=True):
+        assert alignment_after_run(first) == []
+    assert not AlignmentSnapshot.objects.filter(status="queued").exists()
 
-        JudgeRun.objects.filter(id=last.id).update(status=JudgeRun.Status.FAILED)
-        with django_capture_on_commit_callbacks(execute=True) as sent:
-            alignment_after_run(last)
-        queued = AlignmentSnapshot.objects.filter(status="queued")
-        assert sorted(queued.values_list("scope", flat=True)) == ["auto", "auto|nlp"]
-        assert len(sent) == 2
-    finally:
-        cache.delete_many([f"judges:burst:alignment:{s}" for s in ("auto", "auto|nlp")])
+    JudgeRun.objects.filter(id=last.id).update(status=JudgeRun.Status.FAILED)
+    with django_capture_on_commit_callbacks(execute=True) as sent:
+        alignment_after_run(last)
+    queued = AlignmentSnapshot.objects.filter(status="queued")
+    assert sorted(queued.values_list("scope", flat=True)) == ["auto", "auto|nlp"]
+    assert len(sent) == 2
 
 
 def test_a_long_burst_still_queues_the_alignment_once_per_max_wait(
@@ -216,15 +214,11 @@ def test_a_long_burst_still_queues_the_alignment_once_per_max_wait(
     configs = small_configs()
     first, other = (executed_loo(r, configs, notify=False) for r in (rita, otto))
     JudgeRun.objects.filter(id=other.id).update(status=JudgeRun.Status.QUEUED)
-    markers = [f"judges:burst:alignment:{s}" for s in ("auto", "auto|nlp")]
-    cache.delete_many(markers)
-    try:
-        with django_capture_on_commit_callbacks(execute=False):
-            alignment_after_run(first)  # nothing queued it yet in this burst: it does
-        assert AlignmentSnapshot.objects.filter(status="queued").count() == 2
-        assert all(cache.get(m) for m in markers)  # and the next ones wait for the max wait
-    finally:
-        cache.delete_many(markers)
+    markers = [marker_key(f"alignment:{s}") for s in ("auto", "auto|nlp")]
+    with django_capture_on_commit_callbacks(execute=False):
+        alignment_after_run(first)  # nothing queued it yet in this burst: it does
+    assert AlignmentSnapshot.objects.filter(status="queued").count() == 2
+    assert all(cache.get(m) for m in markers)  # and the next ones wait for the max wait
 
 
 def test_a_reviewer_section_computed_from_the_same_rows_is_taken_from_the_last_snapshot(
@@ -287,15 +281,35 @@ def test_the_decision_board_hears_of_a_prediction_burst_from_its_last_run(
         )
         for r, status in ((rita, "done"), (otto, "running"))
     )
-    cache.set("judges:burst:predictions-changed", 1, timeout=60)
+    cache.set(marker_key("predictions-changed"), 1, timeout=60)
     PREDICTION_HOOK_CALLS.clear()
-    try:
-        with django_capture_on_commit_callbacks(execute=True):
-            _predictions_changed(first)
-        assert PREDICTION_HOOK_CALLS == []  # Otto's run is still going
-        JudgeRun.objects.filter(id=last.id).update(status="failed")
-        with django_capture_on_commit_callbacks(execute=True):
-            _predictions_changed(last)
-        assert PREDICTION_HOOK_CALLS == [[otto.id]]
-    finally:
-        cache.delete("judges:burst:predictions-changed")
+    with django_capture_on_commit_callbacks(execute=True):
+        _predictions_changed(first)
+    assert PREDICTION_HOOK_CALLS == []  # Otto's run is still going
+    JudgeRun.objects.filter(id=last.id).update(status="failed")
+    with django_capture_on_commit_callbacks(execute=True):
+        _predictions_changed(last)
+    assert PREDICTION_HOOK_CALLS == [[otto.id]]
+
+
+def test_the_overall_scope_reuses_the_sections_its_domain_scope_just_computed(
+    two_reviewers_history, executed_loo
+):
+    from apps.judges.services.alignment import ALIGNMENT
+
+    rita, otto, _ = two_reviewers_history
+    configs = small_configs()
+    for reviewer in (rita, otto):
+        executed_loo(reviewer, configs)
+    domain_scope = alignment_snapshot_compute(
+        snapshot_id=AlignmentSnapshot.objects.get(scope="auto|nlp", status="queued").id
+    )
+    sections = domain_scope.per_reviewer
+    for section in sections.values():
+        section["coarse"] = [{"marker": "from the domain's snapshot"}]
+    AlignmentSnapshot.objects.filter(id=domain_scope.id).update(per_reviewer=sections)
+    snapshot, _ = ALIGNMENT.queue("auto")
+    overall = alignment_snapshot_compute(snapshot_id=snapshot.id)
+    assert [s["coarse"] for s in overall.per_reviewer.values()] == [
+        [{"marker": "from the domain's snapshot"}]
+    ] * 2

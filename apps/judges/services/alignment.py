@@ -152,17 +152,43 @@ def alignment_snapshot_compute(*, snapshot_id: int) -> AlignmentSnapshot:
     return ALIGNMENT.compute(snapshot_id, _compute)
 
 
+def _known_sections(scope: str) -> dict[str, dict[str, Any]]:
+    """Reviewer sections already computed: the newest finished snapshot's of this scope and,
+    for an "auto" scope, of the other "auto" scopes (a reviewer of one domain has the same rows
+    in the overall scope and in their domain's, so whichever is computed second reuses the
+    first's sections; selectors.alignment_report checks each section's rows_hash)."""
+    scopes = [scope]
+    if scope == AUTO_SCOPE:
+        scopes += sorted(
+            set(
+                AlignmentSnapshot.objects.filter(
+                    scope__startswith=f"{AUTO_SCOPE}|", status=snapshots.DONE
+                ).values_list("scope", flat=True)
+            )
+        )
+    elif scope.startswith(f"{AUTO_SCOPE}|"):
+        scopes.append(AUTO_SCOPE)
+    newest = []
+    for name in scopes:
+        row = (
+            AlignmentSnapshot.objects.filter(scope=name, status=snapshots.DONE)
+            .order_by("-created_at", "-id")
+            .values_list("computed_at", "per_reviewer")
+            .first()
+        )
+        if row is not None and row[0] is not None:
+            newest.append(row)
+    known: dict[str, dict[str, Any]] = {}
+    for _, sections in sorted(newest, key=lambda row: row[0]):  # the newest section wins
+        known.update(sections or {})
+    return known
+
+
 def _compute(snapshot: AlignmentSnapshot, elapsed_ms: Callable[[], int]) -> None:
     run_ids = _run_ids_for_scope(snapshot.scope)
     latest = JudgeRun.objects.filter(id__in=run_ids).aggregate(m=Max("finished_at"))["m"]
-    previous = (
-        AlignmentSnapshot.objects.filter(scope=snapshot.scope, status="done")
-        .order_by("-created_at", "-id")
-        .values_list("per_reviewer", flat=True)
-        .first()
-    )
     report = selectors.alignment_report(
-        run_ids=run_ids, by_reviewer=True, previous_per_reviewer=previous or {}
+        run_ids=run_ids, by_reviewer=True, previous_per_reviewer=_known_sections(snapshot.scope)
     )
     per_reviewer = report.pop("per_reviewer", {})
     points = [{"kind": r["kind"], "k": r["k"], "points": r["points"]} for r in report["reasoning"]]

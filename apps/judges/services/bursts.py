@@ -35,4 +35,9 @@ def recompute_due(marker: str, *, purpose: str, run_id: int, domain_id: int | No
     if burst_over(purpose=purpose, exclude_run_id=run_id, domain_id=domain_id):
         return True
     wait = int(settings.JUDGE_BURST_MAX_WAIT_SECONDS)
-    return bool(cache.add(f"judges:burst:{marker}", 1, timeout=max(1, wait)))
+    return bool(cache.add(marker_key(marker), 1, timeout=max(1, wait)))
+
+
+def marker_key(marker: str) -> str:
+    """The cache key of a burst's marker (JUDGE_BURST_MARKER_PREFIX: each test has its own)."""
+    return f"{settings.JUDGE_BURST_MARKER_PREFIX}:{marker}"

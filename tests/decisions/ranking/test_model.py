@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pytest
 
 from apps.decisions.ranking.board import build_board
 from apps.decisions.ranking.domain import fit_domain
@@ -268,3 +269,32 @@ def test_unread_ideas_get_a_text_estimate_only_where_the_domains_check_passes():
     plain = fit_domain(obs2, scales=SCALE, ideas=ids)
     np.testing.assert_allclose(silent.rankings[ALL].estimate, plain.rankings[ALL].estimate)
     assert (silent.rankings["d"].judge_share == 0).all()
+
+
+def test_a_read_ideas_text_estimate_weighs_by_its_measured_error_and_the_reads_dominate():
+    # A read idea's standing combines its reads (precision p, standard units of ideas) with
+    # the text's out-of-fold estimate, weighted by 1 / the text's cross-validated error
+    # variance, never more: (m0 / err + p y) / (1 / err + p). Letting the readers' claimable
+    # (capped) precision weigh the estimate instead moved read ideas towards their text, and
+    # the read ideas' top 10 % measured worse on the demo's truth (docs/decide.md).
+    import math
+
+    from apps.decisions.ranking.text import text_prior
+
+    _, obs, vectors = _text_domain(informative=True)
+    ids = np.arange(60)
+    fitted = fit_domain(obs, scales=SCALE, ideas=ids, vectors=vectors)
+    check, f = fitted.text["d"], fitted.fits[0]
+    assert check.used
+    p = f.human_precision * f.tau2
+    num = f.quality * (f.human_precision + 1.0 / f.tau2) / math.sqrt(f.tau2)
+    y = np.divide(num, f.human_precision, out=np.zeros(len(ids)), where=p > 0)
+    m0, again = text_prior(vectors[1], y, p)
+    assert again.error_var == pytest.approx(check.error_var)
+    read = np.arange(40)
+    weight = (1.0 / check.error_var) / (1.0 / check.error_var + p[read])
+    expected = weight * m0[read] + (1.0 - weight) * y[read]
+    np.testing.assert_allclose(
+        fitted.rankings["d"].estimate[read], f.score_scale(expected * math.sqrt(f.tau2))
+    )
+    assert (weight < 0.5).all()  # three readers outweigh the text on every read idea
