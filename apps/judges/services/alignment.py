@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 from django.db.models import Max
@@ -168,7 +169,7 @@ def _known_sections(scope: str) -> dict[str, dict[str, Any]]:
         )
     elif scope.startswith(f"{AUTO_SCOPE}|"):
         scopes.append(AUTO_SCOPE)
-    newest = []
+    newest: list[tuple[datetime, dict[str, dict[str, Any]] | None]] = []
     for name in scopes:
         row = (
             AlignmentSnapshot.objects.filter(scope=name, status=snapshots.DONE)
@@ -177,7 +178,7 @@ def _known_sections(scope: str) -> dict[str, dict[str, Any]]:
             .first()
         )
         if row is not None and row[0] is not None:
-            newest.append(row)
+            newest.append((row[0], row[1]))
     known: dict[str, dict[str, Any]] = {}
     for _, sections in sorted(newest, key=lambda row: row[0]):  # the newest section wins
         known.update(sections or {})
