@@ -73,13 +73,13 @@ def _default_rubric(request):
 
 @pytest.fixture(autouse=True)
 def _fresh_throttles(settings):
-    """Throttle counters and burst markers live in the shared Redis cache: each test has its own
-    prefix."""
+    """Throttle counters and the judges' keys live in the shared Redis cache: each test has its
+    own prefix."""
     import uuid
 
     settings.PASSWORD_RESET_THROTTLE_PREFIX = f"pwreset-{uuid.uuid4().hex}"
-    # The judges' burst markers (apps/judges/services/bursts.py) live there too.
-    settings.JUDGE_BURST_MARKER_PREFIX = f"burst-{uuid.uuid4().hex}"
+    # The judges' burst markers and history gaps live there too.
+    settings.JUDGE_CACHE_PREFIX = f"judges-{uuid.uuid4().hex}"
 
 
 @pytest.fixture

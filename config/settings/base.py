@@ -421,7 +421,8 @@ ALIGNMENT_DEBOUNCE_SECONDS = env.int("ALIGNMENT_DEBOUNCE_SECONDS", default=5)
 # board are recomputed when its last run finishes, and at most once per this many seconds before
 # (apps/judges/services/bursts.py).
 JUDGE_BURST_MAX_WAIT_SECONDS = env.int("JUDGE_BURST_MAX_WAIT_SECONDS", default=300)
-JUDGE_BURST_MARKER_PREFIX = "judges:burst"
+# The judges' keys in the shared cache (burst markers, the history gaps); each test has its own.
+JUDGE_CACHE_PREFIX = "judges"
 
 # LLM endpoint used by judges configured with the "openai" backend.
 LLM_BASE_URL = env("LLM_BASE_URL", default="")

@@ -125,3 +125,39 @@ def test_a_reviewer_already_pending_costs_one_update_that_moves_the_change_forwa
     # The pending task reads the newer change; no second task is sent.
     assert JudgeScheduleRequest.objects.get(reviewer=reviewer).changed_at > first
     assert len(broker.sent(judge_runs_schedule_task.name)) == 1
+
+
+def test_every_reviewers_history_gaps_are_kept_until_a_rating_changes(
+    two_reviewers_history, django_assert_max_num_queries
+):
+    """The managers' pages read the gaps from the cache; a rating change (the hook every rating
+    write calls) makes the next read count again."""
+    from apps.judges import selectors
+    from apps.judges.services.scheduling import judge_ratings_changed
+    from tests.judges.helpers import rate
+
+    rita, _, ideas = two_reviewers_history
+
+    def ritas(dimension: str) -> int:
+        return next(
+            g["n"]
+            for g in selectors.history_gaps()
+            if g["reviewer_id"] == rita.id and g["dimension"] == dimension
+        )
+
+    assert ritas("specificity") == 0
+    rate(rita, ideas[:3], "specificity", lambda i: 2)  # no hook: the cached list stays
+    with django_assert_max_num_queries(1):
+        assert ritas("specificity") == 0
+    judge_ratings_changed(reviewer_ids=[rita.id])
+    assert ritas("specificity") == 3
+    # One reviewer's gaps are always counted afresh.
+    rate(rita, ideas[3:5], "specificity", lambda i: 2)
+    assert (
+        next(
+            g["n"]
+            for g in selectors.history_gaps(reviewer_ids=[rita.id])
+            if g["dimension"] == "specificity"
+        )
+        == 5
+    )

@@ -44,6 +44,7 @@ from apps.judges.selectors.reports import (
     report_sources,
 )
 from apps.judges.selectors.reviewers import (
+    forget_history_gaps,
     history_gaps,
     reviewer_history_counts,
     reviewer_unrated_idea_ids,
@@ -87,6 +88,7 @@ __all__ = [
     "dimensions_for_domain",
     "domain_by_key",
     "finals_frame",
+    "forget_history_gaps",
     "history_gaps",
     "idea_rows",
     "judge_runs",

@@ -3,9 +3,12 @@ ratings still needed before a judge can learn a reviewer."""
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from django.conf import settings
+from django.core.cache import cache
 from django.db.models import Count
 
 from apps.accounts.models import ReviewerProfile, User
@@ -62,8 +65,45 @@ def reviewer_unrated_idea_ids(*, reviewer_id: int, domain: Domain) -> list[int]:
     )
 
 
+# Every reviewer's gaps (the alignment and predictions pages) take one aggregate over every
+# scored rating: 200 ms of a 600 ms page at 102,000 ratings, seconds at a million
+# (bench/bench_scale.py). So that list is kept in the cache under a version that every rating
+# change replaces (services.scheduling.judge_ratings_changed, through forget_history_gaps): a
+# list computed while a change commits is stored under the old version and never read. Profile
+# and configuration edits change no rating: the list expires after HISTORY_GAPS_SECONDS.
+HISTORY_GAPS_SECONDS = 600
+
+
+def _gaps_keys() -> tuple[str, str]:
+    prefix = f"{settings.JUDGE_CACHE_PREFIX}:history-gaps"
+    return f"{prefix}:version", prefix
+
+
+def forget_history_gaps() -> None:
+    """Ratings changed: the next page computes every reviewer's gaps again."""
+    version_key, _ = _gaps_keys()
+    cache.set(version_key, uuid.uuid4().hex, timeout=None)
+
+
 def history_gaps(*, reviewer_ids: Iterable[int] | None = None) -> list[dict[str, Any]]:
-    """Per reviewer, domain of their profile and dimension: ratings still needed for a judge."""
+    """Per reviewer, domain of their profile and dimension: ratings still needed for a judge.
+    Every reviewer's (no reviewer_ids) come from the cache while no rating changed."""
+    if reviewer_ids is not None:
+        return _history_gaps(reviewer_ids=reviewer_ids)
+    version_key, prefix = _gaps_keys()
+    version = cache.get(version_key)
+    if version is None:
+        forget_history_gaps()
+        version = cache.get(version_key)
+    key = f"{prefix}:{version}"
+    gaps = cache.get(key)
+    if gaps is None:
+        gaps = _history_gaps(reviewer_ids=None)
+        cache.set(key, gaps, timeout=HISTORY_GAPS_SECONDS)
+    return list(gaps)
+
+
+def _history_gaps(*, reviewer_ids: Iterable[int] | None) -> list[dict[str, Any]]:
     configs = active_auto_configs() or list(JudgeConfig.objects.filter(is_active=True))
     min_history = min((c.min_history for c in configs), default=10)
     users = (

@@ -39,5 +39,5 @@ def recompute_due(marker: str, *, purpose: str, run_id: int, domain_id: int | No
 
 
 def marker_key(marker: str) -> str:
-    """The cache key of a burst's marker (JUDGE_BURST_MARKER_PREFIX: each test has its own)."""
-    return f"{settings.JUDGE_BURST_MARKER_PREFIX}:{marker}"
+    """The cache key of a burst's marker (JUDGE_CACHE_PREFIX: each test has its own)."""
+    return f"{settings.JUDGE_CACHE_PREFIX}:burst:{marker}"

@@ -77,6 +77,7 @@ def judge_ratings_changed(*, reviewer_ids: Iterable[int]) -> int:
     Returns the number of reviewers the task was sent for (0: all were pending already).
     """
     ids = sorted({int(i) for i in reviewer_ids})
+    selectors.forget_history_gaps()
     if not ids:
         return 0
     pending = JudgeScheduleRequest.objects.filter(
