@@ -221,6 +221,21 @@ def test_a_long_burst_still_queues_the_alignment_once_per_max_wait(
     assert all(cache.get(m) for m in markers)  # and the next ones wait for the max wait
 
 
+def _both_evaluated(two_reviewers_history, executed_loo):
+    """Rita's and Otto's leave-one-out evaluations, finished (their scopes' snapshots queued)."""
+    rita, otto, _ = two_reviewers_history
+    configs = small_configs()
+    for reviewer in (rita, otto):
+        executed_loo(reviewer, configs)
+    return rita, otto
+
+
+def _compute_queued(scope: str) -> AlignmentSnapshot:
+    return alignment_snapshot_compute(
+        snapshot_id=AlignmentSnapshot.objects.get(scope=scope, status="queued").id
+    )
+
+
 def test_a_reviewer_section_computed_from_the_same_rows_is_taken_from_the_last_snapshot(
     two_reviewers_history, executed_loo
 ):
@@ -228,13 +243,8 @@ def test_a_reviewer_section_computed_from_the_same_rows_is_taken_from_the_last_s
     again when they differ (the digest is stored with the section)."""
     from apps.judges.services.alignment import ALIGNMENT
 
-    rita, otto, _ = two_reviewers_history
-    configs = small_configs()
-    for reviewer in (rita, otto):
-        executed_loo(reviewer, configs)
-    first = alignment_snapshot_compute(
-        snapshot_id=AlignmentSnapshot.objects.get(scope="auto", status="queued").id
-    )
+    rita, otto = _both_evaluated(two_reviewers_history, executed_loo)
+    first = _compute_queued("auto")
     sections = first.per_reviewer
     assert set(sections) == {f"r{rita.id}", f"r{otto.id}"}
     assert all(len(s["rows_hash"]) == 64 for s in sections.values())
@@ -297,13 +307,8 @@ def test_the_overall_scope_reuses_the_sections_its_domain_scope_just_computed(
 ):
     from apps.judges.services.alignment import ALIGNMENT
 
-    rita, otto, _ = two_reviewers_history
-    configs = small_configs()
-    for reviewer in (rita, otto):
-        executed_loo(reviewer, configs)
-    domain_scope = alignment_snapshot_compute(
-        snapshot_id=AlignmentSnapshot.objects.get(scope="auto|nlp", status="queued").id
-    )
+    _both_evaluated(two_reviewers_history, executed_loo)
+    domain_scope = _compute_queued("auto|nlp")
     sections = domain_scope.per_reviewer
     for section in sections.values():
         section["coarse"] = [{"marker": "from the domain's snapshot"}]
