@@ -33,7 +33,7 @@ nonzeros (a few KB), whatever the size of the vocabulary.
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import sparse
@@ -137,9 +137,12 @@ def _refit_domain(
     return vectors
 
 
-def item_vectors(idea_ids: Iterable[int]) -> dict[int, sparse.csr_matrix]:
+def item_vectors(
+    idea_ids: Iterable[int], *, known_texts: Mapping[int, dict[int, tuple[str, str]]] | None = None
+) -> dict[int, sparse.csr_matrix]:
     """Stored vectors of these ideas, computing missing or stale ones (module docstring).
-    Unknown idea ids are left out of the result."""
+    Unknown idea ids are left out of the result. ``known_texts``: ``domain_texts`` of some
+    domains, read already by the caller (a judge run reads its domain's once)."""
     wanted = {int(i) for i in idea_ids}
     if not wanted:
         return {}
@@ -150,17 +153,19 @@ def item_vectors(idea_ids: Iterable[int]) -> dict[int, sparse.csr_matrix]:
         by_domain[domain_id].add(idea_id)
     result: dict[int, sparse.csr_matrix] = {}
     for domain_id, ids in by_domain.items():
-        texts = domain_texts(domain_id)
+        texts = (known_texts or {}).get(domain_id)
+        if texts is None:
+            texts = domain_texts(domain_id)
         parts = domain_parts(domain_id)
         corpus = corpus_sha256({i: text_sha256(*t) for i, t in texts.items()})
         rows = {
-            row.idea_id: row
-            for row in ItemVector.objects.filter(
+            idea_id: (vector, width)
+            for idea_id, vector, width in ItemVector.objects.filter(
                 idea_id__in=ids, model=vector_model(parts), corpus_sha256=corpus
-            )
+            ).values_list("idea_id", "vector", "dimensions")
         }
         if len(rows) == len(ids):
-            result.update({i: _decode(r.vector, r.dimensions) for i, r in rows.items()})
+            result.update({i: _decode(*row) for i, row in rows.items()})
         else:
             vectors = _refit_domain(texts, corpus, parts)
             result.update({i: vectors[i] for i in ids})

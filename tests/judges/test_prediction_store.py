@@ -1,13 +1,16 @@
-"""Storing predictions through COPY keeps exactly what bulk_create stored (issue 28, item 3)."""
+"""Storing predictions and finals through COPY keeps exactly what bulk_create stored (issue 28,
+item 3)."""
 
 from __future__ import annotations
 
 import pytest
 from django.db import connection
 
-from apps.judges.models import JudgeConfig, JudgePrediction, JudgeRun
-from apps.judges.services import prediction_store
-from apps.judges.services.prediction_store import COPY_MIN_ROWS, predictions_upsert
+from apps.core import bulk_upsert
+from apps.core.bulk_upsert import COPY_MIN_ROWS
+from apps.judges.models import JudgeConfig, JudgeFinal, JudgePrediction, JudgeRun
+from apps.judges.services.finals import finalize_run
+from apps.judges.services.prediction_store import predictions_upsert
 from apps.screening.models import Dimension
 from tests.factories import ReviewerFactory
 from tests.judges.helpers import make_ideas
@@ -94,22 +97,25 @@ def test_copy_stores_the_same_rows_as_bulk_create_and_updates_conflicts_alike(
     rows = _rows(by_copy, reviewers, ideas, dimension, config)
     assert len(rows) >= COPY_MIN_ROWS  # the COPY path
     copied = []
-    real_copy = prediction_store._copy_upsert
-    monkeypatch.setattr(
-        prediction_store, "_copy_upsert", lambda r: copied.append(len(r)) or real_copy(r)
-    )
+    real_copy = bulk_upsert._copy_upsert
+
+    def counted(model, rows, **kw):
+        copied.append(len(rows))
+        return real_copy(model, rows, **kw)
+
+    monkeypatch.setattr(bulk_upsert, "_copy_upsert", counted)
     predictions_upsert(rows)
     assert copied == [len(rows)]
-    monkeypatch.setattr(prediction_store, "COPY_MIN_ROWS", 10**9)  # the bulk_create path
+    monkeypatch.setattr(bulk_upsert, "COPY_MIN_ROWS", 10**9)  # the bulk_create path
     predictions_upsert(_rows(by_orm, reviewers, ideas, dimension, config))
     assert copied == [len(rows)]
     assert _stored(by_copy) == _stored(by_orm)
     assert len(_stored(by_copy)) == 240
 
     # A second store of the same keys (a duplicated task) updates, never duplicates.
-    monkeypatch.setattr(prediction_store, "COPY_MIN_ROWS", COPY_MIN_ROWS)
+    monkeypatch.setattr(bulk_upsert, "COPY_MIN_ROWS", COPY_MIN_ROWS)
     predictions_upsert(_rows(by_copy, reviewers, ideas, dimension, config, score_shift=1))
-    monkeypatch.setattr(prediction_store, "COPY_MIN_ROWS", 10**9)
+    monkeypatch.setattr(bulk_upsert, "COPY_MIN_ROWS", 10**9)
     predictions_upsert(_rows(by_orm, reviewers, ideas, dimension, config, score_shift=1))
     assert _stored(by_copy) == _stored(by_orm)
     assert JudgePrediction.objects.filter(run=by_copy).count() == 240
@@ -141,3 +147,48 @@ def test_calibrated_confidences_written_from_arrays_reach_exactly_their_rows(dom
     for value, named in changed.items():
         assert all(after[pid] == value for pid in named)
     assert all(after[pid] == before[pid] for pid in ids[100:])
+
+
+def _finals(run) -> list[tuple]:
+    fields = [f.attname for f in JudgeFinal._meta.concrete_fields]
+    compared = [f for f in fields if f not in ("id", "run_id", "created_at")]
+    return sorted(JudgeFinal.objects.filter(run=run).values_list(*compared))
+
+
+def test_finals_stored_through_copy_are_the_ones_bulk_create_stores(domain, batch, monkeypatch):
+    """A finished run's finals go through the same upsert: COPY for a large run, and a run
+    finalised twice (a retried task) updates its finals, never duplicates them."""
+    reviewers, ideas, dimension, config = batch
+    by_copy, by_orm = (
+        JudgeRun.objects.create(
+            purpose="loo_evaluation",
+            domain=domain,
+            dimensions=["innovativeness"],
+            shots=[],
+            status="done",
+        )
+        for _ in range(2)
+    )
+    for run in (by_copy, by_orm):
+        run.configs.add(config)
+        for seed in range(3):  # three seeds that disagree now and then: a vote to take
+            rows = _rows(run, reviewers, ideas, dimension, config, score_shift=seed % 2)
+            predictions_upsert([{**row, "seed": seed} for row in rows])
+    copied = []
+    real_copy = bulk_upsert._copy_upsert
+    monkeypatch.setattr(
+        bulk_upsert, "_copy_upsert", lambda m, r, **kw: copied.append(m) or real_copy(m, r, **kw)
+    )
+    finalize_run(by_copy)
+    assert copied == [JudgeFinal]
+    monkeypatch.setattr(bulk_upsert, "COPY_MIN_ROWS", 10**9)
+    finalize_run(by_orm)
+    assert copied == [JudgeFinal]
+    assert len(_finals(by_copy)) == 240
+    assert _finals(by_copy) == _finals(by_orm)
+    scores = set(JudgeFinal.objects.filter(run=by_copy).values_list("score", flat=True))
+    assert len(scores - {None}) > 1  # votes were taken, not all discarded
+
+    monkeypatch.setattr(bulk_upsert, "COPY_MIN_ROWS", COPY_MIN_ROWS)
+    finalize_run(by_copy)
+    assert JudgeFinal.objects.filter(run=by_copy).count() == 240

@@ -45,7 +45,7 @@ from apps.judges.services import planning
 from apps.judges.services.configs import config_run_error
 from apps.judges.services.prediction_store import predictions_upsert
 from apps.judges.services.run_plans import Plan
-from apps.judges.vectors import item_vectors
+from apps.judges.vectors import domain_texts, item_vectors
 
 # Local judge: units judged (and stored) per batch. Large, because the local backend is
 # vectorised; small enough that progress moves and a cancel is noticed within seconds.
@@ -65,11 +65,16 @@ LEASES = ChunkLeases(JudgeRunChunk, JudgeRun, what="run")
 
 
 class _Texts:
-    """Renders patents and ideas once per run, the way the prompt module expects them."""
+    """Renders patents and ideas once per run, the way the prompt module expects them: the
+    run's domain as one plain read (vectors.domain_texts, which the stored item vectors are
+    checked against too), any other idea (one that moved domain since) one by one."""
 
-    def __init__(self, idea_ids: Iterable[int]) -> None:
-        self._cache: dict[int, tuple[str, str]] = {}
-        for idea_id, idea in selectors.idea_rows(set(idea_ids)).items():
+    def __init__(self, domain_id: int, idea_ids: Iterable[int]) -> None:
+        self.domain_id = domain_id
+        self.domain = domain_texts(domain_id)
+        self._cache: dict[int, tuple[str, str]] = dict(self.domain)
+        others = {int(i) for i in idea_ids} - self._cache.keys()
+        for idea_id, idea in selectors.idea_rows(others).items():
             p = idea.patent
             self._cache[idea_id] = (
                 patent_text(p.title, p.abstract, p.claims),
@@ -90,7 +95,7 @@ class _Executor:
             int(r[1]) for rows in plan.pools.values() for r in rows
         }
         self.idea_ids = sorted(idea_ids)
-        self.texts = _Texts(idea_ids)
+        self.texts = _Texts(run.domain_id, idea_ids)
         self.rating = {
             int(r[0]): (int(r[1]), int(r[4])) for rows in plan.pools.values() for r in rows
         }
@@ -122,7 +127,10 @@ class _Executor:
         config = self.configs.get(spec.id)
         if spec.backend == JudgeConfig.Backend.LOCAL:
             if "local" not in self._backends:
-                backend = get_backend("local", vectors=item_vectors(self.idea_ids))
+                vectors = item_vectors(
+                    self.idea_ids, known_texts={self.texts.domain_id: self.texts.domain}
+                )
+                backend = get_backend("local", vectors=vectors)
                 self._backends["local"] = (backend, getattr(backend, "model", "") or "")
             return self._backends["local"]
         base_url = config.base_url if config else ""

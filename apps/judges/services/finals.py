@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from apps.core.bulk_upsert import bulk_upsert
 from apps.judges.engine.panel import level_only
 from apps.judges.engine.postprocess import aggregate_seeds
 from apps.judges.models import (
@@ -62,7 +63,7 @@ def finalize_run(run: JudgeRun) -> None:
         source = voters[0] if voters else (scored[0] if scored else None)
         levels = [p[6] for p in preds if p[6] is not None]
         finals.append(
-            JudgeFinal(
+            dict(
                 run_id=run.id,
                 reviewer_id=reviewer_id,
                 idea_id=idea_id,
@@ -80,10 +81,9 @@ def finalize_run(run: JudgeRun) -> None:
                 level_score=level_only(levels),
             )
         )
-    JudgeFinal.objects.bulk_create(
+    bulk_upsert(
+        JudgeFinal,
         finals,
-        batch_size=1000,
-        update_conflicts=True,
         unique_fields=["run", "reviewer", "idea", "dimension", "kind", "k"],
         update_fields=[
             "score",
@@ -98,4 +98,4 @@ def finalize_run(run: JudgeRun) -> None:
         ],
     )
     if run.purpose == JudgeRun.Purpose.PREDICTION:
-        store_shortlist(run, finals)
+        store_shortlist(run, [JudgeFinal(**row) for row in finals])

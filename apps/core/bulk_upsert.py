@@ -1,0 +1,103 @@
+"""Upserting many rows of one model: COPY into a temporary table, then one INSERT ... SELECT ...
+ON CONFLICT DO UPDATE (PostgreSQL), or the ORM's `bulk_create(update_conflicts=True)`.
+
+The same rows and the same conflict rule either way. On PostgreSQL a batch of at least
+COPY_MIN_ROWS skips what made the ORM path slow at scale (issue 28, bench/bench_scale.py): a
+model instance per row, and compiling one statement with a parameter per field and row. Below
+that, and on SQLite (the embedded demo), the temporary table costs more than it saves.
+
+Rows come as mappings from a field's attname (``run_id``, ``score``...) to its value; a missing
+field takes its default, and ``created_at``-style fields (auto_now_add) the time of the call.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.db import connection, models, transaction
+from django.utils import timezone
+
+# Below this many rows, the temporary table costs more than it saves.
+COPY_MIN_ROWS = 200
+
+Row = Mapping[str, Any]  # attname -> value
+
+
+def bulk_upsert(
+    model: type[models.Model],
+    rows: Sequence[Row],
+    *,
+    unique_fields: Sequence[str],
+    update_fields: Sequence[str],
+    batch_size: int = 1000,
+) -> int:
+    """Insert these rows, or update the stored ones with the same ``unique_fields`` (field
+    names) in ``update_fields``; returns the number of rows given."""
+    if not rows:
+        return 0
+    if connection.vendor != "postgresql" or len(rows) < COPY_MIN_ROWS:
+        model._default_manager.bulk_create(
+            [model(**row) for row in rows],
+            batch_size=batch_size,
+            update_conflicts=True,
+            unique_fields=list(unique_fields),
+            update_fields=list(update_fields),
+        )
+        return len(rows)
+    return _copy_upsert(model, rows, unique_fields=unique_fields, update_fields=update_fields)
+
+
+def _copy_upsert(
+    model: type[models.Model],
+    rows: Sequence[Row],
+    *,
+    unique_fields: Sequence[str],
+    update_fields: Sequence[str],
+) -> int:
+    opts = model._meta
+    fields = [f for f in opts.concrete_fields if not f.primary_key]
+    quote = connection.ops.quote_name
+    table = quote(opts.db_table)
+    stage = quote(f"{opts.db_table}_upsert_stage")
+    column = {f.name: str(f.column) for f in fields}
+    columns = ", ".join(quote(column[f.name]) for f in fields)
+    key = ", ".join(quote(column[name]) for name in unique_fields)
+    updates = ", ".join(
+        f"{quote(column[name])} = EXCLUDED.{quote(column[name])}" for name in update_fields
+    )
+    now = timezone.now()
+    # The values the ORM would send: a missing field's default, auto_now(_add) fields the time
+    # of the call, JSON as the field's encoder writes it (COPY's text reaches the column as
+    # json; the ORM's adapter per value cost more than the rest of a row); numbers, text and
+    # datetimes go to COPY as they are (psycopg writes them as the ORM does).
+    attnames = [f.attname for f in fields]
+    defaults = [
+        now
+        if getattr(f, "auto_now_add", False) or getattr(f, "auto_now", False)
+        else (f.get_default() if f.has_default() else None)
+        for f in fields
+    ]
+    json_at = [i for i, f in enumerate(fields) if isinstance(f, models.JSONField)]
+    json_encoder = {i: getattr(fields[i], "encoder", None) for i in json_at}
+    with transaction.atomic(), connection.cursor() as cur:
+        cur.execute(
+            f"CREATE TEMP TABLE IF NOT EXISTS {stage} ON COMMIT DELETE ROWS AS "
+            f"SELECT {columns} FROM {table} WITH NO DATA"
+        )
+        with cur.cursor.copy(f"COPY {stage} ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                values = [row.get(a, d) for a, d in zip(attnames, defaults, strict=True)]
+                for i in json_at:
+                    if values[i] is not None:
+                        values[i] = json.dumps(values[i], cls=json_encoder[i])
+                copy.write_row(values)
+        cur.execute(
+            f"INSERT INTO {table} ({columns}) SELECT {columns} FROM {stage} "
+            f"ON CONFLICT ({key}) DO UPDATE SET {updates}"
+        )
+        # ON COMMIT DELETE ROWS empties it; an outer transaction still open keeps the rows, so
+        # the next batch of the same transaction must not insert them again.
+        cur.execute(f"TRUNCATE {stage}")
+    return len(rows)
