@@ -205,6 +205,10 @@ class PanelScore:
     label: str = "Panel of LLM judges (not reviewers)"
 
 
+# Above this many ideas asked for, the debated ideas are read first (panel_scores_for_ideas).
+MANY_IDEAS = 500
+
+
 def panel_scores_for_ideas(*, idea_ids: Iterable[int]) -> dict[int, list[PanelScore]]:
     """The latest finished panel's scores per idea and dimension, for Decide and the idea page.
 
@@ -212,11 +216,19 @@ def panel_scores_for_ideas(*, idea_ids: Iterable[int]) -> dict[int, list[PanelSc
     Only runs with status done or stopped count (a stopped run's finished debates are whole).
     These are judge scores: callers must show them apart from (never averaged into) people's.
     """
-    ids = list(set(idea_ids))
+    ids = set(idea_ids)
+    finished = PanelDebate.objects.filter(
+        run__status__in=[PanelRun.Status.DONE, PanelRun.Status.STOPPED]
+    )
+    if len(ids) > MANY_IDEAS:
+        # Decide shows a whole domain (thousands of ideas at scale), and an IN list of them all
+        # cost more to build than the page's other work; panels debate few ideas (LLM calls),
+        # so the debated ones are read first and only those of the shown ideas asked for.
+        ids &= set(finished.values_list("idea_id", flat=True).distinct())
+        if not ids:
+            return {}
     debates = (
-        PanelDebate.objects.filter(
-            idea_id__in=ids, run__status__in=[PanelRun.Status.DONE, PanelRun.Status.STOPPED]
-        )
+        finished.filter(idea_id__in=sorted(ids))
         .select_related("run", "dimension")
         .order_by("-run__created_at", "-run_id", "dimension__position")
     )

@@ -230,6 +230,11 @@ def test_panel_scores_for_ideas_returns_the_latest_finished_run_labelled_as_judg
     (score,) = scores[idea_ids[0]]
     assert score.after == 3.0 and score.single is not None and score.run_id == run.id
     assert "not reviewers" in score.label
+    # Decide asks for a whole domain's ideas at once (the debated ones are then read first):
+    # the same scores.
+    many = idea_ids + list(range(10**6, 10**6 + selectors.MANY_IDEAS))
+    assert selectors.panel_scores_for_ideas(idea_ids=many) == scores
+    assert selectors.panel_scores_for_ideas(idea_ids=many[2:]) == {}
 
 
 def test_panel_study_command_prints_the_figures_per_dimension(domain, llm, rated, capsys):
