@@ -200,12 +200,13 @@ def fit_domain(
         ok = (pos < len(vid)) & (np.asarray(vid)[np.minimum(pos, len(vid) - 1)] == ideas)
         if ok.all():
             rows = matrix[pos]  # type: ignore[index]
+    kernels: dict[bytes, np.ndarray] = {}
     for j, f in enumerate(fits):
         if rows is None:
             checks[f.dimension] = NOT_CHECKED
             continue
         # The text learns from people's reads only.
-        est, check = text_prior(rows, people_y[:, j], people_p[:, j])
+        est, check = text_prior(rows, people_y[:, j], people_p[:, j], kernels=kernels)
         checks[f.dimension] = check
         if check.used:
             m0[:, j] = est

@@ -31,6 +31,29 @@ def test_the_fold_solves_from_one_factorisation_are_the_fold_by_fold_solves(n):
     assert np.abs(other - oof).max() > 1e-6
 
 
+def test_a_kernel_kept_across_dimensions_gives_what_each_dimension_computes_alone():
+    rng = np.random.default_rng(7)
+    n = 400
+    x = sparse.random(n, 300, density=0.05, random_state=7, format="csr")
+    x = sparse.csr_matrix(x.multiply(1.0 / np.sqrt(x.multiply(x).sum(axis=1) + 1e-12)))
+    quality = np.asarray(x @ rng.normal(size=300)).ravel()
+    read = rng.random(n) < 0.6
+    gated = read & (rng.random(n) < 0.7)  # a gated dimension: read on fewer ideas
+    kernels: dict[bytes, np.ndarray] = {}
+    kept = []
+    for seen, p_read in [(read, 1.0), (read, 2.0), (gated, 1.0)]:
+        y = np.where(seen, quality + rng.normal(0, 0.5, n), 0.0)
+        p = np.where(seen, p_read, 0.0)
+        shared = text.text_prior(x, y, p, kernels=kernels)
+        alone = text.text_prior(x, y, p)
+        np.testing.assert_array_equal(shared[0], alone[0])
+        assert shared[1] == alone[1] and shared[1].used
+        (kernel,) = kernels.values()  # one kept at a time
+        kept.append(kernel)
+    # The second dimension reused the first one's kernel; the gated one needed its own.
+    assert kept[1] is kept[0] and kept[2] is not kept[1]
+
+
 def test_the_counts_per_idea_are_pandas_counts():
     rng = np.random.default_rng(3)
     ideas = np.array([2, 5, 7, 11, 13], dtype=np.int64)
