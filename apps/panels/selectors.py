@@ -224,7 +224,7 @@ def panel_scores_for_ideas(*, idea_ids: Iterable[int]) -> dict[int, list[PanelSc
         # Decide shows a whole domain (thousands of ideas at scale), and an IN list of them all
         # cost more to build than the page's other work; panels debate few ideas (LLM calls),
         # so the debated ones are read first and only those of the shown ideas asked for.
-        ids &= set(finished.values_list("idea_id", flat=True).distinct())
+        ids &= set(finished.order_by().values_list("idea_id", flat=True).distinct())
         if not ids:
             return {}
     debates = (
