@@ -175,7 +175,8 @@ def text_prior(
 
     ``kernels``: a dict the caller keeps across the dimensions of one domain (the same ``x``).
     Dimensions read on the same ideas train on the same rows, so the kernel of the last one is
-    kept there and reused (a sixth of a domain's text model time at scale)."""
+    kept there and reused instead of computed again (gated dimensions, read on fewer ideas,
+    need their own)."""
     n = x.shape[0]
     read = p > 0
     n_train = int(read.sum())
