@@ -43,10 +43,8 @@ UPDATE_FIELDS = [
     "error",
 ]
 
-PredictionRow = Row
 
-
-def predictions_upsert(rows: Sequence[PredictionRow]) -> int:
+def predictions_upsert(rows: Sequence[Row]) -> int:
     """Insert these predictions, or update the stored ones with the same key; returns the count."""
     return bulk_upsert(
         JudgePrediction, rows, unique_fields=UNIQUE_FIELDS, update_fields=UPDATE_FIELDS
