@@ -24,8 +24,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     A transactional test's flush re-creates content types and permissions with new ids unless
     the test is serialized; a serialized test after it then reloads the original ids and fails
     on the duplicate (app_label, model). Whether it failed depended on the order of the files.
-    Serializing all of them keeps every flush the same."""
+    Serializing all of them keeps every flush the same.
+
+    Under bin/test's `--dist loadgroup` a file's tests stay in one process (its module-scoped
+    worker starts once), and the llm tests all go to one process, which alone starts the local
+    LLM server."""
     for item in items:
+        group = "llm" if item.get_closest_marker("llm") else item.nodeid.split("::")[0]
+        item.add_marker(pytest.mark.xdist_group(group))
         marker = item.get_closest_marker("django_db")
         fixtures = getattr(item, "fixturenames", [])
         transactional = (marker is not None and marker.kwargs.get("transaction")) or (

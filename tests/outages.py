@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 from django.db import connections
 
-from tests.workers import test_database_url
+from tests.workers import worker_database_url
 
 
 def free_port() -> int:
@@ -183,7 +183,7 @@ def served_by_private_cluster() -> Iterator[PrivatePostgres]:
     name, port = settings_dict["NAME"], settings_dict["PORT"]
     try:
         connections.close_all()
-        cluster.copy_database(test_database_url(), name)
+        cluster.copy_database(worker_database_url(), name)
         # Every thread's connection is built from this one dict (django.db.connections.settings).
         settings_dict["PORT"] = str(cluster.port)
         yield cluster

@@ -14,7 +14,7 @@ from django.conf import settings
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def test_database_url() -> str:
+def worker_database_url() -> str:
     """The URL of the database pytest-django created (its NAME is already the test name)."""
     db = settings.DATABASES["default"]
     user = db.get("USER") or "postgres"
@@ -43,7 +43,7 @@ class CeleryWorker:
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "DATABASE_URL": test_database_url(),
+            "DATABASE_URL": worker_database_url(),
             "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
             **self.extra_env,
         }

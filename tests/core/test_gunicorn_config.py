@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.demo.processes import free_port, wait_until
-from tests.workers import test_database_url
+from tests.workers import worker_database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 # The compose health check gives up after 5 s.
@@ -28,7 +28,7 @@ def gunicorn(django_db_setup):
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "config.settings.test",
         # /healthz checks the database: point the server at the test database, which exists.
-        "DATABASE_URL": test_database_url(),
+        "DATABASE_URL": worker_database_url(),
         "GUNICORN_BIND": f"127.0.0.1:{port}",
         "GUNICORN_ACCESSLOG": "",
     }

@@ -8,6 +8,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -66,11 +67,9 @@ def test_the_command_exits_non_zero_on_errors(tmp_path, django_db_setup):
     bad = tmp_path / "ideas.csv"
     bad.write_text("external_id,patent,title\nidea-1,US-NONE,Title\n", encoding="utf-8")
     env = {"DJANGO_SETTINGS_MODULE": "config.settings.test", "PATH": "/usr/bin:/bin"}
-    import os
-
     db = connection.settings_dict
     env["DATABASE_URL"] = f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    env["CELERY_BROKER_URL"] = os.environ.get("CELERY_BROKER_URL", "redis://127.0.0.1:6379/15")
+    env["CELERY_BROKER_URL"] = settings.CELERY_BROKER_URL
     proc = subprocess.run(
         [sys.executable, "manage.py", "import_ideas", str(bad)],
         cwd=ROOT,

@@ -10,17 +10,18 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
 from apps.catalog.models import ImportJob, Patent
-from tests.workers import CeleryWorker, purge_queue, wait_for
+from tests.workers import CeleryWorker, purge_queue, wait_for, worker_database_url
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True, serialized_rollback=True)]
 
-# Enough patents that storing them takes the worker a few seconds on a shared machine.
+# Enough patents that the file is imported in the background and read over several heartbeats.
 PATENTS = 20_000
 ABSTRACT = "A sensor array calibrated in the field by a learned model of its drift. " * 8
 
@@ -58,16 +59,22 @@ def test_a_worker_killed_mid_import_leaves_nothing_and_the_job_completes_on_the_
         assert response.status_code == 202, response.content[:300]
         job_id = response.json()["id"]
         spool = Path(settings.IMPORT_SPOOL_DIR) / _job(job_id).spool_name
-        # Killed once the file is read and the rows are being checked and stored.
-        wait_for(
-            lambda: _job(job_id).status == "running" and _job(job_id).bytes_read >= len(content),
-            timeout=120,
-            interval=0.1,
-            message=first.log()[-3000:],
-        )
-        time.sleep(0.5)
-        assert _job(job_id).status == "running", "the import must still be running when killed"
-        first.kill()
+        # Killed once the file is read and the rows are being stored. The patents' table is
+        # locked against writes until then, so the worker is caught storing, not done already
+        # (on an idle machine it stores the file in well under a second).
+        with psycopg.connect(worker_database_url()) as blocker:
+            blocker.execute(f"LOCK TABLE {Patent._meta.db_table} IN SHARE MODE")
+            wait_for(
+                lambda: (
+                    _job(job_id).status == "running" and _job(job_id).bytes_read >= len(content)
+                ),
+                timeout=120,
+                interval=0.1,
+                message=first.log()[-3000:],
+            )
+            time.sleep(0.5)
+            assert _job(job_id).status == "running", "the import must still be running when killed"
+            first.kill()
     finally:
         first.stop()
     job = _job(job_id)

@@ -40,7 +40,7 @@ class QueueWorker(CeleryWorker):
         env = {
             **os.environ,
             "DJANGO_SETTINGS_MODULE": "config.settings.test",
-            "DATABASE_URL": workers.test_database_url(),
+            "DATABASE_URL": workers.worker_database_url(),
             "CELERY_BROKER_URL": settings.CELERY_BROKER_URL,
             **self.extra_env,
         }
