@@ -68,6 +68,10 @@ def setup_django() -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+    # The pages are timed in this process: loaded as the web's are (config/wsgi.py).
+    from apps.core.gc_freeze import freeze_startup_objects
+
+    freeze_startup_objects()
 
 
 def _copy(table: str, columns: str, lines: list[str]) -> None:

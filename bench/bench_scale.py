@@ -630,6 +630,10 @@ def setup_django() -> None:
     import django
 
     django.setup()
+    # The pages are timed in this process: loaded as the web's are (config/wsgi.py).
+    from apps.core.gc_freeze import freeze_startup_objects
+
+    freeze_startup_objects()
 
 
 def one_size(size: int, args, log_dir: Path) -> tuple[list[Result], dict[str, float], int]:
