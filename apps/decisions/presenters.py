@@ -84,22 +84,24 @@ def pred_text(item: list[Any], *, overall: bool) -> str:
     return f"{name}{conf_text}{basis_text}" if overall else f"{name}={score}{conf_text}{basis_text}"
 
 
-def dark_summary(result: dict[str, Any] | None, *, domain: str, evidence: str) -> dict[str, Any]:
+def dark_summary(
+    result: dict[str, Any] | None, *, domain: str, evidence: str, labels: dict[str, str]
+) -> dict[str, Any]:
     """The domain's ideas in the dark, from the snapshot's summary: how many nobody read, the
     expected number of the true top share among them (their summed P(top)), the routed reads
-    the bench needed to settle such a shortlist, and per dimension whether the text model
-    gives unread ideas an estimate (its check) or stays out."""
+    the bench needed to settle such a shortlist, and per dimension (key, its name, the check)
+    whether the text model gives unread ideas an estimate or stays out."""
     result = result or {}
     domains = (result.get("people") or {}).get("domains", {}) if evidence == "people" else {}
     info = (domains or result.get("domains") or {}).get(domain)
     if not info:
         return {}
     text = info.get("text") or {}
+    checks = [(d, labels.get(d, d), c) for d, c in sorted(text.items())]
     return {
         **info,
-        "text_used": sorted(d for d, c in text.items() if c.get("used")),
-        "text_checks": sorted(text.items()),
-        "judge_checks": sorted((info.get("judges") or {}).items()),
+        "text_used": [name for _, name, c in checks if c.get("used")],
+        "text_checks": checks,
     }
 
 

@@ -101,7 +101,7 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
         "evidence": evidence,
         "evidences": P.EVIDENCE,
         "people_only": evidence == "people",
-        "dark": P.dark_summary(result, domain=domain or "", evidence=evidence),
+        "dark": P.dark_summary(result, domain=domain or "", evidence=evidence, labels=labels),
         "query_string": urlencode(
             {
                 "domain": domain or "",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 
 import pytest
 from django.urls import reverse
@@ -92,6 +93,11 @@ def test_evidence_people_gives_the_board_fitted_on_peoples_reads_only(client, ma
     assert "evidence=people" in html  # the CSV link keeps the toggle
     # The domain's ideas in the dark: how many, and what the text model says about them.
     assert 'id="decide-dark"' in html and ("nobody read" in html or "has a reader" in html)
+    # On the full board, the text model's check per dimension, each named as the rubric names it.
+    html = client.get(reverse("decisions:decide") + "?domain=nlp").content.decode()
+    checks = re.findall(r'data-dimension="([a-z_]+)" data-used="(?:yes|no)">([^<]+?) [✓—]<', html)
+    names = dict(Dimension.objects.filter(rubric__is_default=True).values_list("key", "name"))
+    assert checks and all(name == names[key] for key, name in checks), checks
 
 
 def test_the_csv_has_the_issues_columns_one_row_per_idea_in_the_pages_order(
