@@ -78,6 +78,31 @@ def _default_rubric(request):
 
 
 @pytest.fixture(autouse=True)
+def _ids_whatever_ran_before(request):
+    """A transactional test starts with every table's id sequence just after its largest id, so
+    its rows get the same ids whichever tests its process ran before (a flush deletes rows but
+    leaves the sequences where they were). Under bin/test's processes the files a process runs
+    change from run to run, and what the demo's offline judges predict depends on the rows' ids:
+    tests/judges/test_browser.py's tour passed or failed with the sequences' offset."""
+    fixtures = request.fixturenames
+    if "transactional_db" not in fixtures and "live_server" not in fixtures:
+        marker = request.node.get_closest_marker("django_db")
+        if marker is None or not marker.kwargs.get("transaction"):
+            return
+    request.getfixturevalue("_django_db_helper")
+    from django.apps import apps
+    from django.core.management.color import no_style
+    from django.db import connection
+
+    if connection.vendor != "postgresql":
+        return
+    statements = connection.ops.sequence_reset_sql(no_style(), apps.get_models())
+    if statements:
+        with connection.cursor() as cursor:
+            cursor.execute(" ".join(statements))
+
+
+@pytest.fixture(autouse=True)
 def _fresh_throttles(settings):
     """Throttle counters and the judges' keys live in the shared Redis cache: each test has its
     own prefix."""
