@@ -18,6 +18,14 @@ from tests.factories import (
 )
 
 
+def _transactional(node: pytest.Item, fixtures: list[str]) -> bool:
+    """Whether a test commits to the database (`transaction=True`, a live server or a worker)."""
+    marker = node.get_closest_marker("django_db")
+    return bool(marker is not None and marker.kwargs.get("transaction")) or (
+        "transactional_db" in fixtures or "live_server" in fixtures
+    )
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Every transactional test restores the migrated rows (serialized_rollback).
 
@@ -32,12 +40,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         group = "llm" if item.get_closest_marker("llm") else item.nodeid.split("::")[0]
         item.add_marker(pytest.mark.xdist_group(group))
-        marker = item.get_closest_marker("django_db")
         fixtures = getattr(item, "fixturenames", [])
-        transactional = (marker is not None and marker.kwargs.get("transaction")) or (
-            "transactional_db" in fixtures or "live_server" in fixtures
-        )
-        if transactional and "django_db_serialized_rollback" not in fixtures:
+        if _transactional(item, fixtures) and "django_db_serialized_rollback" not in fixtures:
             fixtures.append("django_db_serialized_rollback")
 
 
@@ -84,11 +88,8 @@ def _ids_whatever_ran_before(request):
     leaves the sequences where they were). Under bin/test's processes the files a process runs
     change from run to run, and what the demo's offline judges predict depends on the rows' ids:
     tests/judges/test_browser.py's tour passed or failed with the sequences' offset."""
-    fixtures = request.fixturenames
-    if "transactional_db" not in fixtures and "live_server" not in fixtures:
-        marker = request.node.get_closest_marker("django_db")
-        if marker is None or not marker.kwargs.get("transaction"):
-            return
+    if not _transactional(request.node, request.fixturenames):
+        return
     request.getfixturevalue("_django_db_helper")
     from django.apps import apps
     from django.core.management.color import no_style
