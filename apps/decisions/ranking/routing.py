@@ -47,8 +47,9 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+from scipy.special import erfc
 
-from apps.decisions.ranking.cut_value import cut_value
+from apps.decisions.ranking.cut_value import cut_values
 
 MIN_READS, FROM_MODEL, RANDOM = "min_reads", "boundary", "random"
 # The board's P(top) band where "near the cut" may be said (shown with two decimals: an idea at
@@ -144,54 +145,58 @@ def prior_vars(ideas: Mapping[int, IdeaState]) -> dict[str, float]:
     return out
 
 
-def human_sd(st: IdeaState, prior_var: float | None) -> float:
-    """The idea's sd counting people's evidence only.
+def human_sds(sd: np.ndarray, judge_share: np.ndarray, prior_var: np.ndarray) -> np.ndarray:
+    """Each idea's sd counting people's evidence only.
 
     The board gives the panel judge's predictions no weight (they echo the idea's reads);
     what ``judge_share`` counts is the domain text model and judges that read the idea. A
     read by a person narrows what people know; the text model's part of the interval is not
     what one more read replaces, so routing values reads against people's evidence alone.
     """
-    sd = max(st.sd, 1e-9)
-    if not prior_var or st.judge_share <= 0 or sd**2 >= prior_var:
-        return sd
-    data = 1.0 / sd**2 - 1.0 / prior_var
-    return math.sqrt(1.0 / (data * (1.0 - min(1.0, st.judge_share)) + 1.0 / prior_var))
+    sd = np.maximum(sd, 1e-9)
+    prior = np.where(prior_var > 0, prior_var, np.inf)
+    data = 1.0 / sd**2 - 1.0 / prior
+    people = np.sqrt(1.0 / (data * (1.0 - np.minimum(1.0, judge_share)) + 1.0 / prior))
+    return np.where((prior_var > 0) & (judge_share > 0) & (sd**2 < prior), people, sd)
 
 
-def read_value(
-    st: IdeaState,
-    *,
-    cut: float,
+def next_read_vars(
+    sd: np.ndarray,
+    n_reads: np.ndarray,
+    judge_share: np.ndarray,
+    prior_var: np.ndarray,
     one_read_var: float,
-    confidence: float | None,
-    prior_var: float | None = None,
-) -> tuple[float, float, float]:
-    """(value, closeness, narrowing) of one more read of the idea (see the module docstring)."""
-    sd = human_sd(st, prior_var)
-    # The probability that the idea sits on the other side of the cut than its estimate says.
-    closeness = 0.5 * math.erfc(abs(st.estimate - cut) / sd / math.sqrt(2))
-    narrowing = sd - math.sqrt(1.0 / (1.0 / sd**2 + 1.0 / max(one_read_var, 1e-9)))
-    judge = 1.0 if confidence is None else 1.5 - max(0.0, min(100.0, confidence)) / 100.0
-    return closeness * narrowing * judge, closeness, narrowing
-
-
-def next_read_var(st: IdeaState, prior_var: float | None, one_read_var: float) -> float:
-    """The variance one more person's read of the idea corresponds to (its information is
+) -> np.ndarray:
+    """The variance one more person's read of each idea corresponds to (its information is
     1 / this): what the idea's reads so far added on average, people's share of the evidence
     over its reads; for an idea nobody read, what a first read adds to the domain's prior
     (``one_read_var``: the variance of an idea read once). An idea whose readers repeat one
     another (one coarse grade they share: the board's interval stops at what it resolves)
-    gains little from one more such read, and its value says so."""
-    prior = prior_var if prior_var and prior_var > 0 else None
-    if st.n_reads > 0 and prior is not None:
-        gained = (1.0 / max(st.sd, 1e-9) ** 2 - 1.0 / prior) * (1.0 - min(1.0, st.judge_share))
-        if gained > 1e-9:
-            return st.n_reads / gained
-        # Reads that left it at the domain's widest: valued as a first read.
-    if prior is not None and one_read_var < prior:
-        return 1.0 / (1.0 / one_read_var - 1.0 / prior)
-    return max(one_read_var, 1e-9)
+    gains little from one more such read, and its value says so. ``prior_var`` 0: unknown."""
+    has_prior = prior_var > 0
+    prior = np.where(has_prior, prior_var, np.inf)
+    gained = (1.0 / np.maximum(sd, 1e-9) ** 2 - 1.0 / prior) * (1.0 - np.minimum(1.0, judge_share))
+    from_reads = has_prior & (n_reads > 0) & (gained > 1e-9)
+    # Reads that left it at the domain's widest: valued as a first read.
+    one = max(one_read_var, 1e-9)
+    first = has_prior & (one_read_var < prior)
+    first_var = 1.0 / (1.0 / one - np.where(first, 1.0 / prior, 0.0))
+    return np.where(
+        from_reads, n_reads / np.where(from_reads, gained, 1.0), np.where(first, first_var, one)
+    )
+
+
+def next_read_var(st: IdeaState, prior_var: float | None, one_read_var: float) -> float:
+    """``next_read_vars`` of one idea."""
+    return float(
+        next_read_vars(
+            np.array([st.sd]),
+            np.array([st.n_reads]),
+            np.array([st.judge_share]),
+            np.array([prior_var or 0.0]),
+            one_read_var,
+        )[0]
+    )
 
 
 def board_p_top(st: IdeaState, cut: float) -> float:
@@ -346,22 +351,21 @@ def route(
     if taken:
         taken_keys = np.array([r * (1 << 32) + i for r, i in taken], dtype=np.int64)
         left = ~np.isin(pair_r * (1 << 32) + pair_i, taken_keys)
-    plain_value = np.zeros(len(idea_ids))
-    plain_closeness = np.zeros(len(idea_ids))
-    plain_narrowing = np.zeros(len(idea_ids))
-    for p in np.unique(pos[left]).tolist():
-        st = ideas[int(idea_ids[p])]
-        _, plain_closeness[p], _ = read_value(
-            st,
-            cut=cuts[st.domain],
-            one_read_var=one_read_var,
-            confidence=None,
-            prior_var=priors[st.domain],
-        )
-        var = next_read_var(st, priors[st.domain], one_read_var)
-        sd = max(st.sd, 1e-9)
-        plain_narrowing[p] = sd - math.sqrt(1.0 / (1.0 / sd**2 + 1.0 / var))
-        plain_value[p] = cut_value(board_p_top(st, cuts[st.domain]), st.sd, var)
+    # Per idea (every array below is by position in ``idea_ids``).
+    states = [ideas[i] for i in idea_ids.tolist()]
+    est = np.array([st.estimate for st in states])
+    sd = np.maximum(np.array([st.sd for st in states]), 1e-9)
+    share = np.array([st.judge_share for st in states])
+    cut = np.array([cuts[st.domain] for st in states])
+    prior = np.array([priors[st.domain] for st in states])
+    p_top = np.array([np.nan if st.p_top is None else st.p_top for st in states])
+    p_top = np.where(np.isnan(p_top), 0.5 * erfc((cut - est) / sd / math.sqrt(2)), p_top)
+    # The probability that the idea sits on the other side of the cut than its estimate says,
+    # on people's evidence alone (what the reasons call "open on people's reads").
+    plain_closeness = 0.5 * erfc(np.abs(est - cut) / human_sds(sd, share, prior) / math.sqrt(2))
+    var = next_read_vars(sd, n_reads, share, prior, one_read_var)
+    plain_narrowing = sd - np.sqrt(1.0 / (1.0 / sd**2 + 1.0 / var))
+    plain_value = cut_values(p_top, sd, var)
     judge = np.ones(len(pair_r))
     if confidence:
         for j in np.flatnonzero(left).tolist():

@@ -31,6 +31,26 @@ def test_the_fold_solves_from_one_factorisation_are_the_fold_by_fold_solves(n):
     assert np.abs(other - oof).max() > 1e-6
 
 
+def test_single_precision_fold_solves_agree_with_double_precision_far_below_the_boards_digits():
+    n = text.SINGLE_PRECISION_FROM + 100
+    rng = np.random.default_rng(11)
+    x = sparse.random(n, 2000, density=0.01, random_state=11, format="csr")
+    x = sparse.csr_matrix(x.multiply(1.0 / np.sqrt(x.multiply(x).sum(axis=1) + 1e-12)))
+    k = (x @ x.T).toarray()
+    y = np.asarray(x @ rng.normal(size=2000)).ravel() + rng.normal(0, 0.5, n)
+    w = rng.uniform(0.05, 0.95, n)
+    folds = rng.permutation(n) % text.FOLDS
+    oof, c, ybar = text._fold_solves(k, y, w, folds)
+    want_oof, want_c, want_ybar = text._fold_solves_directly(k, y, w, folds)
+    # The out-of-fold predictions to 1e-4 standard units (the board shows three digits), the
+    # full model's coefficients refined to double precision's accuracy.
+    np.testing.assert_allclose(oof, want_oof, rtol=0, atol=1e-4)
+    np.testing.assert_allclose(c, want_c, rtol=0, atol=1e-9)
+    assert abs(ybar - want_ybar) < 1e-12
+    # Single precision was used: the predictions are not double precision's to the last bit.
+    assert np.abs(oof - want_oof).max() > 1e-12
+
+
 def test_a_kernel_kept_across_dimensions_gives_what_each_dimension_computes_alone():
     rng = np.random.default_rng(7)
     n = 400

@@ -7,13 +7,13 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from apps.decisions.ranking.cut_value import cut_value
 from apps.decisions.ranking.routing import (
     FROM_MODEL,
     MIN_READS,
     RANDOM,
     IdeaState,
     Policy,
-    cut_value,
     next_read_var,
     prior_vars,
     route,
