@@ -41,7 +41,7 @@ DEFAULT_TOP_SHARE = 0.10
 # Routed reads per unread idea that bench/bench_decision.py needed to reach 0.8 overlap with
 # the true top 10 % from the shipped demo's density (docs/decide.md); the page scales it to a
 # domain's unread ideas ("how many routed reads would settle the shortlist").
-SETTLE_READS_PER_UNREAD = 2.8
+SETTLE_READS_PER_UNREAD = 3.0
 CATALOG_COLUMNS = ["idea_id", "idea", "title", "domain"]
 # The rating frame's columns the board reads.
 FRAME_COLUMNS = ["reviewer_id", "reviewer", "idea_id", "dimension", "score", "status"]

@@ -199,12 +199,21 @@ def next_read_var(st: IdeaState, prior_var: float | None, one_read_var: float) -
     )
 
 
-def board_p_top(st: IdeaState, cut: float) -> float:
-    """The idea's P(top) on the board: its own figure, or (without one) the normal
+def board_p_tops(
+    p_top: np.ndarray, estimate: np.ndarray, sd: np.ndarray, cut: np.ndarray
+) -> np.ndarray:
+    """Each idea's P(top) on the board: its own figure (``p_top``; NaN: none), or the normal
     approximation from its estimate and full sd, judges' predictions included."""
-    if st.p_top is not None:
-        return st.p_top
-    return 0.5 * math.erfc((cut - st.estimate) / max(st.sd, 1e-9) / math.sqrt(2))
+    approx = 0.5 * erfc((cut - estimate) / np.maximum(sd, 1e-9) / math.sqrt(2))
+    return np.where(np.isnan(p_top), approx, p_top)
+
+
+def board_p_top(st: IdeaState, cut: float) -> float:
+    """``board_p_tops`` of one idea."""
+    p = np.nan if st.p_top is None else st.p_top
+    return float(
+        board_p_tops(np.array([p]), np.array([st.estimate]), np.array([st.sd]), np.array([cut]))[0]
+    )
 
 
 def _reason(
@@ -358,8 +367,9 @@ def route(
     share = np.array([st.judge_share for st in states])
     cut = np.array([cuts[st.domain] for st in states])
     prior = np.array([priors[st.domain] for st in states])
-    p_top = np.array([np.nan if st.p_top is None else st.p_top for st in states])
-    p_top = np.where(np.isnan(p_top), 0.5 * erfc((cut - est) / sd / math.sqrt(2)), p_top)
+    p_top = board_p_tops(
+        np.array([np.nan if st.p_top is None else st.p_top for st in states]), est, sd, cut
+    )
     # The probability that the idea sits on the other side of the cut than its estimate says,
     # on people's evidence alone (what the reasons call "open on people's reads").
     plain_closeness = 0.5 * erfc(np.abs(est - cut) / human_sds(sd, share, prior) / math.sqrt(2))

@@ -16,7 +16,11 @@ from apps.judges.models.runs import SIGNAL_CHOICES, JudgeConfig, JudgeRun
 class JudgePrediction(models.Model):
     """One judge call's outcome (one seed). Upserted under its unique key."""
 
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="predictions")
+    # No index of its own: the unique key below starts with the run, and serves every lookup
+    # and cascade by run (one index entry fewer for each of a refresh's millions of rows).
+    run = models.ForeignKey(
+        JudgeRun, on_delete=models.CASCADE, related_name="predictions", db_index=False
+    )
     config = models.ForeignKey(JudgeConfig, null=True, on_delete=models.SET_NULL, related_name="+")
     kind = models.CharField(max_length=16, choices=JudgeConfig.Kind.choices)
     k = models.PositiveSmallIntegerField()
@@ -70,7 +74,10 @@ class JudgePrediction(models.Model):
 class JudgeFinal(models.Model):
     """Majority vote over the kept seed predictions of one target (postprocess.aggregate_seeds)."""
 
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="finals")
+    # Indexed by the unique key below, which starts with the run.
+    run = models.ForeignKey(
+        JudgeRun, on_delete=models.CASCADE, related_name="finals", db_index=False
+    )
     kind = models.CharField(max_length=16, choices=JudgeConfig.Kind.choices)
     k = models.PositiveSmallIntegerField()
     reviewer = models.ForeignKey(
@@ -113,7 +120,10 @@ class JudgeShortlist(models.Model):
     over all dimensions (``dimension`` null) ranked by the mean position of the predictions on
     their scales (0 = bottom, 1 = top), which is then its ``predicted_score``."""
 
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="shortlist")
+    # Indexed by the unique key below, which starts with the run.
+    run = models.ForeignKey(
+        JudgeRun, on_delete=models.CASCADE, related_name="shortlist", db_index=False
+    )
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
@@ -137,7 +147,6 @@ class JudgeShortlist(models.Model):
                 nulls_distinct=False,
             )
         ]
-        indexes = [models.Index(fields=["run", "dimension", "rank"])]
 
     def __str__(self) -> str:
         return f"shortlist #{self.rank} of run {self.run_id}: idea {self.idea_id}"

@@ -222,7 +222,10 @@ class JudgeRunChunk(models.Model):
         RUNNING = "running", "Running"
         DONE = "done", "Done"
 
-    run = models.ForeignKey(JudgeRun, on_delete=models.CASCADE, related_name="chunks")
+    # Indexed by the unique key below, which starts with the run.
+    run = models.ForeignKey(
+        JudgeRun, on_delete=models.CASCADE, related_name="chunks", db_index=False
+    )
     index = models.PositiveIntegerField()
     start = models.PositiveIntegerField()
     stop = models.PositiveIntegerField()
