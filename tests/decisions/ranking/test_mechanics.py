@@ -12,11 +12,16 @@ from scipy import sparse
 from apps.decisions.ranking import rows, text
 
 
+def _text_rows(n: int, width: int, *, density: float, seed: int) -> sparse.csr_matrix:
+    """Random sparse rows, L2-normalised as the stored TF-IDF rows are."""
+    x = sparse.random(n, width, density=density, random_state=seed, format="csr")
+    return sparse.csr_matrix(x.multiply(1.0 / np.sqrt(x.multiply(x).sum(axis=1) + 1e-12)))
+
+
 @pytest.mark.parametrize("n", [25, 300])
 def test_the_fold_solves_from_one_factorisation_are_the_fold_by_fold_solves(n):
     rng = np.random.default_rng(n)
-    x = sparse.random(n, 400, density=0.05, random_state=n, format="csr")
-    x = sparse.csr_matrix(x.multiply(1.0 / np.sqrt(x.multiply(x).sum(axis=1) + 1e-12)))
+    x = _text_rows(n, 400, density=0.05, seed=n)
     k = (x @ x.T).toarray()
     y = rng.normal(size=n)
     w = rng.uniform(0.05, 0.95, n)
@@ -34,8 +39,7 @@ def test_the_fold_solves_from_one_factorisation_are_the_fold_by_fold_solves(n):
 def test_single_precision_fold_solves_agree_with_double_precision_far_below_the_boards_digits():
     n = text.SINGLE_PRECISION_FROM + 100
     rng = np.random.default_rng(11)
-    x = sparse.random(n, 2000, density=0.01, random_state=11, format="csr")
-    x = sparse.csr_matrix(x.multiply(1.0 / np.sqrt(x.multiply(x).sum(axis=1) + 1e-12)))
+    x = _text_rows(n, 2000, density=0.01, seed=11)
     k = (x @ x.T).toarray()
     y = np.asarray(x @ rng.normal(size=2000)).ravel() + rng.normal(0, 0.5, n)
     w = rng.uniform(0.05, 0.95, n)
@@ -54,8 +58,7 @@ def test_single_precision_fold_solves_agree_with_double_precision_far_below_the_
 def test_a_kernel_kept_across_dimensions_gives_what_each_dimension_computes_alone():
     rng = np.random.default_rng(7)
     n = 400
-    x = sparse.random(n, 300, density=0.05, random_state=7, format="csr")
-    x = sparse.csr_matrix(x.multiply(1.0 / np.sqrt(x.multiply(x).sum(axis=1) + 1e-12)))
+    x = _text_rows(n, 300, density=0.05, seed=7)
     quality = np.asarray(x @ rng.normal(size=300)).ravel()
     read = rng.random(n) < 0.6
     gated = read & (rng.random(n) < 0.7)  # a gated dimension: read on fewer ideas
