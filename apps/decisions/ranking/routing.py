@@ -336,7 +336,8 @@ def route(
             take(r, int(i), RANDOM, 0.0)
     # 2. Ideas below the minimum number of human reads, fewest reads first; each goes to the
     #    eligible reviewer with the most room left (ties: the lowest id).
-    n_reads = np.array([ideas[i].n_reads for i in idea_ids.tolist()], dtype=np.int64)
+    states = [ideas[i] for i in idea_ids.tolist()]  # by position in ``idea_ids``
+    n_reads = np.array([st.n_reads for st in states], dtype=np.int64)
     short = np.unique(pos[n_reads[pos] < policy.min_reads])
     by_i = np.argsort(pos, kind="stable")
     starts = np.searchsorted(pos[by_i], short)
@@ -361,7 +362,6 @@ def route(
         taken_keys = np.array([r * (1 << 32) + i for r, i in taken], dtype=np.int64)
         left = ~np.isin(pair_r * (1 << 32) + pair_i, taken_keys)
     # Per idea (every array below is by position in ``idea_ids``).
-    states = [ideas[i] for i in idea_ids.tolist()]
     est = np.array([st.estimate for st in states])
     sd = np.maximum(np.array([st.sd for st in states]), 1e-9)
     share = np.array([st.judge_share for st in states])
