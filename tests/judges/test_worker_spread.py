@@ -62,13 +62,15 @@ def test_a_runs_chunks_are_spread_over_two_workers(
     transactional_db, two_reviewers_history, domain, fake_llm
 ):
     purge_queue()
-    fake_llm.latency = 0.1
+    # Chunks long enough (1 s) that the second worker's first claim, which on a loaded CI
+    # machine came after the first worker had judged all twelve 0.2 s chunks, finds work left.
+    fake_llm.latency = 0.5
     rita, _, _ = two_reviewers_history
     run = _llm_run(domain, rita, fake_llm, seeds=2)  # 12 rated ideas x 2 seeds = 24 calls
     extra_env = {
         "LLM_API_KEY": "test-key",
         "LLM_BASE_URL": fake_llm.base_url,
-        "JUDGE_LLM_CHUNK_CALLS": "2",  # 12 chunks of 2 calls (0.2 s each)
+        "JUDGE_LLM_CHUNK_CALLS": "2",  # 12 chunks of 2 calls (1 s each)
     }
     first = QueueWorker(queue=QUEUES, extra_env=extra_env).start()
     second = QueueWorker(queue=QUEUES, extra_env=extra_env).start()
