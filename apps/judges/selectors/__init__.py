@@ -26,11 +26,9 @@ from apps.judges.selectors.common import (
 )
 from apps.judges.selectors.predictions import (
     ALL_DIMENSIONS,
-    PREDICTION_COLUMNS,
     case_finals,
     finals_frame,
     panel_shortlist_for,
-    predictions_frame,
     reviewers_with_finals,
     shortlist_for,
     shortlisted_keys,
@@ -73,7 +71,6 @@ __all__ = [
     "rubric_dimension",
     "ALL_DIMENSIONS",
     "POOL_COLUMNS",
-    "PREDICTION_COLUMNS",
     "RUN_ORIGINS",
     "active_auto_configs",
     "alignment_report",
@@ -95,7 +92,6 @@ __all__ = [
     "judge_work_progress",
     "latest_done_runs",
     "model_label",
-    "predictions_frame",
     "rating_pool_frame",
     "report_run_ids",
     "report_sources",

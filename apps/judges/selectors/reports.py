@@ -21,7 +21,12 @@ from apps.judges.models import (
     JudgeRun,
 )
 from apps.judges.selectors.common import _all_scales, model_label
-from apps.judges.selectors.predictions import finals_frame, predictions_frame, truth_frame
+from apps.judges.selectors.predictions import (
+    coverage_counts,
+    finals_frame,
+    prediction_counts,
+    truth_frame,
+)
 from apps.judges.selectors.runs import latest_done_runs
 
 
@@ -59,16 +64,12 @@ def report_run_ids(
     )
 
 
-def _models_by_kind(preds: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
-    if preds.empty:
+def _models_by_kind(counts: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
+    if counts.empty:
         return {}
-    counts = (
-        preds.fillna({"model": "", "response_mode": ""})
-        .groupby(["kind", "backend", "model", "response_mode"], sort=True)
-        .size()
-    )
+    totals = counts.groupby(["kind", "backend", "model", "response_mode"], sort=True)["n"].sum()
     out: dict[str, list[dict[str, Any]]] = {}
-    for (kind, backend, model, mode), n in counts.items():
+    for (kind, backend, model, mode), n in totals.items():
         out.setdefault(str(kind), []).append(
             {
                 "backend": backend,
@@ -81,23 +82,17 @@ def _models_by_kind(preds: pd.DataFrame) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
-def _coverage_curves(preds: pd.DataFrame, truth: pd.DataFrame) -> list[dict[str, Any]]:
-    """Per configuration (kind, at its largest k): coverage and accuracy as the threshold moves."""
-    if preds.empty or truth.empty:
-        return []
-    t = truth.rename(columns={"score": "truth"})[["reviewer_id", "idea_id", "dimension", "truth"]]
-    joined = preds.merge(t, on=["reviewer_id", "idea_id", "dimension"], how="inner")
+def _coverage_curves(counts: pd.DataFrame) -> list[dict[str, Any]]:
+    """Per configuration (kind, at its largest k): coverage and accuracy as the threshold moves.
+    Failed calls stay in the denominator: predictions the threshold cannot keep."""
     out = []
-    for kind, g in joined.groupby("kind", sort=False):
+    for kind, g in counts.groupby("kind", sort=True):
         g = g[g["k"] == g["k"].max()]
-        g = g.assign(correct=(g["score"].astype(float) == g["truth"]).to_numpy())
-        # Failed calls stay in the denominator: they are predictions the threshold cannot keep.
-        g.loc[g["score"].isna(), "confidence"] = np.nan
         out.append(
             {
                 "kind": str(kind),
                 "k": int(g["k"].max()),
-                "n": int(len(g)),
+                "n": int(g["n"].sum()),
                 "points": alignment.coverage_accuracy(g),
                 "thresholds": sorted({int(x) for x in g["threshold"].dropna()}),
             }
@@ -127,7 +122,7 @@ def alignment_report(
     finals = finals_frame(run_ids=run_ids)
     scales = _all_scales()
     scored = finals.dropna(subset=["truth"]) if not finals.empty else finals
-    preds = predictions_frame(run_ids=run_ids)
+    counts = prediction_counts(run_ids=run_ids)
     truth = (
         truth_frame(
             reviewer_ids=scored["reviewer_id"].unique(), idea_ids=scored["idea_id"].unique()
@@ -148,12 +143,20 @@ def alignment_report(
     report: dict[str, Any] = {
         "run_ids": run_ids,
         "n_finals": int(len(finals)),
-        "n_predictions": int(len(preds)),
+        "n_predictions": int(counts["n"].sum()),
         "curve": alignment.alignment_curve(scored, scales=scales),
         "coarse": alignment.coarse_alignment(scored),
-        "discard": alignment.discard_rates(preds),
-        "coverage_accuracy": _coverage_curves(preds, truth),
-        "models": _models_by_kind(preds),
+        "discard": alignment.discard_rates(counts),
+        "coverage_accuracy": _coverage_curves(
+            coverage_counts(
+                run_ids=run_ids,
+                reviewer_ids=scored["reviewer_id"].unique(),
+                idea_ids=scored["idea_id"].unique(),
+            )
+            if not scored.empty
+            else pd.DataFrame(columns=["kind"])
+        ),
+        "models": _models_by_kind(counts),
         "verdicts": verdicts,
         "case_ideas": [
             {"id": i, "title": ideas[i].title, "external_id": ideas[i].external_id}

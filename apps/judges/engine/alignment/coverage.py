@@ -17,25 +17,28 @@ def coverage_accuracy(
     """The coverage-accuracy curve of one configuration as the confidence threshold moves.
 
     predictions: one row per seed prediction with `confidence` (NaN when the call failed) and
-    `correct` (bool: the score equals the reviewer's own). At threshold c, coverage is the
-    share of predictions with confidence >= c, accuracy the share of those exactly right
-    (None when nothing is kept).
+    `correct` (bool: the score equals the reviewer's own); or one row per group of them alike,
+    counted in `n`. At threshold c, coverage is the share of predictions with confidence >= c,
+    accuracy the share of those exactly right (None when nothing is kept).
     """
     thresholds = COVERAGE_THRESHOLDS if thresholds is None else thresholds
-    total = len(predictions)
-    if total == 0:
+    if predictions.empty:
         return []
     conf = predictions["confidence"].to_numpy(float)
     correct = predictions["correct"].to_numpy(bool)
+    n = predictions["n"].to_numpy(int) if "n" in predictions else np.ones(len(conf), dtype=int)
+    total = int(n.sum())
+    if total == 0:
+        return []
     points = []
     for c in thresholds:
         kept = ~np.isnan(conf) & (conf >= c)
-        n_kept = int(kept.sum())
+        n_kept = int(n[kept].sum())
         points.append(
             {
                 "threshold": int(c),
                 "coverage": n_kept / total,
-                "accuracy": float(correct[kept].mean()) if n_kept else None,
+                "accuracy": int(n[kept & correct].sum()) / n_kept if n_kept else None,
                 "n_kept": n_kept,
             }
         )
@@ -56,26 +59,26 @@ def case_idea_ids(finals: pd.DataFrame, *, limit: int = 6) -> list[int]:
     return list(dict.fromkeys(int(i) for i, _, _ in gap.index[: limit * 5]))[:limit]
 
 
-def discard_rates(predictions: pd.DataFrame) -> list[dict[str, Any]]:
+def discard_rates(counts: pd.DataFrame) -> list[dict[str, Any]]:
     """Share of scored predictions discarded for low confidence, per domain and dimension.
 
-    predictions: one row per seed prediction with domain, dimension, kind, scored (bool) and
-    discarded (bool).
+    counts: seed predictions counted by domain and dimension (and anything finer): `n`,
+    `n_scored` and `n_discarded`.
     """
-    if predictions.empty:
+    if counts.empty:
         return []
     rows = []
-    for (domain, dimension), g in predictions.groupby(["domain", "dimension"], sort=True):
-        scored = int(g["scored"].sum())
-        discarded = int(g["discarded"].sum())
+    totals = counts.groupby(["domain", "dimension"], sort=True)[["n", "n_scored", "n_discarded"]]
+    for (domain, dimension), g in totals.sum().iterrows():
+        scored, discarded = int(g["n_scored"]), int(g["n_discarded"])
         rows.append(
             {
                 "domain": domain,
                 "dimension": dimension,
-                "n_predictions": int(len(g)),
+                "n_predictions": int(g["n"]),
                 "n_scored": scored,
                 "n_discarded": discarded,
-                "n_failed": int((~g["scored"]).sum()),
+                "n_failed": int(g["n"]) - scored,
                 "discard_rate": (discarded / scored) if scored else None,
             }
         )

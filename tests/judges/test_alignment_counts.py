@@ -1,0 +1,91 @@
+"""The alignment's seed-prediction figures (discard rates, coverage-accuracy, models) are counted
+by PostgreSQL: every case the frame they replaced handled, checked against hand counts."""
+
+from __future__ import annotations
+
+import pytest
+from django.utils import timezone
+
+from apps.judges.engine import alignment
+from apps.judges.models import JudgeConfig, JudgePrediction, JudgeRun
+from apps.judges.selectors.predictions import coverage_counts, prediction_counts
+from apps.screening.models import Rating
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def seeded(domain, two_reviewers_history):
+    """Rita's hand-made seed predictions: her scores on ideas 0-4 are 1, 1, 2, 2, 1."""
+    rita, _, ideas = two_reviewers_history
+    truth = {
+        r.idea_id: r
+        for r in Rating.objects.filter(
+            reviewer=rita, status=Rating.Status.SCORED, score__isnull=False
+        )
+    }
+    dimension = truth[ideas[0].id].dimension
+    config = JudgeConfig.objects.create(
+        name="llm", kind="personalized", backend="openai", model="m", shots=[1, 2],
+        confidence_threshold=50,
+    )  # fmt: skip
+    run = JudgeRun.objects.create(
+        purpose=JudgeRun.Purpose.LOO_EVALUATION, status=JudgeRun.Status.DONE,
+        finished_at=timezone.now(), scope_key="counts-test", domain=domain, reviewer=rita,
+    )  # fmt: skip
+
+    def predict(idea, *, k=2, score, confidence, config=config, backend="openai", seed=0):
+        JudgePrediction.objects.create(
+            run=run, config=config, kind="personalized", k=k, seed=seed, reviewer=rita,
+            idea=idea, dimension=dimension, score=score, confidence=confidence,
+            backend=backend, model=config.model if config else "", response_mode="",
+        )  # fmt: skip
+
+    right = {i: truth[ideas[i].id].score for i in range(5)}
+    predict(ideas[0], score=right[0], confidence=90)  # kept from 0 to 90, right
+    predict(ideas[1], score=3, confidence=60)  # kept to 60, wrong
+    predict(ideas[2], score=right[2], confidence=40)  # discarded at 50, right
+    predict(ideas[3], score=None, confidence=None)  # the call failed
+    predict(ideas[4], score=right[4], confidence=None)  # scored, no confidence: discarded
+    predict(ideas[0], k=1, score=right[0], confidence=30, seed=1)  # smaller k: no curve
+    # Its configuration deleted (held to the default 80), on an idea Rita did not rate.
+    predict(ideas[12], score=3, confidence=70, config=None, backend="local")
+    return run, rita, ideas
+
+
+def test_discard_rates_and_models_count_every_seed_prediction(seeded):
+    run, _, _ = seeded
+    counts = prediction_counts(run_ids=[run.id])
+    assert int(counts["n"].sum()) == 7
+    assert alignment.discard_rates(counts) == [
+        {
+            "domain": "nlp",
+            "dimension": "innovativeness",
+            "n_predictions": 7,
+            "n_scored": 6,
+            "n_discarded": 4,  # 40 < 50, no confidence, 30 < 50, 70 < the default 80
+            "n_failed": 1,
+            "discard_rate": 4 / 6,
+        }
+    ]
+    by_model = counts.groupby(["backend", "model"])["n"].sum().to_dict()
+    assert by_model == {("local", ""): 1, ("openai", "m"): 6}
+
+
+def test_coverage_counts_only_predictions_the_reviewer_answered_at_the_largest_k(seeded):
+    run, rita, ideas = seeded
+    every_idea = [i.id for i in ideas]
+    counts = coverage_counts(run_ids=[run.id], reviewer_ids=[rita.id], idea_ids=every_idea)
+    top = counts[counts["k"] == counts["k"].max()]
+    assert int(top["n"].sum()) == 5 and set(top["threshold"]) == {50}
+    points = {
+        p["threshold"]: p for p in alignment.coverage_accuracy(top, thresholds=[0, 50, 80, 95])
+    }
+    assert (points[0]["n_kept"], points[0]["coverage"], points[0]["accuracy"]) == (3, 3 / 5, 2 / 3)
+    assert (points[50]["n_kept"], points[50]["accuracy"]) == (2, 1 / 2)
+    assert (points[80]["n_kept"], points[80]["accuracy"]) == (1, 1.0)
+    assert (points[95]["n_kept"], points[95]["accuracy"]) == (0, None)
+    # Only the reviewers and ideas asked for are joined.
+    fewer = coverage_counts(run_ids=[run.id], reviewer_ids=[rita.id], idea_ids=every_idea[1:])
+    assert int(fewer["n"].sum()) == int(counts["n"].sum()) - 2  # idea 0 at k 1 and 2
+    assert coverage_counts(run_ids=[run.id], reviewer_ids=[], idea_ids=every_idea).empty
