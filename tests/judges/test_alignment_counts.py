@@ -89,3 +89,31 @@ def test_coverage_counts_only_predictions_the_reviewer_answered_at_the_largest_k
     fewer = coverage_counts(run_ids=[run.id], reviewer_ids=[rita.id], idea_ids=every_idea[1:])
     assert int(fewer["n"].sum()) == int(counts["n"].sum()) - 2  # idea 0 at k 1 and 2
     assert coverage_counts(run_ids=[run.id], reviewer_ids=[], idea_ids=every_idea).empty
+
+
+def test_final_reasons_come_back_in_the_order_asked(two_reviewers_history, domain):
+    from apps.judges.models import JudgeFinal
+    from apps.judges.selectors.predictions import final_reasons
+
+    rita, _, ideas = two_reviewers_history
+    run = JudgeRun.objects.create(
+        purpose=JudgeRun.Purpose.PREDICTION, status=JudgeRun.Status.DONE, scope_key="reasons",
+        domain=domain, reviewer=rita,
+    )  # fmt: skip
+    dimension = Rating.objects.filter(reviewer=rita).first().dimension
+    finals = [
+        JudgeFinal.objects.create(
+            run=run,
+            kind="personalized",
+            k=2,
+            reviewer=rita,
+            idea=idea,
+            dimension=dimension,
+            score=1,
+            reason=f"reason {n}",
+        )  # fmt: skip
+        for n, idea in enumerate(ideas[:3])
+    ]
+    ids = [finals[2].id, finals[0].id, finals[2].id]
+    assert final_reasons(final_ids=ids) == ["reason 2", "reason 0", "reason 2"]
+    assert final_reasons(final_ids=[]) == []

@@ -23,6 +23,7 @@ from apps.judges.models import (
 from apps.judges.selectors.common import _all_scales, model_label
 from apps.judges.selectors.predictions import (
     coverage_counts,
+    final_reasons,
     finals_frame,
     prediction_counts,
     truth_frame,
@@ -120,8 +121,17 @@ def alignment_report(
     scope's last snapshot) was computed from the same rows gets that section back, not a new one.
     """
     finals = finals_frame(run_ids=run_ids)
-    scales = _all_scales()
+    n_finals = len(finals)
+    names = (
+        finals.drop_duplicates("reviewer_id").set_index("reviewer_id")["reviewer"].to_dict()
+        if not finals.empty
+        else {}
+    )
+    case_ids = alignment.case_idea_ids(finals)
     scored = finals.dropna(subset=["truth"]) if not finals.empty else finals
+    # The rest reads the scored rows only: at a million finals each copy is hundreds of MB.
+    del finals
+    scales = _all_scales()
     counts = prediction_counts(run_ids=run_ids)
     truth = (
         truth_frame(
@@ -130,19 +140,13 @@ def alignment_report(
         if not scored.empty
         else pd.DataFrame(columns=["reviewer_id", "reviewer", "idea_id", "dimension", "score"])
     )
-    names = (
-        finals.drop_duplicates("reviewer_id").set_index("reviewer_id")["reviewer"].to_dict()
-        if not finals.empty
-        else {}
-    )
     verdicts = alignment.reviewer_verdicts(scored, scales=scales) if not scored.empty else []
     for v in verdicts:
         v["reviewer"] = names.get(v["reviewer_id"], str(v["reviewer_id"]))
-    case_ids = alignment.case_idea_ids(finals)
     ideas = {i.id: i for i in Idea.objects.filter(id__in=case_ids)}
     report: dict[str, Any] = {
         "run_ids": run_ids,
-        "n_finals": int(len(finals)),
+        "n_finals": int(n_finals),
         "n_predictions": int(counts["n"].sum()),
         "curve": alignment.alignment_curve(scored, scales=scales),
         "coarse": alignment.coarse_alignment(scored),
@@ -175,13 +179,19 @@ def alignment_report(
             previous=previous_per_reviewer or {},
         )
     if with_reasoning and not scored.empty:
+        reasoned = scored.loc[alignment.reasoned_rows(scored), _REASONED_COLUMNS]
+        reasoned["reason"] = final_reasons(final_ids=reasoned.pop("final_id"))
         try:
             report["reasoning"] = alignment.reasoning_structure(
-                truth, scored, scales=scales, embed=_cached_embedder(embed_texts)
+                truth, reasoned, scales=scales, embed=_cached_embedder(embed_texts)
             )
         except Exception as exc:  # an unreachable embeddings endpoint must not break it
             report["reasoning_note"] = f"Reasoning similarity could not be computed: {exc}"
     return report
+
+
+# What the reasoning structure reads of a final, and its id to fetch the reason by.
+_REASONED_COLUMNS = ["reviewer_id", "idea_id", "dimension", "kind", "k", "pred", "final_id"]
 
 
 def _per_reviewer(
@@ -226,6 +236,7 @@ SECTION_VERSION = 1
 def _rows_hash(frame: pd.DataFrame, scales: dict[str, tuple[int, int]]) -> str:
     """A digest of what a reviewer's section is computed from: the rows (values, columns, order),
     the rubric scales and SECTION_VERSION."""
+    frame = frame.drop(columns=["final_id"])  # which stored rows, not what they say
     header = f"{SECTION_VERSION}\0{sorted(scales.items())}\0" + "\0".join(map(str, frame.columns))
     digest = hashlib.sha256(header.encode())
     digest.update(pd.util.hash_pandas_object(frame, index=False).to_numpy().tobytes())

@@ -2,7 +2,8 @@
 
 Input frame ("finals"), one row per judge final prediction whose target reviewer scored the item:
   reviewer_id, idea_id, domain, dimension, kind, k, pred (float, NaN when nothing kept),
-  truth (float, the reviewer's own score), reason (str), kept, discarded, failed (ints).
+  truth (float, the reviewer's own score), kept, discarded, failed (ints); and reason (str)
+  for reasoning_structure, which needs it only on its reasoned_rows.
 
 Definitions follow SPEC "Metrics" and paper 001 section 5:
 - alignment: Krippendorff's alpha between the judge's final predictions and the target reviewer's
@@ -52,6 +53,7 @@ from apps.judges.engine.alignment.figures import (
 )
 from apps.judges.engine.alignment.reasoning import (
     pearson,
+    reasoned_rows,
     reasoning_structure,
     sample_points,
 )
@@ -90,6 +92,7 @@ __all__ = [
     "jaccard",
     "judge_vs_truth_alpha",
     "pearson",
+    "reasoned_rows",
     "reasoning_structure",
     "reviewer_verdicts",
     "sample_points",

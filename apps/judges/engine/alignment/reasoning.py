@@ -78,6 +78,15 @@ def _agreeing_pairs(
     return pairs
 
 
+def reasoned_rows(finals: pd.DataFrame, *, k: int | None = None) -> pd.Series:
+    """Which finals' reasons the reasoning structure compares: each kind's at its largest k (or
+    at `k`) that kept a prediction. Only kept predictions carry a reason worth comparing: a
+    configuration whose predictions were all discarded gets no scatter at all (the page says
+    why)."""
+    largest = finals.groupby("kind")["k"].transform("max") if k is None else k
+    return (finals["k"] == largest) & finals["pred"].notna()
+
+
 def reasoning_structure(
     truth: pd.DataFrame,
     finals: pd.DataFrame,
@@ -101,11 +110,9 @@ def reasoning_structure(
     if not pairs:
         return []
     out = []
+    finals = finals[reasoned_rows(finals, k=k) & (finals["reason"].fillna("") != "")]
     for kind, kg in finals.groupby("kind", sort=False):
-        use_k = int(kg["k"].max()) if k is None else k
-        # Only kept predictions carry a reason worth comparing: a configuration whose predictions
-        # were all discarded gets no scatter at all (the page says why).
-        kg = kg[(kg["k"] == use_k) & kg["pred"].notna() & (kg["reason"].fillna("") != "")]
+        use_k = int(kg["k"].max())
         reasons = {
             (int(r.reviewer_id), int(r.idea_id), str(r.dimension)): str(r.reason)
             for r in kg.itertuples()
