@@ -79,16 +79,19 @@ def finals_frame(*, run_ids: Iterable[int], dimension: str | None = None) -> pd.
     return frame
 
 
-def final_reasons(*, final_ids: Iterable[int]) -> list[str]:
-    """The reasons of these finals, in the order given."""
+def final_reasons(*, run_ids: Iterable[int], final_ids: Iterable[int]) -> list[str]:
+    """The reasons of these finals of these runs, in the order given: one streamed pass over the
+    runs' finals (hundreds of thousands of ids, at a thousand reviewers, are no query's list)."""
     ids = [int(i) for i in final_ids]
-    found: dict[int, str] = {}
-    # One array parameter and one pass, streamed: hundreds of thousands of reasons at a
-    # thousand reviewers.
-    with transaction.atomic(), connection.chunked_cursor() as cur:
-        cur.execute(f"SELECT id, reason FROM {JudgeFinal._meta.db_table} WHERE id = ANY(%s)", [ids])
-        while rows := cur.fetchmany(_FINALS_CHUNK):
-            found.update(rows)
+    if not ids:
+        return []
+    wanted = set(ids)
+    rows = (
+        JudgeFinal.objects.filter(run_id__in=list(run_ids), id__range=(min(ids), max(ids)))
+        .values_list("id", "reason")
+        .iterator(chunk_size=_FINALS_CHUNK)
+    )
+    found = {final_id: reason for final_id, reason in rows if final_id in wanted}
     return [found[i] for i in ids]
 
 
@@ -170,65 +173,61 @@ def prediction_counts(*, run_ids: Iterable[int]) -> pd.DataFrame:
     return frame
 
 
-def coverage_counts(
-    *, run_ids: Iterable[int], reviewer_ids: Iterable[int], idea_ids: Iterable[int]
-) -> pd.DataFrame:
-    """The seed predictions of these runs that a scored rating of one of these reviewers and
-    ideas answers (same reviewer, idea and dimension), counted by kind, k, threshold (their
+def coverage_counts(*, run_ids: Iterable[int]) -> pd.DataFrame:
+    """The seed predictions of these (finished) runs that the reviewer's own scored rating
+    answers (same reviewer, idea and dimension), counted by kind, k, threshold (their
     configuration's), confidence (missing when the call gave no score) and correct (the score
-    equals the reviewer's own): the coverage-accuracy curves (engine.alignment), counted by
-    PostgreSQL for the reason prediction_counts gives."""
+    equals the reviewer's own): the coverage-accuracy curves (engine.alignment), counted in the
+    database for the reason prediction_counts gives."""
     predictions_sql, predictions_params = (
         JudgePrediction.objects.filter(run_id__in=list(run_ids))
-        .values_list(
-            "reviewer_id",
-            "idea_id",
-            "dimension_id",
-            "kind",
-            "k",
-            "score",
-            "confidence",
-            "config__confidence_threshold",
+        .values(
+            p_reviewer=F("reviewer_id"),
+            p_idea=F("idea_id"),
+            p_dimension=F("dimension_id"),
+            p_kind=F("kind"),
+            p_k=F("k"),
+            p_score=F("score"),
+            p_confidence=F("confidence"),
+            p_threshold=F("config__confidence_threshold"),
         )
         .query.sql_with_params()
     )
     truth_sql, truth_params = (
         Rating.objects.filter(status=Rating.Status.SCORED)
-        .values_list("reviewer_id", "idea_id", "dimension_id", "score")
+        .values(
+            t_reviewer=F("reviewer_id"),
+            t_idea=F("idea_id"),
+            t_dimension=F("dimension_id"),
+            t_score=F("score"),
+        )
         .query.sql_with_params()
     )
     with transaction.atomic(), connection.cursor() as cur:
-        # One pass over each side, hashed: where the tables' statistics are missing or stale
-        # (autovacuum off, a bulk load just done) the planner otherwise probes the predictions'
-        # indexes once per rating, 40 s instead of 0.3 s at 30,000 ratings (bench_scale). For
-        # this query only: the caller's transaction may go on (a failed query's rollback to
-        # this block's savepoint undoes the setting).
-        cur.execute("SET LOCAL enable_nestloop = off")
-        # The reviewer and idea lists travel as two array parameters, however long they are.
+        postgresql = connection.vendor == "postgresql"
+        if postgresql:
+            # One pass over each side, hashed: where the tables' statistics are missing or
+            # stale (autovacuum off, a bulk load just done) the planner otherwise probes the
+            # predictions' indexes once per rating, 40 s instead of 0.3 s at 30,000 ratings
+            # (bench_scale). For this query only: the caller's transaction may go on (a failed
+            # query's rollback to this block's savepoint undoes the setting).
+            cur.execute("SET LOCAL enable_nestloop = off")
         cur.execute(
             f"""
-            SELECT p.kind, p.k, p.threshold,
-                   CASE WHEN p.score IS NULL THEN NULL ELSE p.confidence END,
-                   coalesce(p.score = t.score, false),
+            SELECT p_kind, p_k, p_threshold,
+                   CASE WHEN p_score IS NULL THEN NULL ELSE p_confidence END,
+                   CASE WHEN p_score = t_score THEN 1 ELSE 0 END,
                    count(*)
-            FROM ({predictions_sql})
-                 AS p(reviewer_id, idea_id, dimension_id, kind, k, score, confidence, threshold)
-            JOIN ({truth_sql}) AS t(reviewer_id, idea_id, dimension_id, score)
-              ON t.reviewer_id = p.reviewer_id
-             AND t.idea_id = p.idea_id
-             AND t.dimension_id = p.dimension_id
-            WHERE t.reviewer_id = ANY(%s) AND t.idea_id = ANY(%s)
+            FROM ({predictions_sql}) AS p
+            JOIN ({truth_sql}) AS t
+              ON t_reviewer = p_reviewer AND t_idea = p_idea AND t_dimension = p_dimension
             GROUP BY 1, 2, 3, 4, 5
             """,
-            [
-                *predictions_params,
-                *truth_params,
-                [int(r) for r in reviewer_ids],
-                [int(i) for i in idea_ids],
-            ],
+            [*predictions_params, *truth_params],
         )
         rows = cur.fetchall()
-        cur.execute("SET LOCAL enable_nestloop = DEFAULT")
+        if postgresql:
+            cur.execute("SET LOCAL enable_nestloop = DEFAULT")
     frame = pd.DataFrame(rows, columns=["kind", "k", "threshold", "confidence", "correct", "n"])
     return frame.astype({"k": int, "confidence": float, "correct": bool, "n": int})
 

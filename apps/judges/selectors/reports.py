@@ -151,15 +151,7 @@ def alignment_report(
         "curve": alignment.alignment_curve(scored, scales=scales),
         "coarse": alignment.coarse_alignment(scored),
         "discard": alignment.discard_rates(counts),
-        "coverage_accuracy": _coverage_curves(
-            coverage_counts(
-                run_ids=run_ids,
-                reviewer_ids=scored["reviewer_id"].unique(),
-                idea_ids=scored["idea_id"].unique(),
-            )
-            if not scored.empty
-            else pd.DataFrame(columns=["kind"])
-        ),
+        "coverage_accuracy": _coverage_curves(coverage_counts(run_ids=run_ids)),
         "models": _models_by_kind(counts),
         "verdicts": verdicts,
         "case_ideas": [
@@ -180,7 +172,7 @@ def alignment_report(
         )
     if with_reasoning and not scored.empty:
         reasoned = scored.loc[alignment.reasoned_rows(scored), _REASONED_COLUMNS]
-        reasoned["reason"] = final_reasons(final_ids=reasoned.pop("final_id"))
+        reasoned["reason"] = final_reasons(run_ids=run_ids, final_ids=reasoned.pop("final_id"))
         try:
             report["reasoning"] = alignment.reasoning_structure(
                 truth, reasoned, scales=scales, embed=_cached_embedder(embed_texts)
