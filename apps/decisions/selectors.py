@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -15,7 +16,7 @@ from apps.catalog.models import Domain, Idea
 from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
 from apps.decisions.ranking.board import people_rows, scales_from
-from apps.decisions.ranking.model import Scale
+from apps.decisions.ranking.model import ALL, Scale
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun, JudgeScheduleRequest
 from apps.judges.selectors import latest_done_runs
 from apps.judges.vectors import item_vector_matrix
@@ -126,6 +127,16 @@ def snapshot_domain_rows(snapshot: DecisionSnapshot, *, domain: str) -> dict[str
         .order_by("dimension")
         .values_list("dimension", "rows")
     }
+
+
+def snapshot_overall_rows(snapshot: DecisionSnapshot, *, domains: Sequence[str]) -> list[dict]:
+    """The overall rankings' rows (full board) of the given domains, for routing."""
+    rows: list[dict] = []
+    for stored in DecisionSlice.objects.filter(
+        snapshot=snapshot, domain__in=list(domains), dimension=ALL, evidence="all"
+    ).values_list("rows", flat=True):
+        rows += stored
+    return rows
 
 
 def ratings_changed_since(snapshot: DecisionSnapshot) -> int:

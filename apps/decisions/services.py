@@ -119,7 +119,10 @@ def _compute_board(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) ->
     snapshot_id = snapshot.id
     inputs = selectors.decision_inputs()
     DECISIONS.progress(snapshot_id, 30)
-    # The board, and the same model on people's reads alone (the page's evidence=people).
+    # The board, and the same model on people's reads alone (the page's evidence=people). A
+    # domain whose inputs are as the last board's keeps that board's rows (a rating change
+    # refits its own domain only).
+    previous = selectors.snapshot_latest()
     boards, summary = build_boards(
         inputs.frame,
         predictions=inputs.predictions,
@@ -127,8 +130,12 @@ def _compute_board(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) ->
         scales=inputs.scales,
         top_share=TOP_SHARE,
         vectors=inputs.vectors,
+        previous=previous.result if previous is not None else None,
     )
+    kept = summary["kept"]
     rows = boards["all"]
+    if previous is not None and kept:
+        rows = rows + selectors.snapshot_overall_rows(previous, domains=kept)
     DECISIONS.progress(snapshot_id, 70)
     groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     for evidence, board in boards.items():
@@ -144,6 +151,8 @@ def _compute_board(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) ->
     latest = inputs.frame["rated_at"].max() if len(inputs.frame) else None
     with transaction.atomic():
         _store_slices(snapshot_id, groups)
+        if previous is not None and kept:
+            _copy_slices(previous.id, snapshot_id, kept)
         _store_suggestions(snapshot_id, suggestions)
         DECISIONS.done(
             snapshot_id,
@@ -178,37 +187,38 @@ def _store_slices(
             batch_size=100,
         )
         return
-    meta = DecisionSlice._meta
-    columns = ", ".join(
-        connection.ops.quote_name(str(cast(models.Field, meta.get_field(name)).column))
-        for name in ("snapshot", "domain", "dimension", "evidence", "rows")
-    )
-    table = connection.ops.quote_name(meta.db_table)
+    table, columns = _slice_table()
     with (
         connection.cursor() as cur,
-        cur.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+        cur.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
     ):
         for (d, k, e), r in groups.items():
             copy.write_row((snapshot_id, d, k, e, orjson.dumps(r, option=JSON_OPTIONS).decode()))
 
 
-def _focus(rows: list[dict[str, Any]], labels: dict[str, str]) -> dict[int, str]:
-    """Per idea, the dimension where one more read narrows it most: its widest interval
-    relative to the widest of that dimension in the domain (an unread idea's prior)."""
-    widest: dict[tuple[str, str], float] = {}
-    for r in rows:
-        if r["dimension"] != ALL:
-            key = (r["domain"], r["dimension"])
-            widest[key] = max(widest.get(key, 0.0), r["high"] - r["low"])
-    best: dict[int, tuple[float, str]] = {}
-    for r in rows:
-        if r["dimension"] == ALL:
-            continue
-        w = widest.get((r["domain"], r["dimension"])) or 1.0
-        rel = (r["high"] - r["low"]) / w
-        if r["idea_id"] not in best or rel > best[r["idea_id"]][0]:
-            best[r["idea_id"]] = (rel, r["dimension"])
-    return {i: labels.get(d, d) for i, (_, d) in best.items()}
+def _copy_slices(from_snapshot_id: int, to_snapshot_id: int, domains: Sequence[str]) -> None:
+    """The kept domains' slices, both boards, copied from the earlier snapshot by the
+    database (the rows are not read back into Python)."""
+    table, columns = _slice_table()
+    snapshot, rest = columns[0], ", ".join(columns[1:])
+    marks = ", ".join(["%s"] * len(domains))
+    with connection.cursor() as cur:
+        cur.execute(
+            f"INSERT INTO {table} ({snapshot}, {rest}) SELECT %s, {rest} FROM {table} "
+            f"WHERE {snapshot} = %s AND {columns[1]} IN ({marks})",
+            [to_snapshot_id, from_snapshot_id, *domains],
+        )
+
+
+def _slice_table() -> tuple[str, list[str]]:
+    """DecisionSlice's table and its columns (snapshot, domain, dimension, evidence, rows),
+    quoted for raw SQL."""
+    meta = DecisionSlice._meta
+    columns = [
+        connection.ops.quote_name(str(cast(models.Field, meta.get_field(name)).column))
+        for name in ("snapshot", "domain", "dimension", "evidence", "rows")
+    ]
+    return connection.ops.quote_name(meta.db_table), columns
 
 
 def rating_counts(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -242,7 +252,7 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
     overall = [
         row for d, domain_rows in by_domain.items() for row in with_top_n(domain_rows, n=sizes[d])
     ]
-    focus = _focus(rows, ratings.dimension_labels())
+    labels = ratings.dimension_labels()
     states = {
         r["idea_id"]: IdeaState(
             r["domain"],
@@ -252,7 +262,7 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
             r.get("judge_share") or 0.0,
             p_top=r["p_top_n"],
             top_n=sizes[r["domain"]],
-            focus=focus.get(r["idea_id"], ""),
+            focus=labels.get(r.get("focus", ""), r.get("focus", "")),
         )
         for r in overall
     }

@@ -74,6 +74,46 @@ def test_a_second_run_of_the_same_snapshot_changes_nothing(decided):
     assert DecisionSlice.objects.filter(snapshot=decided).count() == before
 
 
+def _stored(snapshot: DecisionSnapshot) -> dict[tuple[str, str, str], list]:
+    return {
+        (s.domain, s.dimension, s.evidence): s.rows
+        for s in DecisionSlice.objects.filter(snapshot=snapshot)
+    }
+
+
+def test_after_one_rating_changes_only_its_domain_is_fitted_again_as_a_full_recompute_would(
+    decided,
+):
+    from apps.screening.models import Rating
+
+    rating = (
+        Rating.objects.filter(status="scored", idea__patent__domain__key="nlp")
+        .select_related("dimension")
+        .order_by("id")
+        .first()
+    )
+    dim = rating.dimension
+    grades = [g for g in range(dim.scale_min, dim.scale_max + 1) if g not in dim.categories]
+    rating.score = grades[(grades.index(rating.score) + 1) % len(grades)]
+    rating.save(update_fields=["score"])
+
+    again = compute_decisions()
+    assert again.status == DecisionSnapshot.Status.DONE, again.error
+    assert again.result["kept"] == ["materials"]
+    kept_rows, first_rows = _stored(again), _stored(decided)
+    assert set(kept_rows) == set(first_rows)
+    for key, rows in kept_rows.items():
+        # The kept domain's slices are the first board's; the changed one's are new.
+        assert (rows == first_rows[key]) == (key[0] == "materials"), key
+    # The same as a recompute with no earlier board to keep anything from.
+    result = {k: v for k, v in again.result.items() if k != "kept"}
+    DecisionSnapshot.objects.all().delete()
+    full = compute_decisions()
+    assert full.result["kept"] == []
+    assert _stored(full) == kept_rows
+    assert {k: v for k, v in full.result.items() if k != "kept"} == result
+
+
 def test_every_idea_is_read_by_all_six_so_routing_has_nothing_to_suggest(decided):
     assert not RoutingSuggestion.objects.exists()
 

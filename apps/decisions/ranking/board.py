@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .digest import domain_digest
 from .domain import DomainFit, fit_domain
 from .model import ALL, Scale
 from .rows import MOSTLY_JUDGES, domain_rows, prediction_basis
@@ -72,6 +73,7 @@ def build_boards(
     scales: Mapping[str, Scale],
     top_share: float = DEFAULT_TOP_SHARE,
     vectors: Mapping[str, tuple[np.ndarray, Any]] | None = None,
+    previous: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """The board ("all": people, the domain text model and independent judges where their
     checks pass) and the same model on people's reads only ("people"), from one fit: rows for
@@ -81,6 +83,11 @@ def build_boards(
     ``predictions``: reviewer_id, reviewer, idea_id, dimension, score, confidence (and, when
     known, signal and panel_size: what the prediction rests on); ``vectors``: per domain the
     idea ids and their TF-IDF rows, for the domain text model.
+
+    ``previous``: the summary of an earlier board whose rows the caller still has. A domain
+    whose inputs have the digest recorded there (ranking/digest.py) is not fitted again: its
+    rows are left out of the boards, its summary is the earlier one, and it is listed in
+    the summary's ``kept`` (the caller keeps its earlier rows).
     """
     # A reviewer with any rating of the idea (a decline included: they recused themselves) is
     # never predicted; declines themselves say nothing about the idea.
@@ -99,12 +106,26 @@ def build_boards(
         "fits": {},
         "domains": {},
         "people": {"domains": {}},
+        "kept": [],
     }
-    for domain, cat in catalog.groupby("domain", sort=True):
+    earlier = (previous or {}).get("domains") or {}
+    for key, cat in catalog.groupby("domain", sort=True):
+        domain = str(key)
         ids = np.sort(cat["idea_id"].to_numpy(np.int64))
-        dom_frame = domain_frames.get(str(domain), frame.iloc[:0])
+        dom_frame = domain_frames.get(domain, frame.iloc[:0])
         dom_preds = preds[preds["idea_id"].isin(ids)] if len(preds) else preds
-        vec = None if vectors is None else vectors.get(str(domain))
+        vec = None if vectors is None else vectors.get(domain)
+        digest = domain_digest(
+            frame=dom_frame,
+            predictions=dom_preds,
+            catalog=cat[[c for c in CATALOG_COLUMNS if c in cat]],
+            vectors=vec,
+            scales=scales,
+            top_share=top_share,
+        )
+        if (earlier.get(domain) or {}).get("digest") == digest:
+            _keep_summary(summary, previous or {}, domain)
+            continue
         fitted = fit_domain(dom_frame, scales=scales, ideas=ids, predictions=dom_preds, vectors=vec)
         for f in fitted.fits:
             summary["fits"][f"{domain}|{f.dimension}"] = {
@@ -115,7 +136,7 @@ def build_boards(
             }
         text_dims = {d for d, c in fitted.text.items() if c.used}  # type: ignore[attr-defined]
         rows = domain_rows(
-            str(domain),
+            domain,
             cat,
             {"all": fitted.rankings, "people": fitted.people_rankings},
             text_dims,
@@ -124,10 +145,13 @@ def build_boards(
             scales,
             top_share,
         )
-        summary["domains"][str(domain)] = _domain_summary(
-            rows["all"], fitted, has_text=vec is not None, top_share=top_share
-        )
-        summary["people"]["domains"][str(domain)] = _domain_summary(
+        _add_focus(rows["all"])
+        summary["domains"][domain] = {
+            **_domain_summary(rows["all"], fitted, has_text=vec is not None, top_share=top_share),
+            "digest": digest,
+            "dimensions": sorted({r["dimension"] for r in rows["all"] if r["dimension"] != ALL}),
+        }
+        summary["people"]["domains"][domain] = _domain_summary(
             people_rows(
                 [r for r in rows["all"] if r["dimension"] == ALL],
                 [r for r in rows["people"] if r["dimension"] == ALL],
@@ -138,8 +162,39 @@ def build_boards(
         )
         for name, r in rows.items():
             boards[name] += r
-    summary["dimensions"] = sorted({r["dimension"] for r in boards["all"] if r["dimension"] != ALL})
+    summary["dimensions"] = sorted(
+        {d for info in summary["domains"].values() for d in info["dimensions"]}
+    )
     return boards, summary
+
+
+def _keep_summary(summary: dict[str, Any], previous: Mapping[str, Any], domain: str) -> None:
+    """A kept domain's part of the summary, as the earlier board recorded it."""
+    summary["kept"].append(domain)
+    summary["domains"][domain] = previous["domains"][domain]
+    summary["people"]["domains"][domain] = previous["people"]["domains"][domain]
+    prefix = f"{domain}|"
+    summary["fits"].update({k: v for k, v in previous["fits"].items() if k.startswith(prefix)})
+
+
+def _add_focus(rows: list[dict[str, Any]]) -> None:
+    """Each overall row's ``focus``: the dimension where one more read narrows the idea most,
+    its widest interval relative to the widest of that dimension in the domain (an unread
+    idea's prior). Routing names it in a suggestion's reason."""
+    widest: dict[str, float] = {}
+    for r in rows:
+        if r["dimension"] != ALL:
+            widest[r["dimension"]] = max(widest.get(r["dimension"], 0.0), r["high"] - r["low"])
+    best: dict[int, tuple[float, str]] = {}
+    for r in rows:
+        if r["dimension"] == ALL:
+            continue
+        rel = (r["high"] - r["low"]) / (widest.get(r["dimension"]) or 1.0)
+        if r["idea_id"] not in best or rel > best[r["idea_id"]][0]:
+            best[r["idea_id"]] = (rel, r["dimension"])
+    for r in rows:
+        if r["dimension"] == ALL:
+            r["focus"] = best[r["idea_id"]][1] if r["idea_id"] in best else ""
 
 
 def _by_domain(frame: pd.DataFrame, catalog: pd.DataFrame) -> dict[str, pd.DataFrame]:

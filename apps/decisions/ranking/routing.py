@@ -378,10 +378,18 @@ def route(
     plain_value = cut_values(p_top, sd, var)
     judge = np.ones(len(pair_r))
     if confidence:
-        for j in np.flatnonzero(left).tolist():
-            c = confidence.get((int(pair_r[j]), int(pair_i[j])))
-            if c is not None:
-                judge[j] = 1.5 - max(0.0, min(100.0, c)) / 100.0
+        # Each pair's confidence looked up as an integer key (reviewer * 2^32 + idea) by
+        # binary search: a million candidate pairs at scale.
+        known_keys = np.fromiter(
+            (r * (1 << 32) + i for r, i in confidence), np.int64, count=len(confidence)
+        )
+        known_conf = np.fromiter(confidence.values(), float, count=len(confidence))
+        by_key = np.argsort(known_keys)
+        known_keys, known_conf = known_keys[by_key], known_conf[by_key]
+        keys = pair_r * (1 << 32) + pair_i
+        at = np.minimum(np.searchsorted(known_keys, keys), len(known_keys) - 1)
+        hit = left & (known_keys[at] == keys)
+        judge[hit] = 1.5 - np.clip(known_conf[at[hit]], 0.0, 100.0) / 100.0
     value = np.where(left, plain_value[pos] * judge, 0.0)
     narrowing = np.where(left, plain_narrowing[pos] * judge, 0.0)
     closeness = np.where(left, plain_closeness[pos], 0.0)

@@ -12,7 +12,7 @@ import io
 import numpy as np
 import pandas as pd
 from django.db import connection
-from django.db.models import F, FloatField, Func
+from django.db.models import F, FloatField, Func, QuerySet
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -120,7 +120,7 @@ def rating_frame(
 
     ideas = pd.DataFrame.from_records(
         list(
-            Idea.objects.filter(id__in=np.unique(idea_ids_arr).tolist())
+            _with_ids(Idea.objects.all(), idea_ids_arr)
             .values_list(
                 "id", "external_id", "patent_id", "patent__domain__key", "title", "description"
             )
@@ -134,7 +134,7 @@ def rating_frame(
     ]
     users = pd.DataFrame.from_records(
         list(
-            User.objects.filter(id__in=np.unique(reviewer_ids_arr).tolist())
+            _with_ids(User.objects.all(), reviewer_ids_arr)
             .values_list("id", "username", "reviewer_profile__background")
             .order_by()
         ),
@@ -163,6 +163,18 @@ def rating_frame(
         }
     )
     return frame
+
+
+def _with_ids(qs: QuerySet, ids: np.ndarray) -> QuerySet:
+    """The rows of ``qs`` with these ids, and perhaps others (callers look their ids up).
+
+    Where the ids fill at least half of their range (every rating of an organisation names
+    most of its ideas), a range: an IN list of 55,000 ids cost half a second of CPU to build
+    and send; the rows it adds are at most as many as those asked for."""
+    unique = np.unique(ids)
+    if len(unique) > 1000 and int(unique[-1]) - int(unique[0]) + 1 <= 2 * len(unique):
+        return qs.filter(id__gte=int(unique[0]), id__lte=int(unique[-1]))
+    return qs.filter(id__in=unique.tolist())
 
 
 _RAW_COLUMNS = ["idea_id", "reviewer_id", "dimension_id", "status", "score", "ts"]
