@@ -87,3 +87,42 @@ def test_the_page_and_the_api_say_a_level_only_judge_adds_nothing(client, manage
     (row,) = api["curve"]
     assert row["adds_nothing"] is True and row["lift_status"] == "nil"
     assert "adds nothing" in row["lift_text"]
+
+
+def _with_gaps(frame: pd.DataFrame) -> pd.DataFrame:
+    """Some targets without a truth (unrated) or a prediction (discarded), rows shuffled."""
+    rng = np.random.default_rng(1)
+    frame = frame.copy()
+    frame.loc[rng.random(len(frame)) < 0.15, "truth"] = np.nan
+    frame.loc[rng.random(len(frame)) < 0.15, "pred"] = np.nan
+    return frame.iloc[rng.permutation(len(frame))]
+
+
+def test_per_reviewer_alphas_count_only_targets_with_a_truth_and_a_prediction():
+    from apps.judges.engine.alignment.figures import alpha
+    from apps.judges.engine.level import reviewer_alphas
+
+    frame = _with_gaps(_frame("order").assign(pred=lambda f: np.clip(f["truth"] + 1, 1, 5)))
+    got = reviewer_alphas(frame, [1.0, 2.0, 3.0, 4.0, 5.0], alpha)
+    assert sorted(got) == [0, 1, 2, 3]
+    for reviewer, (a, n) in got.items():
+        mine = frame[frame["reviewer_id"] == reviewer].dropna(subset=["truth", "pred"])
+        assert n == len(mine) < 30
+        want = alpha(
+            np.vstack([mine["truth"].to_numpy(), mine["pred"].to_numpy()]),
+            values=[1.0, 2.0, 3.0, 4.0, 5.0],
+        )
+        assert a == pytest.approx(want, abs=1e-12)
+
+
+def test_the_curve_does_not_depend_on_the_order_of_the_rows():
+    frame = _with_gaps(_frame("order"))
+    (shuffled,) = alignment.alignment_curve(frame, scales=SCALES)
+    (ordered,) = alignment.alignment_curve(
+        frame.sort_values(["reviewer_id", "idea_id"]), scales=SCALES
+    )
+    assert (
+        shuffled["n"] == ordered["n"] == int((frame["truth"].notna() & frame["pred"].notna()).sum())
+    )
+    for key in ("alpha", "within_alpha", "judge_alpha", "baseline_alpha", "lift", "lift_low"):
+        assert shuffled[key] == pytest.approx(ordered[key], abs=1e-12), key

@@ -133,16 +133,19 @@ def reviewer_alphas(
     """(alpha, kept predictions) per reviewer of one configuration cell: the units of the
     per-reviewer figure. ``alpha_fn(data, values=...)`` is the alignment's alpha."""
     out: dict[int, tuple[float | None, int]] = {}
-    for reviewer_id, g in group.groupby("reviewer_id", sort=True):
-        g = g.dropna(subset=["truth", "pred"])
-        n = len(g)
-        a = (
-            alpha_fn(
-                np.vstack([g["truth"].to_numpy(float), g["pred"].to_numpy(float)]), values=values
-            )
-            if n >= 2
-            else None
-        )
+    # As arrays (a frame's groupby and dropna per cell were most of a report's time): each
+    # reviewer's rows in the frame's order, those with both a truth and a prediction.
+    reviewer = group["reviewer_id"].to_numpy()
+    truth, pred = group["truth"].to_numpy(float), group["pred"].to_numpy(float)
+    by_reviewer = np.argsort(reviewer, kind="stable")
+    ids, starts = np.unique(reviewer[by_reviewer], return_index=True)
+    ends = [*starts[1:], len(by_reviewer)]
+    for reviewer_id, start, end in zip(ids.tolist(), starts.tolist(), ends, strict=True):
+        rows = by_reviewer[start:end]
+        t, p = truth[rows], pred[rows]
+        both = ~(np.isnan(t) | np.isnan(p))
+        n = int(np.count_nonzero(both))
+        a = alpha_fn(np.vstack([t[both], p[both]]), values=values) if n >= 2 else None
         out[int(reviewer_id)] = (a, n)
     return out
 

@@ -86,9 +86,10 @@ def judge_vs_truth_alpha(
     group: pd.DataFrame, values: list[float] | None
 ) -> tuple[float | None, int]:
     """Alpha between predictions and truths of one group; n = items where the judge kept a score."""
-    g = group.dropna(subset=["truth"])
-    data = np.vstack([g["truth"].to_numpy(float), g["pred"].to_numpy(float)])
-    n = int(g["pred"].notna().sum())
+    truth, pred = group["truth"].to_numpy(float), group["pred"].to_numpy(float)
+    scored = ~np.isnan(truth)  # as arrays: a frame's dropna per cell was most of a report
+    data = np.vstack([truth[scored], pred[scored]])
+    n = int(np.count_nonzero(~np.isnan(pred[scored])))
     return (alpha(data, values=values) if n >= 2 else None), n
 
 
@@ -138,14 +139,14 @@ def _baseline(group: pd.DataFrame, values: list[float] | None, n_boot: int = lev
     else:
         # Units in a fixed order, so the bootstrap draws the same resamples whatever order
         # the frame came in (a reviewer's section and their own report agree).
-        g = group.dropna(subset=["truth"])
-        keys = [c for c in ("reviewer_id", "idea_id") if c in g.columns]
-        if keys:
-            g = g.sort_values(keys, kind="stable")
+        rows = np.flatnonzero(~np.isnan(group["truth"].to_numpy(float)))
+        keys = [c for c in ("reviewer_id", "idea_id") if c in group.columns]
+        if keys:  # a stable sort by reviewer, then idea
+            rows = rows[np.lexsort([group[c].to_numpy()[rows] for c in reversed(keys)])]
         figures = levels.paired_alphas(
-            g["truth"].to_numpy(float),
-            g["pred"].to_numpy(float),
-            g["base"].to_numpy(float),
+            group["truth"].to_numpy(float)[rows],
+            group["pred"].to_numpy(float)[rows],
+            group["base"].to_numpy(float)[rows],
             values,
             n_boot=n_boot,
         )
