@@ -3,6 +3,7 @@ reasons on shared items; point sampling for the chart."""
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -123,7 +124,9 @@ def reasoning_structure(
         vectors = embed(texts)
         row_of = {t: i for i, t in enumerate(texts)}
         # Every pair's shared items at once: one row-wise product over the gathered vectors.
-        owners, left, right = [], [], []
+        # Machine integers (8 bytes each, not a Python int's 36): a million shared items at
+        # 1,000 reviewers.
+        owners, left, right = array("q"), array("q"), array("q")
         for n, (a, b) in enumerate(pairs):
             for idea_id, dimension in pairs[(a, b)][1]:
                 ra, rb = reasons.get((a, idea_id, dimension)), reasons.get((b, idea_id, dimension))
@@ -131,9 +134,12 @@ def reasoning_structure(
                     owners.append(n)
                     left.append(row_of[ra])
                     right.append(row_of[rb])
-        sims = _row_products(vectors, np.array(left, dtype=int), np.array(right, dtype=int))
-        count = np.bincount(owners, minlength=len(pairs))
-        total = np.bincount(owners, weights=sims, minlength=len(pairs))
+        sims = _row_products(
+            vectors, np.frombuffer(left, dtype=np.int64), np.frombuffer(right, dtype=np.int64)
+        )
+        owner = np.frombuffer(owners, dtype=np.int64)
+        count = np.bincount(owner, minlength=len(pairs))
+        total = np.bincount(owner, weights=sims, minlength=len(pairs))
         points = [
             {
                 "reviewer_a": names.get(a, str(a)),
