@@ -18,6 +18,8 @@ Every figure on a row comes from the same fit, so the columns reconcile:
   the estimate.
 - The people-only board (``build_boards``' "people") stores only its figures (estimate,
   interval, P(top)); ``people_rows`` merges them with the full rows.
+- ``focus`` (overall rows): the dimension where one more read narrows the idea most, which
+  routing names in a suggestion's reason.
 - ``flags``: codes the page shows as badges (ONE_READER, NO_READER, MOSTLY_JUDGES, in
   ranking/rows.py); other apps add their own through the presenter's flag hook.
 
