@@ -133,7 +133,10 @@ def snapshot_overall_rows(snapshot: DecisionSnapshot, *, domains: Sequence[str])
     """The overall rankings' rows (full board) of the given domains, for routing."""
     rows: list[dict] = []
     for stored in DecisionSlice.objects.filter(
-        snapshot=snapshot, domain__in=list(domains), dimension=ALL, evidence="all"
+        snapshot=snapshot,
+        domain__in=list(domains),
+        dimension=ALL,
+        evidence=DecisionSlice.Evidence.ALL,
     ).values_list("rows", flat=True):
         rows += stored
     return rows
