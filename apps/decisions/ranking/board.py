@@ -38,6 +38,7 @@ import pandas as pd
 from .digest import domain_digest
 from .domain import DomainFit, fit_domain
 from .model import ALL, Scale
+from .routing import pair_keys
 from .rows import MOSTLY_JUDGES, domain_rows, prediction_basis
 
 DEFAULT_TOP_SHARE = 0.10
@@ -59,9 +60,8 @@ def unread_predictions(frame: pd.DataFrame, predictions: pd.DataFrame) -> pd.Dat
     if not len(predictions):
         return predictions
 
-    # Each pair as one integer (reviewer * 2^32 + idea): a million pairs compared as arrays.
     def keys(f: pd.DataFrame) -> np.ndarray:
-        return f["reviewer_id"].to_numpy(np.int64) * (1 << 32) + f["idea_id"].to_numpy(np.int64)
+        return pair_keys(f["reviewer_id"].to_numpy(), f["idea_id"].to_numpy())
 
     p = predictions[~np.isin(keys(predictions), keys(frame))]
     return p[p["score"].notna()]

@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -268,6 +269,12 @@ def _pair_arrays(candidates: Iterable[tuple[int, int]] | np.ndarray) -> np.ndarr
     return np.array(list(candidates), dtype=np.int64).reshape(-1, 2)
 
 
+def pair_keys(reviewers: Any, ideas: Any) -> np.ndarray:
+    """Each (reviewer, idea) pair as one integer, reviewer * 2^32 + idea, so that a million
+    pairs are compared as arrays."""
+    return np.asarray(reviewers, dtype=np.int64) * (1 << 32) + np.asarray(ideas, dtype=np.int64)
+
+
 def route(
     *,
     ideas: Mapping[int, IdeaState],
@@ -357,10 +364,11 @@ def route(
     #    board's P(top N), the figure the reason quotes), highest first; then, among equal
     #    values, where one more read narrows the interval most. The value depends on the pair
     #    through the judge's confidence only: it is computed once per idea.
+    keys = pair_keys(pair_r, pair_i)
     left = np.ones(len(pair_r), dtype=bool)
     if taken:
-        taken_keys = np.array([r * (1 << 32) + i for r, i in taken], dtype=np.int64)
-        left = ~np.isin(pair_r * (1 << 32) + pair_i, taken_keys)
+        taken_pairs = np.array(list(taken), dtype=np.int64)
+        left = ~np.isin(keys, pair_keys(taken_pairs[:, 0], taken_pairs[:, 1]))
     # Per idea (every array below is by position in ``idea_ids``).
     est = np.array([st.estimate for st in states])
     sd = np.maximum(np.array([st.sd for st in states]), 1e-9)
@@ -378,15 +386,13 @@ def route(
     plain_value = cut_values(p_top, sd, var)
     judge = np.ones(len(pair_r))
     if confidence:
-        # Each pair's confidence looked up as an integer key (reviewer * 2^32 + idea) by
-        # binary search: a million candidate pairs at scale.
-        known_keys = np.fromiter(
-            (r * (1 << 32) + i for r, i in confidence), np.int64, count=len(confidence)
-        )
+        # Each pair's confidence looked up by its key, by binary search: a million candidate
+        # pairs at scale.
+        known_pairs = np.array(list(confidence), dtype=np.int64)
+        known_keys = pair_keys(known_pairs[:, 0], known_pairs[:, 1])
         known_conf = np.fromiter(confidence.values(), float, count=len(confidence))
         by_key = np.argsort(known_keys)
         known_keys, known_conf = known_keys[by_key], known_conf[by_key]
-        keys = pair_r * (1 << 32) + pair_i
         at = np.minimum(np.searchsorted(known_keys, keys), len(known_keys) - 1)
         hit = left & (known_keys[at] == keys)
         judge[hit] = 1.5 - np.clip(known_conf[at[hit]], 0.0, 100.0) / 100.0
