@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Avg, Count, StdDev
+from django.db.models.fields.json import KeyTransform
 
 from apps.accounts.models import ReviewerProfile, User
 from apps.catalog.models import Idea
@@ -34,6 +35,20 @@ def snapshot_latest(*, scope: str, done_only: bool = True) -> MetricSnapshot | N
     if done_only:
         qs = qs.filter(status=MetricSnapshot.Status.DONE).order_by(*SNAPSHOT_NEWEST_FIRST)
     return qs.select_related("requested_by").first()
+
+
+def latest_panel(*, scope: str) -> list[dict[str, Any]]:
+    """The newest finished snapshot's panel sizes (its result's "panel": reliability by panel
+    size per domain and dimension), picked out by the database without the rest of the
+    result (every metric of every domain)."""
+    part = (
+        MetricSnapshot.objects.filter(scope=scope, status=MetricSnapshot.Status.DONE)
+        .order_by(*SNAPSHOT_NEWEST_FIRST)
+        .annotate(panel=KeyTransform("panel", "result"))
+        .values_list("panel", flat=True)
+        .first()
+    )
+    return part or []
 
 
 def snapshot_in_progress(*, scope: str) -> MetricSnapshot | None:

@@ -75,11 +75,12 @@ def side_by_side(saturation: dict[str, Any], reliability: dict[str, Any] | None)
 
 
 def reliability_by_dimension(
-    metrics_result: dict[str, Any] | None, *, domain: str, labels: dict[str, str]
+    panel: list[dict[str, Any]], *, domain: str, labels: dict[str, str]
 ) -> list[dict[str, Any]]:
-    """The disagreement snapshot's panel sizes for one domain (ICC(1), k for 0.75 and 0.90)."""
+    """The disagreement snapshot's panel sizes (its result's "panel") for one domain (ICC(1),
+    k for 0.75 and 0.90)."""
     rows = []
-    for p in (metrics_result or {}).get("panel", []):
+    for p in panel:
         if p.get("domain") != domain:
             continue
         rows.append(

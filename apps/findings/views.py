@@ -81,10 +81,9 @@ def overview(request: AuthenticatedHttpRequest) -> HttpResponse:
     if snapshot is not None and domain is not None:
         summary = selectors.domain_summary(snapshot, domain=domain.key, source=source)
         if summary is not None:
-            metrics = metric_selectors.snapshot_latest(scope=AUTO_SCOPE)
             labels = dimension_labels()
             reliability = P.reliability_by_dimension(
-                metrics.result if metrics else None, domain=domain.key, labels=labels
+                metric_selectors.latest_panel(scope=AUTO_SCOPE), domain=domain.key, labels=labels
             )
             ideas = selectors.idea_sections(snapshot, domain=domain.key, source=source)
             titles = dict(

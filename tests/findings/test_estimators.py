@@ -141,3 +141,19 @@ def test_chao2_moves_toward_the_known_total_of_a_skewed_pool_as_reviewers_grow()
         assert seen <= est <= 60 + 3
         gaps.append(60 - est)
     assert gaps[0] > gaps[1] > gaps[2]
+
+
+@pytest.mark.parametrize("units", [2, 3, 7, 12])
+def test_the_replicates_curves_at_once_are_those_of_one_replicate_at_a_time(units):
+    from apps.findings.analysis.estimators import _curve, _replicate_curves
+
+    rng = np.random.default_rng(units)
+    counts = rng.binomial(units, rng.uniform(0, 0.6, size=(200, 15)))
+    counts[:3] = 0  # replicates that saw nothing
+    counts[3, :] = 0
+    counts[3, 0] = 1  # one finding, once
+    ts = np.arange(1, 2 * units + 6)
+    at_once = _replicate_curves(counts, units, ts)
+    for b in range(len(counts)):
+        one = _curve(counts[b][counts[b] > 0], units, ts)
+        assert at_once[b].tobytes() == one.tobytes(), b

@@ -17,10 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from scipy import sparse
 from scipy.cluster.hierarchy import fcluster, linkage
 from scipy.spatial.distance import squareform
 
 DEFAULT_THRESHOLD = 0.5
+# _similarity: a matrix of at least this many rows with fewer than this share of non-zeros is
+# multiplied as a sparse one.
+SPARSE_FROM_ROWS = 64
+SPARSE_BELOW_DENSITY = 0.05
 
 try:
     # The C routine behind fcluster(criterion="distance"). fcluster first re-validates the
@@ -39,11 +44,22 @@ def _tree(vectors: np.ndarray) -> np.ndarray | None:
     norms = np.linalg.norm(v, axis=1, keepdims=True)
     norms[norms == 0] = 1.0
     v = v / norms
-    sim = np.clip((v @ v.T).astype(np.float64), -1.0, 1.0)
+    sim = np.clip(_similarity(v).astype(np.float64), -1.0, 1.0)
     dist = 1.0 - sim
     np.fill_diagonal(dist, 0.0)
     dist = np.clip((dist + dist.T) / 2, 0.0, 2.0)
     return linkage(squareform(dist, checks=False), method="complete")
+
+
+def _similarity(v: np.ndarray) -> np.ndarray:
+    """v v' of normalised rows. A domain's tree joins thousands of idea findings, and the local
+    vectors fill a few dozen of their 8,192 hashed buckets: multiplied as a sparse matrix, the
+    product skips the zeros (at a million ratings the dense products were a quarter of the
+    findings job). Small matrices, and dense ones (an embedding endpoint's), stay dense."""
+    if len(v) >= SPARSE_FROM_ROWS and np.count_nonzero(v) < SPARSE_BELOW_DENSITY * v.size:
+        rows = sparse.csr_matrix(v)
+        return np.asarray((rows @ rows.T).toarray())
+    return v @ v.T
 
 
 def _cut(tree: np.ndarray | None, n: int, threshold: float) -> np.ndarray:

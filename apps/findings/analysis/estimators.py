@@ -39,6 +39,8 @@ from dataclasses import dataclass
 import numpy as np
 
 Z95 = 1.959963984540054
+# numpy sums fewer than this many numbers one after the other (its pairwise sum starts at 8).
+SEQUENTIAL_BELOW = 8
 
 
 @dataclass(frozen=True)
@@ -189,6 +191,57 @@ def _curve_computed(y: np.ndarray, units: int, ts: np.ndarray) -> np.ndarray:
     return out
 
 
+def _replicate_curves(counts: np.ndarray, units: int, ts: np.ndarray) -> np.ndarray:
+    """``_curve`` of every bootstrap replicate (a row of ``counts``: how many reviewers raised
+    each finding, 0 for none) at once, bit for bit the curves one replicate at a time gives,
+    without a Python call per replicate (23,000 ideas x 100 replicates at a million ratings).
+
+    A replicate's rarefied curve sums, over the findings it saw in their order, a term that
+    depends on the finding's count alone (``found_by_count``). numpy sums fewer than
+    SEQUENTIAL_BELOW terms one after the other, so the replicates that saw that few are padded
+    with findings nobody raised (a term of exactly 0) and summed together; the others are
+    summed in groups of the same number of findings, as they were."""
+    curves = np.zeros((len(counts), len(ts)), dtype=float)
+    seen = counts > 0
+    n_seen = seen.sum(axis=1)
+    rare = np.flatnonzero((ts > 0) & (ts <= units))
+    beyond = np.flatnonzero(ts > units)
+    if len(rare):
+        t_max = int(ts[rare].max())
+        found_by_count = 1.0 - _ratio_binom_rows(units - np.arange(units + 1), units, t_max)
+        few = (n_seen > 0) & (n_seen < SEQUENTIAL_BELOW)
+        groups = [np.flatnonzero(few)] + [
+            np.flatnonzero(n_seen == size)
+            for size in np.unique(n_seen[n_seen >= SEQUENTIAL_BELOW]).tolist()
+        ]
+        for rows in groups:
+            if not len(rows):
+                continue
+            # Each replicate's counts of the findings it saw, in their order, then zeros.
+            order = np.argsort(~seen[rows], axis=1, kind="stable")
+            y = np.take_along_axis(counts[rows], order, axis=1)[:, : int(n_seen[rows].max())]
+            terms = np.ascontiguousarray(found_by_count[:, y].transpose(1, 0, 2))
+            curves[np.ix_(rows, rare)] = terms.sum(axis=2)[:, ts[rare] - 1]
+    if len(beyond):
+        q1 = (counts == 1).sum(axis=1)
+        q2 = (counts == 2).sum(axis=1)
+        a = (units - 1) / units if units >= 2 else 0.0
+        f0 = np.where(q2 > 0, a * q1 * q1 / np.maximum(2 * q2, 1), a * q1 * (q1 - 1) / 2)
+        grows = (f0 > 0) & (q1 > 0)
+        step = 1.0 - q1 / np.where(grows, units * f0 + q1, 1.0)
+        # Python's power (C's pow) on the few distinct steps: numpy's own may round the last
+        # bit differently (SIMD).
+        distinct, which = np.unique(step, return_inverse=True)
+        powers = np.array(
+            [[x ** int(k) for k in ts[beyond] - units] for x in distinct.tolist()]
+        ).reshape(len(distinct), len(beyond))
+        extra = f0[:, None] * (1.0 - powers[which.ravel()])
+        curves[:, beyond] = np.where(
+            grows[:, None], n_seen[:, None] + extra, n_seen[:, None].astype(float)
+        )
+    return curves
+
+
 def _ratio_binom_rows(n_minus: np.ndarray, n: int, t_max: int) -> np.ndarray:
     """Row t-1: C(n - y, t) / C(n, t) for each entry n - y, t = 1..t_max, as running products
     (no overflow; the same products, in the same order, as multiplying one factor at a time)."""
@@ -247,11 +300,7 @@ def discovery_curve(
     p_unseen = (u / units) * (1 - c_hat) / f0 if f0 > 0 and not math.isnan(c_hat) else 0.0
     p = np.concatenate([p_seen, np.full(f0, min(1.0, p_unseen))])
     draws = rng.random((bootstrap, units, len(p))) < p  # reviewers x findings, per replicate
-    counts = draws.sum(axis=1)
-    curves = np.empty((bootstrap, len(ts)))
-    for b in range(bootstrap):
-        yb = counts[b][counts[b] > 0]
-        curves[b] = _curve(yb, units, ts)
+    curves = _replicate_curves(draws.sum(axis=1), units, ts)
     se = curves.std(axis=0, ddof=1)
     points = []
     for i, t in enumerate(ts):

@@ -46,6 +46,7 @@ from apps.judges.services.bursts import recompute_due
 from apps.judges.services.calibration import calibrate_run
 from apps.judges.services.chunks import work_chunks
 from apps.judges.services.finals import finalize_run
+from apps.judges.services.prediction_store import forget_deleted_references
 from apps.judges.services.run_plans import ensure_plan
 from apps.judges.services.runs import history_status, judge_run_request
 from apps.judges.services.shortlists import panel_shortlist_after_run
@@ -119,6 +120,7 @@ def judge_run_execute(*, run_id: int) -> str:
             # A run deleted meanwhile has no status: it is not found.
             current = _status(run_id) or "not-found"
             return current if current != JudgeRun.Status.RUNNING else "working"
+        forget_deleted_references(run)
         if run.purpose != JudgeRun.Purpose.PREDICTION:
             calibrate_run(run, plan)
         finalize_run(run)

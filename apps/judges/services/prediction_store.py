@@ -14,8 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from django.contrib.auth import get_user_model
+
+from apps.catalog.models import Idea
 from apps.core.bulk_upsert import Row, bulk_upsert
-from apps.judges.models import JudgePrediction
+from apps.judges.models import JudgeConfig, JudgePrediction, JudgeRun
+from apps.screening.models import Dimension
 
 UNIQUE_FIELDS = ["run", "reviewer", "idea", "dimension", "kind", "k", "seed"]
 # What a conflicting (already stored) row gets from the new one: everything but its key, its
@@ -49,3 +53,21 @@ def predictions_upsert(rows: Sequence[Row]) -> int:
     return bulk_upsert(
         JudgePrediction, rows, unique_fields=UNIQUE_FIELDS, update_fields=UPDATE_FIELDS
     )
+
+
+def forget_deleted_references(run: JudgeRun) -> int:
+    """The run's predictions of a reviewer, idea or dimension deleted while it ran are deleted,
+    and those of a deleted configuration lose it (SET_NULL), as Django did for the rows stored
+    before. These references have no database constraint (apps.judges.models.results), so a
+    row written after the delete would otherwise outlive its object. Called before the run's
+    finals are voted; returns how many predictions were deleted."""
+    preds = JudgePrediction.objects.filter(run_id=run.id)
+    deleted, _ = (
+        preds.exclude(reviewer_id__in=get_user_model().objects.values("id"))
+        | preds.exclude(idea_id__in=Idea.objects.values("id"))
+        | preds.exclude(dimension_id__in=Dimension.objects.values("id"))
+    ).delete()
+    preds.filter(config_id__isnull=False).exclude(
+        config_id__in=JudgeConfig.objects.values("id")
+    ).update(config=None)
+    return deleted
