@@ -6,7 +6,7 @@ upserts the same rows instead of adding new ones.
 
 References without a database constraint. A refresh writes millions of per-seed predictions
 and finals, and PostgreSQL checks a deferred foreign key once per row when the transaction
-commits: on 200,000 of the 100x refresh's prediction rows, the five checks took 3.4 s, more
+commits: on 200,000 of the 10x refresh's prediction rows, the five checks took 3.4 s, more
 than inserting the rows (2.3 s). So in these two tables only the run keeps its constraint (a
 row belongs to its run, and goes with it). The reviewer, idea, dimension and configuration
 are the ones the run's plan read from the database, and Django, not the database, deletes
