@@ -171,6 +171,18 @@ def test_bin_demo_on_sqlite_computes_the_dashboards_and_judges_with_clean_worker
         status, report = _get_json(f"{base}/api/judges/alignment/", token)
         assert status == 200 and report["n_finals"] > 0
         assert any(isinstance(r["alpha"], float) for r in report["curve"]), report["curve"][:3]
+        # The findings snapshot (default worker): one domain's summary, picked out of the
+        # stored JSON by SQLite's JSON functions (findings.selectors.domain_summary).
+        domain = _query(db, "SELECT key FROM catalog_domain ORDER BY key LIMIT 1")[0][0]
+        wait_until(
+            lambda: _get_json(f"{base}/api/findings/?domain={domain}", token)[0] == 200,
+            90,
+            "a findings snapshot",
+            logs[0],
+        )
+        status, findings = _get_json(f"{base}/api/findings/?domain={domain}", token)
+        assert findings["findings"] and findings["sweep"], findings
+        assert findings["scopes"][0]["n_rationales"] > 0, findings["scopes"][:1]
         # One study per domain, queued for the full k sweep behind the first evaluations.
         studies = _query(db, "SELECT shots FROM judges_judgerun WHERE purpose = 'study'")
         assert len(studies) == _query(db, "SELECT count(*) FROM catalog_domain")[0][0]
