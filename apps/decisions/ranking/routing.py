@@ -367,7 +367,7 @@ def route(
     keys = pair_keys(pair_r, pair_i)
     left = np.ones(len(pair_r), dtype=bool)
     if taken:
-        taken_pairs = np.array(list(taken), dtype=np.int64)
+        taken_pairs = _pair_arrays(taken)
         left = ~np.isin(keys, pair_keys(taken_pairs[:, 0], taken_pairs[:, 1]))
     # Per idea (every array below is by position in ``idea_ids``).
     est = np.array([st.estimate for st in states])
@@ -388,7 +388,7 @@ def route(
     if confidence:
         # Each pair's confidence looked up by its key, by binary search: a million candidate
         # pairs at scale.
-        known_pairs = np.array(list(confidence), dtype=np.int64)
+        known_pairs = _pair_arrays(confidence)
         known_keys = pair_keys(known_pairs[:, 0], known_pairs[:, 1])
         known_conf = np.fromiter(confidence.values(), float, count=len(confidence))
         by_key = np.argsort(known_keys)

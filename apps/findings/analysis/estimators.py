@@ -35,6 +35,7 @@ import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -79,7 +80,7 @@ def chao2(incidences: Incidences, units: int, *, z: float = Z95) -> Chao2:
         nan = float("nan")
         return Chao2(nan if s_obs else 0.0, nan, nan, s_obs, q1, q2, units, (nan, nan))
     a = (units - 1) / units
-    f0 = a * q1 * q1 / (2 * q2) if q2 > 0 else a * q1 * (q1 - 1) / 2
+    f0 = float(_unseen_of(q1, q2, units))
     s_hat = s_obs + f0
     if q1 > 0 and q2 > 0:
         r = q1 / q2
@@ -135,9 +136,14 @@ def coverage(incidences: Incidences, units: int) -> float:
 def _unseen(y: np.ndarray, units: int) -> float:
     if units < 2:
         return 0.0
-    q1, q2 = int((y == 1).sum()), int((y == 2).sum())
+    return float(_unseen_of(int((y == 1).sum()), int((y == 2).sum()), units))
+
+
+def _unseen_of(q1: Any, q2: Any, units: int) -> Any:
+    """Chao2's unseen findings from the singletons q1 and doubletons q2 (numbers, or arrays of
+    them: the bootstrap's redraws at once); units >= 2."""
     a = (units - 1) / units
-    return a * q1 * q1 / (2 * q2) if q2 > 0 else a * q1 * (q1 - 1) / 2
+    return np.where(q2 > 0, a * q1 * q1 / np.maximum(2 * q2, 1), a * q1 * (q1 - 1) / 2)
 
 
 def expected_richness(incidences: Incidences, units: int, t: int) -> float:
@@ -225,8 +231,7 @@ def _replicate_curves(counts: np.ndarray, units: int, ts: np.ndarray) -> np.ndar
     if len(beyond):
         q1 = (counts == 1).sum(axis=1)
         q2 = (counts == 2).sum(axis=1)
-        a = (units - 1) / units if units >= 2 else 0.0
-        f0 = np.where(q2 > 0, a * q1 * q1 / np.maximum(2 * q2, 1), a * q1 * (q1 - 1) / 2)
+        f0 = _unseen_of(q1, q2, units) if units >= 2 else np.zeros(len(counts))
         grows = (f0 > 0) & (q1 > 0)
         step = 1.0 - q1 / np.where(grows, units * f0 + q1, 1.0)
         # Python's power (C's pow) on the few distinct steps: numpy's own may round the last
