@@ -18,7 +18,7 @@ def _text_rows(n: int, width: int, *, density: float, seed: int) -> sparse.csr_m
     return sparse.csr_matrix(x.multiply(1.0 / np.sqrt(x.multiply(x).sum(axis=1) + 1e-12)))
 
 
-@pytest.mark.parametrize("n", [25, 300, text.SINGLE_PRECISION_FROM + 100])
+@pytest.mark.parametrize("n", [25, 300])
 def test_the_fold_solves_from_one_factorisation_are_the_fold_by_fold_solves(n):
     rng = np.random.default_rng(n)
     x = _text_rows(n, 2000, density=0.01, seed=n)
@@ -28,18 +28,46 @@ def test_the_fold_solves_from_one_factorisation_are_the_fold_by_fold_solves(n):
     folds = rng.permutation(n) % text.FOLDS
     oof, c, ybar = text._fold_solves(k, y, w, folds)
     want_oof, want_c, want_ybar = text._fold_solves_directly(k, y, w, folds)
-    # From SINGLE_PRECISION_FROM rows the factorisation is single precision: the out-of-fold
-    # predictions to 1e-4 standard units (the board shows three digits), the full model's
-    # coefficients refined to double precision's accuracy. Below it, the same to rounding.
-    single = n >= text.SINGLE_PRECISION_FROM
-    np.testing.assert_allclose(oof, want_oof, rtol=0, atol=1e-4 if single else 1e-10)
-    np.testing.assert_allclose(c, want_c, rtol=0, atol=1e-9 if single else 1e-10)
+    np.testing.assert_allclose(oof, want_oof, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(c, want_c, rtol=0, atol=1e-10)
     assert ybar == want_ybar
-    if single:  # single precision was used: not double precision's to the last bit
-        assert np.abs(oof - want_oof).max() > 1e-12
     # Not a tautology: another fold assignment gives other out-of-fold predictions.
     other, _, _ = text._fold_solves(k, y, w, np.roll(folds, 1))
     assert np.abs(other - oof).max() > 1e-6
+
+
+@pytest.mark.parametrize(("width", "density"), [(13200, 0.0006), (3000, 0.03)])
+def test_the_iterative_fold_solves_are_the_fold_by_fold_solves(width, density):
+    # Eight and ninety terms a row: the 1M bench's synthetic texts and a real idea's.
+    n = text.ITERATIVE_FROM + 100
+    rng = np.random.default_rng(width)
+    x = _text_rows(n, width, density=density, seed=width)
+    y = np.asarray(x @ rng.normal(size=width)).ravel() + rng.normal(0, 0.5, n)
+    w = rng.uniform(0.05, 0.95, n)
+    folds = rng.permutation(n) % text.FOLDS
+    oof, c, ybar = text._fold_solves_iterative(x, y, w, folds)
+    want_oof, want_c, want_ybar = text._fold_solves_directly((x @ x.T).toarray(), y, w, folds)
+    np.testing.assert_allclose(oof, want_oof, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(c, want_c, rtol=0, atol=1e-8)
+    assert ybar == pytest.approx(want_ybar, abs=1e-12)
+    other, _, _ = text._fold_solves_iterative(x, y, w, np.roll(folds, 1))
+    assert np.abs(other - oof).max() > 1e-6
+
+
+def test_the_text_prior_of_many_read_ideas_is_the_dense_solves(monkeypatch):
+    rng = np.random.default_rng(11)
+    n = 900
+    x = _text_rows(n, 1500, density=0.02, seed=11)
+    quality = np.asarray(x @ rng.normal(size=1500)).ravel()
+    p = np.where(rng.random(n) < 0.8, rng.uniform(0.5, 3.0, n), 0.0)
+    y = np.where(p > 0, quality + rng.normal(0, 0.5, n), 0.0)
+    assert (p > 0).sum() >= text.ITERATIVE_FROM
+    iterative, check = text.text_prior(x, y, p)
+    monkeypatch.setattr(text, "ITERATIVE_FROM", n + 1)
+    dense, dense_check = text.text_prior(x, y, p)
+    assert check.used and dense_check.used
+    np.testing.assert_allclose(iterative, dense, rtol=0, atol=1e-8)
+    assert check.error_var == pytest.approx(dense_check.error_var, abs=1e-9)
 
 
 def test_a_kernel_kept_across_dimensions_gives_what_each_dimension_computes_alone():
