@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 
 import pytest
 from django.urls import reverse
@@ -178,9 +179,9 @@ def test_a_manager_queues_a_recompute_and_the_banner_reloads_the_page_once_it_is
 def test_a_burst_queues_the_alignment_when_its_last_run_finishes(
     two_reviewers_history, django_capture_on_commit_callbacks, executed_loo
 ):
-    """While other evaluations are queued or running, a finishing one queues nothing (once
-    the burst has queued within JUDGE_BURST_MAX_WAIT_SECONDS); the last one queues every scope,
-    even when it failed itself."""
+    """While other evaluations are queued or running, a finishing one queues nothing (the
+    burst's first finished run starts its clock); the last one queues every scope, even when
+    it failed itself, and clears the clock for the next burst."""
     from django.core.cache import cache
 
     from apps.judges.services.alignment import alignment_after_run
@@ -189,11 +190,11 @@ def test_a_burst_queues_the_alignment_when_its_last_run_finishes(
     configs = small_configs()
     first, last = (executed_loo(r, configs, notify=False) for r in (rita, otto))
     JudgeRun.objects.filter(id=last.id).update(status=JudgeRun.Status.RUNNING)
-    for scope in ("auto", "auto|nlp"):
-        cache.set(marker_key(f"alignment:{scope}"), 1, timeout=60)
+    markers = [marker_key(f"alignment:{s}") for s in ("auto", "auto|nlp")]
     with django_capture_on_commit_callbacks(execute=True):
         assert alignment_after_run(first) == []
     assert not AlignmentSnapshot.objects.filter(status="queued").exists()
+    assert all(cache.get(m) for m in markers)
 
     JudgeRun.objects.filter(id=last.id).update(status=JudgeRun.Status.FAILED)
     with django_capture_on_commit_callbacks(execute=True) as sent:
@@ -201,11 +202,14 @@ def test_a_burst_queues_the_alignment_when_its_last_run_finishes(
     queued = AlignmentSnapshot.objects.filter(status="queued")
     assert sorted(queued.values_list("scope", flat=True)) == ["auto", "auto|nlp"]
     assert len(sent) == 2
+    assert not any(cache.get(m) for m in markers)
 
 
-def test_a_long_burst_still_queues_the_alignment_once_per_max_wait(
-    two_reviewers_history, django_capture_on_commit_callbacks, executed_loo
+def test_a_long_burst_queues_the_alignment_once_its_wait_has_passed(
+    two_reviewers_history, django_capture_on_commit_callbacks, executed_loo, settings
 ):
+    """Mid-burst, a scope is queued once JUDGE_BURST_MAX_WAIT_SECONDS have passed since the
+    burst's first finished run, or ten times its last computation where that is longer."""
     from django.core.cache import cache
 
     from apps.judges.services.alignment import alignment_after_run
@@ -214,11 +218,26 @@ def test_a_long_burst_still_queues_the_alignment_once_per_max_wait(
     configs = small_configs()
     first, other = (executed_loo(r, configs, notify=False) for r in (rita, otto))
     JudgeRun.objects.filter(id=other.id).update(status=JudgeRun.Status.QUEUED)
-    markers = [marker_key(f"alignment:{s}") for s in ("auto", "auto|nlp")]
+    markers = {s: marker_key(f"alignment:{s}") for s in ("auto", "auto|nlp")}
     with django_capture_on_commit_callbacks(execute=False):
-        alignment_after_run(first)  # nothing queued it yet in this burst: it does
-    assert AlignmentSnapshot.objects.filter(status="queued").count() == 2
-    assert all(cache.get(m) for m in markers)  # and the next ones wait for the max wait
+        alignment_after_run(first)  # the burst's first finished run: the clock starts
+    assert not AlignmentSnapshot.objects.filter(status="queued").exists()
+
+    # The overall scope took 100 s last time: it waits 1,000 s, the domain's the max wait.
+    AlignmentSnapshot.objects.create(scope="auto", status="done", duration_ms=100_000)
+    wait = settings.JUDGE_BURST_MAX_WAIT_SECONDS
+    for key in markers.values():
+        cache.set(key, time.time() - wait - 1, timeout=3600)
+    with django_capture_on_commit_callbacks(execute=False):
+        alignment_after_run(first)
+    queued = AlignmentSnapshot.objects.filter(status="queued")
+    assert list(queued.values_list("scope", flat=True)) == ["auto|nlp"]
+    assert time.time() - cache.get(markers["auto|nlp"]) < 60  # its clock starts again
+
+    cache.set(markers["auto"], time.time() - 1001, timeout=3600)
+    with django_capture_on_commit_callbacks(execute=False):
+        alignment_after_run(first)
+    assert sorted(queued.values_list("scope", flat=True)) == ["auto", "auto|nlp"]
 
 
 def _both_evaluated(two_reviewers_history, executed_loo):
@@ -291,7 +310,7 @@ def test_the_decision_board_hears_of_a_prediction_burst_from_its_last_run(
         )
         for r, status in ((rita, "done"), (otto, "running"))
     )
-    cache.set(marker_key("predictions-changed"), 1, timeout=60)
+    cache.set(marker_key("predictions-changed"), time.time(), timeout=60)  # the clock runs
     PREDICTION_HOOK_CALLS.clear()
     with django_capture_on_commit_callbacks(execute=True):
         _predictions_changed(first)

@@ -59,6 +59,7 @@ from apps.judges.selectors.runs import (
     study_run,
 )
 from apps.judges.selectors.snapshots import (
+    alignment_last_seconds,
     alignment_snapshot_failure,
     alignment_snapshot_is_stale,
     alignment_snapshot_latest,
@@ -73,6 +74,7 @@ __all__ = [
     "POOL_COLUMNS",
     "RUN_ORIGINS",
     "active_auto_configs",
+    "alignment_last_seconds",
     "alignment_report",
     "alignment_snapshot_failure",
     "alignment_snapshot_is_stale",

@@ -24,6 +24,17 @@ def alignment_snapshot_latest(*, scope: str, with_points: bool = False) -> Align
     )
 
 
+def alignment_last_seconds(*, scope: str) -> float:
+    """How long the scope's newest computed snapshot took (0 before the first)."""
+    duration = (
+        AlignmentSnapshot.objects.filter(scope=scope, status=AlignmentSnapshot.Status.DONE)
+        .order_by(*SNAPSHOT_NEWEST_FIRST)
+        .values_list("duration_ms", flat=True)
+        .first()
+    )
+    return (duration or 0) / 1000.0
+
+
 def alignment_snapshot_pending(*, scope: str) -> AlignmentSnapshot | None:
     """A queued or running computation of the scope, if any (the page says so)."""
     return (

@@ -112,7 +112,11 @@ def alignment_after_run(run: JudgeRun) -> list[AlignmentSnapshot]:
     queued = []
     for scope, domain_id in scopes:
         if recompute_due(
-            f"alignment:{scope}", purpose=run.purpose, run_id=run.id, domain_id=domain_id
+            f"alignment:{scope}",
+            purpose=run.purpose,
+            run_id=run.id,
+            domain_id=domain_id,
+            last_seconds=selectors.alignment_last_seconds(scope=scope),
         ):
             snapshot, created = ALIGNMENT.queue(scope)
             queued.append(snapshot)
