@@ -192,3 +192,22 @@ def test_finals_stored_through_copy_are_the_ones_bulk_create_stores(domain, batc
     monkeypatch.setattr(bulk_upsert, "COPY_MIN_ROWS", COPY_MIN_ROWS)
     finalize_run(by_copy)
     assert JudgeFinal.objects.filter(run=by_copy).count() == 240
+
+
+def test_a_field_left_out_gets_what_the_orm_gives_it_on_both_paths(domain, batch, monkeypatch):
+    """A row without its reason (text, no default: "") and its configuration (nullable: None)
+    stores the same by COPY as by bulk_create, where COPY once sent NULL into the text column."""
+    reviewers, ideas, dimension, config = batch
+    by_copy, by_orm = _run(domain), _run(domain)
+
+    def thin(run):
+        rows = _rows(run, reviewers, ideas, dimension, config)[:5]
+        return [{k: v for k, v in r.items() if k not in ("reason", "config_id")} for r in rows]
+
+    predictions_upsert(thin(by_copy))
+    monkeypatch.setattr(bulk_upsert, "COPY_MIN_ROWS", 10**9)
+    predictions_upsert(thin(by_orm))
+    assert _stored(by_copy) == _stored(by_orm)
+    assert set(JudgePrediction.objects.filter(run=by_copy).values_list("reason", "config_id")) == {
+        ("", None)
+    }

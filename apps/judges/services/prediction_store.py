@@ -1,9 +1,8 @@
 """Storing a batch of per-seed predictions: an upsert under (run, reviewer, idea, dimension,
 kind, k, seed), the key services.chunks skips stored units by.
 
-Through apps.core.bulk_upsert: COPY on PostgreSQL for a batch of the local judge (the ORM's SQL
-compilation was most of a local judge run's storing time, issue 28), `bulk_create` for small
-batches (an LLM chunk's few rows) and on SQLite.
+Through apps.core.bulk_upsert: COPY on PostgreSQL (the ORM's SQL compilation was most of a
+local judge run's storing time, issue 28), `bulk_create` on SQLite.
 
 Rows come as mappings from a field's attname (``run_id``, ``score``...) to its value, not as
 model instances: building 250,000 JudgePrediction objects was a fifth of a refresh's judging
