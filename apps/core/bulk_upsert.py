@@ -19,10 +19,10 @@ from typing import Any
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-# On PostgreSQL, from this many rows on COPY (every batch: upserting 10, 100 and 200 prediction
-# rows took 4.5, 12.5 and 14.3 ms that way against 5.0, 21.6 and 39.4 ms through the ORM, the
-# temporary table created in each measured transaction; small batches are a judge run's
-# finals, its last chunk's tail and an LLM chunk's few rows).
+# On PostgreSQL, batches from this many rows go through COPY: every batch (the tests raise it to
+# take the ORM path). Upserting 10, 100 and 200 prediction rows took 4.5, 12.5 and 14.3 ms by
+# COPY, the temporary table created in each measured transaction, against 5.0, 21.6 and 39.4
+# ms through the ORM; small batches are a run's finals and an LLM chunk's few rows.
 COPY_MIN_ROWS = 1
 
 Row = Mapping[str, Any]  # attname -> value
