@@ -20,7 +20,10 @@ Two parts, per seed (the demo as shipped: 300 ideas, 25 reviewers, seed 0..N-1):
    truth; on all ideas: overlap with the true top 10 % of the domain. Boards: people's reads
    only, the product's (people + the panel judge's predictions for every unread pair of a read
    idea, as the prediction runs make them + the domain text model where its check passes).
-   The 90 % intervals' coverage of the truth (target 85-95 %).
+   The 90 % intervals' coverage of the truth (target 85-95 %), with the truth put in the units
+   of the board's standing (relative to the domain's average idea, each dimension in SDs of
+   the domain's ideas: what an overall estimate states), and beside it against the truth as
+   the generator states it (over every domain at once), "(raw truth)".
 2. Reads added in batches by the product's routing (ranking/routing.py), by the balanced
    assignment (fewest reads first, as assignment_bulk_balanced) and at random, from the
    shipped reads and from a sparser start (a random half of them). Routing runs with the
@@ -92,6 +95,9 @@ class World:
     catalog: pd.DataFrame  # idea_id, domain
     scales: dict[str, Scale]
     truth: np.ndarray  # by idea_id
+    # The truth in the board's units (what its intervals are for): per domain and dimension,
+    # the latent quality less the domain's mean, over its sd; then the mean over dimensions.
+    standing: np.ndarray
     shipped: list[tuple[int, int]]  # (reviewer_id, idea_id) the demo has
     candidates: list[tuple[int, int]]  # every (reviewer, idea of one of their domains)
     answers: pd.DataFrame  # the rating frame of every candidate pair (oracle), by pair
@@ -123,7 +129,8 @@ def build_world(seed: int) -> World:
     answers = answers.drop(columns="s")
     catalog = pd.DataFrame({"idea_id": np.arange(len(domain)), "domain": domain})
     scales = scales_from({k: (lo, hi) for k, lo, hi in DIMENSIONS}, CATEGORIES)
-    world = World(seed, catalog, scales, truth, shipped, candidates, answers)
+    standing = board_units(data.latent, [row["external_id"] for row in data.ideas], domain)
+    world = World(seed, catalog, scales, truth, standing, shipped, candidates, answers)
     world.rows_of = {
         (int(r), int(i)): ix
         for (r, i), ix in answers.groupby(["reviewer_id", "idea_id"]).indices.items()
@@ -150,6 +157,19 @@ def build_world(seed: int) -> World:
         # which of them is better (what the domain measurement of item text parts picks).
         world.vectors[str(dom)] = (ids, fit_item_vectors(texts, "idea"))
     return world
+
+
+def board_units(latent: dict, ideas: list[str], domain: list[str]) -> np.ndarray:
+    """Each idea's truth as the board states a standing: relative to its domain's average
+    idea, in SDs of the domain's ideas per dimension (ranking/model.py: the overall ranking is
+    the mean over the dimensions of quality / tau, with the domain's prior mean at 0)."""
+    q = np.array([[latent[e][d] for d in sorted(latent[ideas[0]])] for e in ideas])
+    dom = np.array(domain)
+    out = np.zeros(len(ideas))
+    for d in np.unique(dom):
+        m = dom == d
+        out[m] = ((q[m] - q[m].mean(axis=0)) / q[m].std(axis=0)).mean(axis=1)
+    return out
 
 
 def seen_frame(world: World, pairs) -> pd.DataFrame:
@@ -295,9 +315,9 @@ def coverage(
     truth: np.ndarray | None = None,
     extra_sd: np.ndarray | None = None,
 ) -> float:
-    """Share of ideas whose truth (or ``truth``: another reference, with its own sd
-    ``extra_sd`` added to the interval's) lies inside their 90 % interval."""
-    t = world.truth if truth is None else truth
+    """Share of ideas whose truth in the board's units (or ``truth``: another reference, with
+    its own sd ``extra_sd`` added to the interval's) lies inside their 90 % interval."""
+    t = world.standing if truth is None else truth
     sd = b.sd if extra_sd is None else np.sqrt(b.sd**2 + extra_sd**2)
     lo, hi = b.estimate - 1.6448536269514722 * sd, b.estimate + 1.6448536269514722 * sd
     inside = (t >= lo) & (t <= hi)
@@ -337,6 +357,9 @@ def part_one(world: World, *, judges: bool) -> dict[str, float]:
         out[f"{name} coverage"] = coverage(world, b)
         out[f"{name} coverage read"] = coverage(world, b, read)
         out[f"{name} coverage unread"] = coverage(world, b, ~read)
+        # Against the truth as the generator states it (the mean latent over all domains,
+        # in SDs of every idea): a different origin and unit from the board's standing.
+        out[f"{name} coverage read (raw truth)"] = coverage(world, b, read, truth=world.truth)
     # Coverage by reads per idea, of the truth and of the reviewers' consensus: the board
     # fitted on every read the oracle can give (every reviewer of the domain reads every
     # idea), what reads can measure at best; its own sd is added to the interval's.
