@@ -57,27 +57,29 @@ def test_scheduling_many_reviewers_costs_no_more_queries_than_scheduling_a_few(
         with django_capture_on_commit_callbacks(execute=True):
             summary_many = services.judge_runs_schedule(reviewer_ids=[r.id for r in many])
 
-    # 2 dimensions x (evaluation + prediction) per reviewer
-    assert summary_few["created"] == 2 * 4 and summary_many["created"] == 12 * 4
+    # One evaluation and one prediction per reviewer, each over both dimensions
+    assert summary_few["created"] == 2 * 2 and summary_many["created"] == 12 * 2
     assert len(q_many) <= len(q_few), [q["sql"][:120] for q in q_many.captured_queries]
     sent = broker.run_ids_sent()
-    assert len(sent) == JudgeRun.objects.count() == 14 * 4
+    assert len(sent) == JudgeRun.objects.count() == 14 * 2
     # Every run has its configurations and its "queued" history entry, as one by one.
     run = JudgeRun.objects.get(
-        reviewer=many[0], purpose="loo_evaluation", dimensions=["specificity"]
+        reviewer=many[0], purpose="loo_evaluation", dimensions=["innovativeness", "specificity"]
     )
     assert {c.kind for c in run.configs.all()} == {"zero_shot", "aggregate", "personalized"}
-    pred = JudgeRun.objects.get(reviewer=many[0], purpose="prediction", dimensions=["specificity"])
+    pred = JudgeRun.objects.get(
+        reviewer=many[0], purpose="prediction", dimensions=["innovativeness", "specificity"]
+    )
     assert {c.kind for c in pred.configs.all()} == {"personalized"}
     assert JudgeHistory.objects.filter(run=run, new_value={"status": "queued"}).count() == 1
     # Evaluations are sent before predictions, so the alignment dashboard fills first.
     purposes = dict(JudgeRun.objects.values_list("id", "purpose"))
-    order = [purposes[rid] for rid in sent[2 * 4 :]]
-    assert order == ["loo_evaluation"] * 24 + ["prediction"] * 24
+    order = [purposes[rid] for rid in sent[2 * 2 :]]
+    assert order == ["loo_evaluation"] * 12 + ["prediction"] * 12
 
     again = services.judge_runs_schedule(reviewer_ids=[r.id for r in few + many])
-    assert again == {"created": 0, "reused": 14 * 4, "rerun_requested": 0, "requeued": 0}
-    assert JudgeRun.objects.count() == 14 * 4
+    assert again == {"created": 0, "reused": 14 * 2, "rerun_requested": 0, "requeued": 0}
+    assert JudgeRun.objects.count() == 14 * 2
 
 
 def test_scheduling_skips_predictions_outside_the_reviewers_profile_domains(
@@ -161,3 +163,27 @@ def test_every_reviewers_history_gaps_are_kept_until_a_rating_changes(
         )
         == 5
     )
+
+
+def test_dimensions_with_different_eligible_configurations_get_separate_runs(domain, broker):
+    # The personalized judge needs 4 ratings; innovativeness has 4, specificity 3: the
+    # evaluation covers both with the shared judges and innovativeness alone with all three.
+    zero, agg, pers = small_configs(min_history=3)
+    pers.min_history = 4
+    pers.save()
+    ideas = make_ideas(domain, 4)
+    reviewer = ReviewerFactory(username="split", profile=[domain])
+    rate(reviewer, ideas, "innovativeness", lambda j: 1 + j % 4)
+    rate(reviewer, ideas[:3], "specificity", lambda j: 1 + j % 4)
+
+    services.judge_runs_schedule(reviewer_ids=[reviewer.id])
+
+    runs = {
+        (r.purpose, tuple(r.dimensions)): {c.kind for c in r.configs.all()}
+        for r in JudgeRun.objects.filter(reviewer=reviewer)
+    }
+    assert runs == {
+        ("loo_evaluation", ("innovativeness",)): {"zero_shot", "aggregate", "personalized"},
+        ("loo_evaluation", ("specificity",)): {"zero_shot", "aggregate"},
+        ("prediction", ("innovativeness",)): {"personalized"},
+    }

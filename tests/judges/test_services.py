@@ -75,13 +75,14 @@ def test_it_schedules_evaluation_and_prediction_once_a_reviewer_reaches_min_hist
 
     submit(ideas[2], {**PASSING, "innovativeness": 4})
     runs = JudgeRun.objects.filter(reviewer=rita)
-    # one LOO and one prediction run per dimension (all six are scored here)
-    assert runs.filter(purpose="loo_evaluation").count() == 6
-    assert runs.filter(purpose="prediction").count() == 6
+    # one LOO and one prediction run, each over the six dimensions (all are scored here)
+    six = sorted(PASSING)
+    assert [r.dimensions for r in runs.filter(purpose="loo_evaluation")] == [six]
+    assert [r.dimensions for r in runs.filter(purpose="prediction")] == [six]
     assert set(runs.values_list("status", flat=True)) == {"queued"}
-    loo = runs.get(purpose="loo_evaluation", dimensions=["innovativeness"])
+    loo = runs.get(purpose="loo_evaluation")
     assert {c.kind for c in loo.configs.all()} == {"zero_shot", "aggregate", "personalized"}
-    pred = runs.get(purpose="prediction", dimensions=["innovativeness"])
+    pred = runs.get(purpose="prediction")
     assert {c.kind for c in pred.configs.all()} == {"personalized"}
     assert sorted(runs_sent) == sorted(runs.values_list("id", flat=True))
     assert scheduled == [[rita.id]] * 3, "one scheduling task per rating change"

@@ -168,7 +168,7 @@ def test_the_all_dimensions_list_combines_the_prediction_runs_of_every_dimension
     rate(otto, ideas, "specificity", lambda i: 1 + (3 * i) % 4)
     rate(uma, ideas, "specificity", lambda i: 1 + (3 * i) % 4)
     config = small_configs(seeds=1)[2]
-    for dim in ("innovativeness", "specificity"):  # automatic runs: one per dimension
+    for dim in ("innovativeness", "specificity"):  # one run per dimension (as before 2026-11-28)
         run, _ = services.judge_run_request(
             purpose="prediction",
             domain=domain,
@@ -196,3 +196,42 @@ def test_the_all_dimensions_list_combines_the_prediction_runs_of_every_dimension
         assert e.predicted_score == pytest.approx(sum(positions) / 2, abs=1e-4)
     per_dim = selectors.shortlist_for(reviewer_id=rita.id).filter(dimension__isnull=False)
     assert per_dim.count() == 8
+
+
+@pytest.mark.django_db
+def test_a_run_over_both_dimensions_supersedes_the_earlier_per_dimension_runs(
+    domain, panel_domain, settings
+):
+    # Automatic runs were one per dimension; an installation that upgrades keeps those runs,
+    # and the first run over both dimensions must replace them everywhere, not add to them.
+    settings.JUDGE_SHORTLIST_SIZE = 4
+    rita, otto, uma, ideas = panel_domain
+    rate(rita, ideas[:16], "specificity", lambda i: 1 + i % 4)
+    rate(otto, ideas, "specificity", lambda i: 1 + (3 * i) % 4)
+    rate(uma, ideas, "specificity", lambda i: 1 + (3 * i) % 4)
+    config = small_configs(seeds=1)[2]
+
+    def predict(dims):
+        run, _ = services.judge_run_request(
+            purpose="prediction",
+            domain=domain,
+            dimensions=dims,
+            configs=[config],
+            reviewer=rita,
+            enqueue=False,
+        )
+        services.judge_run_execute(run_id=run.id)
+        return run
+
+    old = [predict([d]) for d in ("innovativeness", "specificity")]
+    both = predict(["innovativeness", "specificity"])
+
+    current = selectors.latest_done_runs(purpose="prediction", reviewer_id=rita.id)
+    assert current == [both.id] and all(r.id not in current for r in old)
+    finals = selectors.unrated_predictions(reviewer_id=rita.id)
+    assert {f.run_id for f in finals} == {both.id}
+    assert finals.count() == 2 * 14  # one per unread idea and dimension: nothing twice
+    overall = list(selectors.shortlist_for(reviewer_id=rita.id, dimension=selectors.ALL_DIMENSIONS))
+    assert [(e.rank, e.run_id) for e in overall] == [(n, both.id) for n in (1, 2, 3, 4)]
+    per_dim = selectors.shortlist_for(reviewer_id=rita.id).filter(dimension__isnull=False)
+    assert {e.run_id for e in per_dim} == {both.id} and per_dim.count() == 2 * 4

@@ -102,6 +102,8 @@ class JudgeRun(TimestampedModel):
         CANCELLED = "cancelled", "Cancelled"
 
     ACTIVE = (Status.QUEUED, Status.RUNNING)
+    # The runs rating changes start by themselves (services.scheduling).
+    AUTOMATIC = (Purpose.LOO_EVALUATION, Purpose.PREDICTION)
 
     purpose = models.CharField(max_length=20, choices=Purpose.choices)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)

@@ -52,6 +52,7 @@ from apps.judges.selectors.reviewers import (
 from apps.judges.selectors.runs import (
     RUN_ORIGINS,
     active_auto_configs,
+    current_run_ids,
     judge_runs,
     judge_work_progress,
     latest_done_runs,
@@ -92,6 +93,7 @@ __all__ = [
     "idea_rows",
     "judge_runs",
     "judge_work_progress",
+    "current_run_ids",
     "latest_done_runs",
     "model_label",
     "rating_pool_frame",

@@ -42,16 +42,45 @@ def study_run(*, run_id: int) -> JudgeRun | None:
 def latest_done_runs(
     *, purpose: str, domain: Domain | None = None, reviewer_id: int | None = None
 ) -> list[int]:
-    """Ids of the newest finished run per scope (a later run supersedes earlier ones)."""
+    """Ids of the finished runs still current (a later run supersedes earlier ones: see
+    current_run_ids)."""
     qs = JudgeRun.objects.filter(purpose=purpose, status=JudgeRun.Status.DONE)
     if domain is not None:
         qs = qs.filter(domain=domain)
     if reviewer_id is not None:
         qs = qs.filter(reviewer_id=reviewer_id)
+    return current_run_ids(
+        qs.order_by("finished_at", "id").values_list(
+            "id", "purpose", "reviewer_id", "domain_id", "dimensions", "scope_key"
+        )
+    )
+
+
+def current_run_ids(runs: Iterable[tuple[int, str, int | None, int, list[str], str]]) -> list[int]:
+    """Of these runs, (id, purpose, reviewer id, domain id, dimensions, scope key) oldest
+    first, the ids still current, sorted.
+
+    A study is superseded by a later study of the same scope. An automatic run (evaluation,
+    prediction) by later runs of its purpose, reviewer and domain that together cover every
+    one of its dimensions: automatic runs covered one dimension each until they were merged
+    into one per reviewer and domain (services.scheduling), and the dimensions a run covers
+    change as a reviewer's history reaches each configuration's minimum. A run that names no
+    dimension is kept per scope, as a study."""
     newest: dict[str, int] = {}
-    for run_id, scope in qs.order_by("finished_at", "id").values_list("id", "scope_key"):
-        newest[scope] = run_id
-    return sorted(newest.values())
+    automatic: dict[tuple[str, int | None, int], list[tuple[int, list[str]]]] = {}
+    for run_id, purpose, reviewer_id, domain_id, dims, scope in runs:
+        if purpose in JudgeRun.AUTOMATIC and dims:
+            automatic.setdefault((purpose, reviewer_id, domain_id), []).append((run_id, dims))
+        else:
+            newest[scope] = run_id
+    out = list(newest.values())
+    for group in automatic.values():
+        covered: set[str] = set()
+        for run_id, dims in reversed(group):
+            if not set(dims) <= covered:
+                out.append(run_id)
+            covered.update(dims)
+    return sorted(out)
 
 
 def judge_work_progress() -> dict[str, int]:

@@ -33,7 +33,7 @@ from apps.judges.services.configs import (
 )
 from apps.screening.models import Rating
 
-AUTOMATIC = (JudgeRun.Purpose.LOO_EVALUATION, JudgeRun.Purpose.PREDICTION)
+AUTOMATIC = JudgeRun.AUTOMATIC
 # Production uses both signals of the offline judge; a study may ask for the text alone.
 DEFAULT_SIGNALS = "panel,text"
 
@@ -51,7 +51,9 @@ def scope_key(
     signals: str = DEFAULT_SIGNALS,
 ) -> str:
     if purpose in AUTOMATIC:
-        # Automatic runs: one per reviewer, domain and dimension whatever the configuration mix.
+        # Automatic runs: one per reviewer, domain and set of dimensions whatever the
+        # configuration mix (a later run covering a dimension supersedes earlier ones on it:
+        # selectors.runs.current_run_ids).
         return f"{purpose}:r{reviewer_id}:d{domain_id}:{','.join(sorted(dimensions))}"
     return (
         f"{purpose}:d{domain_id}:{','.join(sorted(dimensions))}"

@@ -154,7 +154,7 @@ class _Wanted:
     purpose: str
     reviewer_id: int
     domain_id: int
-    dimension: str
+    dimensions: tuple[str, ...]  # sorted
     config_ids: tuple[int, ...]
 
     @property
@@ -163,7 +163,7 @@ class _Wanted:
             purpose=self.purpose,
             reviewer_id=self.reviewer_id,
             domain_id=self.domain_id,
-            dimensions=[self.dimension],
+            dimensions=self.dimensions,
             config_ids=self.config_ids,
             shots=(),
             seeds=None,
@@ -179,12 +179,15 @@ def judge_runs_schedule(
 ) -> dict[str, int]:
     """Queue the automatic judge runs these reviewers' histories call for (runs in a worker).
 
-    For each (domain, dimension) where a reviewer has at least `min_history` scored ratings: a
-    leave-one-out evaluation with every eligible active automatic configuration, and a prediction
-    run over the domain's ideas they have not rated (personalized configurations, domains of
-    their profile). A queued run for the scope is reused (it reads the ratings when it starts);
-    a running one is marked for a rerun. Evaluations are sent before predictions so the
-    alignment dashboard fills first.
+    For each domain where a reviewer has at least `min_history` scored ratings on a dimension:
+    a leave-one-out evaluation with every eligible active automatic configuration, and a
+    prediction run over the domain's ideas they have not rated (personalized configurations,
+    domains of their profile). One run of each purpose covers every dimension with the same
+    eligible configurations (usually all of the domain's): a run's fixed cost (its plan,
+    finals, shortlists, hooks: some 60 queries) was most of a refresh when each dimension had
+    its own run (docs/operations.md, "Scaling out"). A queued run for the scope is reused (it
+    reads the ratings when it starts); a running one is marked for a rerun. Evaluations are sent
+    before predictions so the alignment dashboard fills first.
 
     `changed_at` (when the ratings changed): a run of the scope that started after it has read
     those ratings already, so it needs neither a successor nor a rerun. Without this, a trigger
@@ -211,8 +214,8 @@ def judge_runs_schedule(
         batch = ids[start : start + SCHEDULE_BATCH]
         counts = selectors.reviewers_history_counts(reviewer_ids=batch)
         profile_domains = selectors.reviewers_profile_domain_ids(reviewer_ids=batch)
-        evaluations: list[_Wanted] = []
-        predictions: list[_Wanted] = []
+        # (purpose, reviewer, domain, configurations) -> the dimensions they judge.
+        groups: dict[tuple[str, int, int, tuple[int, ...]], list[str]] = {}
         for row in counts:
             reviewer_id, domain_id, dim = row["reviewer_id"], row["domain_id"], row["dimension"]
             if domain_id not in domains or dim not in known[domain_id]:
@@ -220,25 +223,26 @@ def judge_runs_schedule(
             eligible = [c for c in configs if row["n"] >= c.min_history]
             if not eligible:
                 continue
-            evaluations.append(
-                _Wanted(
-                    JudgeRun.Purpose.LOO_EVALUATION,
-                    reviewer_id,
-                    domain_id,
-                    dim,
-                    tuple(c.id for c in eligible),
-                )
+            evaluation = (
+                JudgeRun.Purpose.LOO_EVALUATION,
+                reviewer_id,
+                domain_id,
+                tuple(c.id for c in eligible),
             )
-            personal = [c.id for c in eligible if c.kind == JudgeConfig.Kind.PERSONALIZED]
+            groups.setdefault(evaluation, []).append(dim)
+            personal = tuple(c.id for c in eligible if c.kind == JudgeConfig.Kind.PERSONALIZED)
             mine = profile_domains.get(reviewer_id, set())
             if personal and (not mine or domain_id in mine):
-                predictions.append(
-                    _Wanted(
-                        JudgeRun.Purpose.PREDICTION, reviewer_id, domain_id, dim, tuple(personal)
-                    )
-                )
+                prediction = (JudgeRun.Purpose.PREDICTION, reviewer_id, domain_id, personal)
+                groups.setdefault(prediction, []).append(dim)
+        wanted = [
+            _Wanted(purpose, reviewer_id, domain_id, tuple(sorted(dims)), config_ids)
+            for (purpose, reviewer_id, domain_id, config_ids), dims in groups.items()
+        ]
+        # Evaluations first (a stable sort keeps the histories' order within each purpose).
+        wanted.sort(key=lambda w: w.purpose != JudgeRun.Purpose.LOO_EVALUATION)
         for key, n in _runs_request_many(
-            evaluations + predictions,
+            wanted,
             reviewer_ids=batch,
             countdown=countdown,
             changed_at=changed_at,
@@ -310,7 +314,7 @@ def _runs_request_many(
                 purpose=w.purpose,
                 reviewer_id=w.reviewer_id,
                 domain_id=w.domain_id,
-                dimensions=[w.dimension],
+                dimensions=list(w.dimensions),
                 shots=[],
                 scope_key=w.key,
             )
@@ -329,7 +333,7 @@ def _runs_request_many(
                 _, made = judge_run_request(
                     purpose=w.purpose,
                     domain=domains[w.domain_id],
-                    dimensions=[w.dimension],
+                    dimensions=list(w.dimensions),
                     configs=[configs[i] for i in w.config_ids if i in configs],
                     reviewer=reviewers[w.reviewer_id],
                     countdown=countdown,

@@ -9,7 +9,7 @@ kind of SHORTLIST_KINDS at its largest k, the finals the reviewer's own shortlis
 in ``PanelShortlist``, replacing the domain's previous lists. ``panel_shortlist_after_run`` is
 called once a prediction run's DONE status is committed (services.execution): the domain is
 recomputed only when no other prediction run of the domain is queued or running, so a burst of
-automatic runs (one per reviewer and dimension) recomputes it once, by the last run to finish
+automatic runs (one per reviewer and domain) recomputes it once, by the last run to finish
 (each run's status is committed before it looks at the others', so the last one sees them all
 finished).
 """
@@ -77,9 +77,9 @@ def store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
     """The reviewer's shortlists for the run's domain (JudgeShortlist; engine.shortlist):
 
     - per dimension of this run, from its finals, replacing the run's own;
-    - over all dimensions, from the newest prediction run of every scope of this reviewer and
-      domain (automatic prediction runs are one per dimension), this run standing for its own
-      scope; stored with this run, replacing the reviewer's previous all-dimensions list.
+    - over all dimensions, from this run and the other current prediction runs of this
+      reviewer and domain (selectors.current_run_ids, this run the newest); stored with this
+      run, replacing the reviewer's previous all-dimensions list.
     Serialised per reviewer (a row lock), so two runs finishing together leave one list."""
     reviewer_id = cast(int, run.reviewer_id)
     dims = {d.id: d for d in selectors.dimensions_for_domain(run.domain)}
@@ -87,8 +87,7 @@ def store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
     own = [e for e in shortlist.shortlists(_shortlist_candidates(finals, dims), size=size)]
     with transaction.atomic():
         User.objects.select_for_update().filter(id=reviewer_id).first()
-        newest: dict[str, int] = {}
-        for other_id, scope in (
+        earlier = list(
             JudgeRun.objects.filter(
                 purpose=JudgeRun.Purpose.PREDICTION,
                 reviewer_id=reviewer_id,
@@ -96,13 +95,14 @@ def store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
                 status__in=[JudgeRun.Status.DONE, JudgeRun.Status.RUNNING],
                 finals__isnull=False,
             )
-            .exclude(scope_key=run.scope_key)
+            .exclude(id=run.id)
             .distinct()
             .order_by("id")
-            .values_list("id", "scope_key")
-        ):
-            newest[scope] = other_id
-        others = list(JudgeFinal.objects.filter(run_id__in=list(newest.values())))
+            .values_list("id", "purpose", "reviewer_id", "domain_id", "dimensions", "scope_key")
+        )
+        this = (run.id, run.purpose, run.reviewer_id, run.domain_id, run.dimensions, run.scope_key)
+        current = [i for i in selectors.current_run_ids([*earlier, this]) if i != run.id]
+        others = list(JudgeFinal.objects.filter(run_id__in=current))
         combined = _shortlist_candidates([*finals, *others], dims) if others else None
         overall = [
             e
@@ -163,8 +163,7 @@ def judge_shortlists_rebuild() -> int:
 
 
 def _panel_candidates(domain: Domain) -> list[shortlist.PanelCandidate]:
-    newest: dict[tuple[int, str], int] = {}
-    for run_id, reviewer_id, scope in (
+    current = selectors.current_run_ids(
         JudgeRun.objects.filter(
             purpose=JudgeRun.Purpose.PREDICTION,
             domain=domain,
@@ -172,16 +171,15 @@ def _panel_candidates(domain: Domain) -> list[shortlist.PanelCandidate]:
             reviewer__isnull=False,
         )
         .order_by("id")
-        .values_list("id", "reviewer_id", "scope_key")
-    ):
-        newest[(reviewer_id, scope)] = run_id
-    if not newest:
+        .values_list("id", "purpose", "reviewer_id", "domain_id", "dimensions", "scope_key")
+    )
+    if not current:
         return []
     scales = {
         d_id: (lo, hi)
         for d_id, lo, hi in Dimension.objects.values_list("id", "scale_min", "scale_max")
     }
-    rows = JudgeFinal.objects.filter(run_id__in=list(newest.values())).values_list(
+    rows = JudgeFinal.objects.filter(run_id__in=current).values_list(
         "run_id", "reviewer_id", "dimension_id", "idea_id", "kind", "k", "score", "confidence",
         "signal",
     )  # fmt: skip
