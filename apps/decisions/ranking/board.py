@@ -37,7 +37,7 @@ import pandas as pd
 
 from .digest import domain_digest
 from .domain import DomainFit, fit_domain
-from .model import ALL, Scale
+from .model import ALL, Ranking, Scale
 from .routing import pair_keys
 from .rows import MOSTLY_JUDGES, domain_rows, prediction_basis
 
@@ -146,8 +146,8 @@ def build_boards(
             dom_preds,
             scales,
             top_share,
+            focus=focus_dimensions(fitted.rankings),
         )
-        _add_focus(rows["all"])
         summary["domains"][domain] = {
             **_domain_summary(rows["all"], fitted, has_text=vec is not None, top_share=top_share),
             "digest": digest,
@@ -179,24 +179,20 @@ def _keep_summary(summary: dict[str, Any], previous: Mapping[str, Any], domain: 
     summary["fits"].update({k: v for k, v in previous["fits"].items() if k.startswith(prefix)})
 
 
-def _add_focus(rows: list[dict[str, Any]]) -> None:
-    """Each overall row's ``focus``: the dimension where one more read narrows the idea most,
-    its widest interval relative to the widest of that dimension in the domain (an unread
-    idea's prior). Routing names it in a suggestion's reason."""
-    widest: dict[str, float] = {}
-    for r in rows:
-        if r["dimension"] != ALL:
-            widest[r["dimension"]] = max(widest.get(r["dimension"], 0.0), r["high"] - r["low"])
-    best: dict[int, tuple[float, str]] = {}
-    for r in rows:
-        if r["dimension"] == ALL:
-            continue
-        rel = (r["high"] - r["low"]) / (widest.get(r["dimension"]) or 1.0)
-        if r["idea_id"] not in best or rel > best[r["idea_id"]][0]:
-            best[r["idea_id"]] = (rel, r["dimension"])
-    for r in rows:
-        if r["dimension"] == ALL:
-            r["focus"] = best[r["idea_id"]][1] if r["idea_id"] in best else ""
+def focus_dimensions(rankings: Mapping[str, Ranking]) -> list[str]:
+    """Per idea (in the rankings' order) the overall row's ``focus``: the dimension where one
+    more read narrows the idea most, its widest interval relative to the widest of that
+    dimension in the domain (an unread idea's prior); the first such dimension on a tie, ""
+    without any. Routing names it in a suggestion's reason. The widths are the rows' own
+    (bounds rounded to 3 decimals), so the choice is the one the page's figures show."""
+    dims = [d for d in rankings if d != ALL]
+    if not dims:
+        n = len(next(iter(rankings.values())).ideas) if rankings else 0
+        return [""] * n
+    widths = np.array([np.round(rankings[d].high, 3) - np.round(rankings[d].low, 3) for d in dims])
+    widest = widths.max(axis=1, initial=0.0)
+    relative = widths / np.where(widest > 0, widest, 1.0)[:, None]
+    return np.array(dims, dtype=object)[np.argmax(relative, axis=0)].tolist()
 
 
 def _by_domain(frame: pd.DataFrame, catalog: pd.DataFrame) -> dict[str, pd.DataFrame]:

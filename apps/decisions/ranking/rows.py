@@ -86,9 +86,11 @@ def domain_rows(
     preds: pd.DataFrame,
     scales: Mapping[str, Scale],
     top_share: float,
+    focus: list[str] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
     """Per board ("all", "people"): the rows of every ranking. The readers, counts and lists
-    are the same on both boards (the people's board lists no predictions)."""
+    are the same on both boards (the people's board lists no predictions). ``focus``: per
+    idea, the full board's overall rows' ``focus`` (board.focus_dimensions)."""
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in boards}
     first = next(iter(boards.values()), {})
     if not first:
@@ -212,6 +214,10 @@ def domain_rows(
                         "text": text_used,
                     }
                 )
+            if dim == ALL and focus is not None:
+                block = rows[len(rows) - len(ideas) :]
+                for row, where in zip(block, focus, strict=True):
+                    row["focus"] = where
     return out
 
 
