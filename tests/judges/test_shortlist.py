@@ -158,16 +158,22 @@ def test_a_text_only_study_uses_no_panel(domain, panel_domain):
     assert signals and "panel" not in signals
 
 
-@pytest.mark.django_db
-def test_the_all_dimensions_list_combines_the_prediction_runs_of_every_dimension(
-    domain, panel_domain, settings
-):
-    settings.JUDGE_SHORTLIST_SIZE = 4
+@pytest.fixture
+def two_dimensions(panel_domain):
+    """panel_domain with specificity scored too; (Rita, the ideas, a personalized config)."""
     rita, otto, uma, ideas = panel_domain
     rate(rita, ideas[:16], "specificity", lambda i: 1 + i % 4)
     rate(otto, ideas, "specificity", lambda i: 1 + (3 * i) % 4)
     rate(uma, ideas, "specificity", lambda i: 1 + (3 * i) % 4)
-    config = small_configs(seeds=1)[2]
+    return rita, ideas, small_configs(seeds=1)[2]
+
+
+@pytest.mark.django_db
+def test_the_all_dimensions_list_combines_the_prediction_runs_of_every_dimension(
+    domain, two_dimensions, settings
+):
+    settings.JUDGE_SHORTLIST_SIZE = 4
+    rita, ideas, config = two_dimensions
     for dim in ("innovativeness", "specificity"):  # one run per dimension (as before 2026-11-28)
         run, _ = services.judge_run_request(
             purpose="prediction",
@@ -200,16 +206,12 @@ def test_the_all_dimensions_list_combines_the_prediction_runs_of_every_dimension
 
 @pytest.mark.django_db
 def test_a_run_over_both_dimensions_supersedes_the_earlier_per_dimension_runs(
-    domain, panel_domain, settings
+    domain, two_dimensions, settings
 ):
     # Automatic runs were one per dimension; an installation that upgrades keeps those runs,
     # and the first run over both dimensions must replace them everywhere, not add to them.
     settings.JUDGE_SHORTLIST_SIZE = 4
-    rita, otto, uma, ideas = panel_domain
-    rate(rita, ideas[:16], "specificity", lambda i: 1 + i % 4)
-    rate(otto, ideas, "specificity", lambda i: 1 + (3 * i) % 4)
-    rate(uma, ideas, "specificity", lambda i: 1 + (3 * i) % 4)
-    config = small_configs(seeds=1)[2]
+    rita, ideas, config = two_dimensions
 
     def predict(dims):
         run, _ = services.judge_run_request(
