@@ -8,6 +8,7 @@ from playwright.sync_api import expect
 from apps.screening.models import Assignment, Rating
 from apps.screening.services.ratings import rating_submit
 from tests.factories import PASSWORD
+from tests.workers import wait_for
 
 pytestmark = [pytest.mark.browser]
 
@@ -131,7 +132,13 @@ def test_closing_and_reopening_a_stage_keeps_typed_answers_and_a_lowering_save_a
     assert _scores(reviewer, idea)["market_size"] == ("scored", 2)
     page.get_by_role("button", name="Save anyway").click()
     expect(page.locator(".msg-success")).to_contain_text("Saved your rating of")
-    assert _scores(reviewer, idea)["market_size"] == ("gated", None)
+    # The first save's message can still be on the page, so the message alone does not prove
+    # the second save has landed: wait for the rating itself (CI once read it too early).
+    wait_for(
+        lambda: _scores(reviewer, idea)["market_size"] == ("gated", None),
+        timeout=10,
+        message="market size was not closed by the gate after 'Save anyway'",
+    )
     assert _scores(reviewer, idea)["specificity"] == ("scored", 1)
 
 
