@@ -74,9 +74,9 @@ def main() -> None:
         t_board = time.perf_counter() - t
         c_board = time.process_time() - c
         t = time.perf_counter()
-        size = sum(len(json.dumps(rows)) for rows in boards.values())
+        size = sum(len(json.dumps(made)) for made in boards.values())
         t_json = time.perf_counter() - t
-        n_rows = sum(len(rows) for rows in boards.values())
+        n_rows = sum(len(s["idea_id"]) for made in boards.values() for s in made)
         print(
             f"{n:>9,} ratings: compute_metrics {t_metrics:6.2f} s wall, {c_metrics:.2f} s CPU "
             f"(reference) | build_boards (the board and the people-only board) "

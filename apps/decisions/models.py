@@ -47,6 +47,8 @@ class DecisionSnapshot(Snapshot):
 class DecisionSlice(models.Model):
     """The board rows of one (domain, dimension) ranking; dimension "__all__" is overall.
 
+    ``rows`` holds them as columns (ranking/rows.py: domain_slices; read them through
+    slice_rows, which also reads the list of row dicts that snapshots stored before).
     ``evidence``: "all" (the board: people, the text model and independent judges where their
     checks pass) or "people" (the same model fitted on people's reads only)."""
 

@@ -17,6 +17,7 @@ from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
 from apps.decisions.ranking.board import people_rows, scales_from
 from apps.decisions.ranking.model import ALL, Scale
+from apps.decisions.ranking.rows import slice_rows
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun, JudgeScheduleRequest
 from apps.judges.selectors import latest_done_runs
 from apps.judges.vectors import item_vector_matrix
@@ -110,9 +111,9 @@ def snapshot_rows(
             evidence__in=["all", evidence],
         )
     }
-    full = list(pieces.get("all") or [])
+    full = slice_rows(pieces.get("all") or [])
     if evidence == DecisionSlice.Evidence.PEOPLE:
-        return people_rows(full, list(pieces.get("people") or []))
+        return people_rows(full, slice_rows(pieces.get("people") or []))
     return full
 
 
@@ -120,7 +121,7 @@ def snapshot_domain_rows(snapshot: DecisionSnapshot, *, domain: str) -> dict[str
     """Every ranking of one domain (dimension key or "__all__" -> its rows), on the full board
     (the people-only slices hold figures alone): one query."""
     return {
-        dim: list(rows)
+        dim: slice_rows(rows)
         for dim, rows in DecisionSlice.objects.filter(
             snapshot=snapshot, domain=domain, evidence=DecisionSlice.Evidence.ALL
         )
@@ -138,7 +139,7 @@ def snapshot_overall_rows(snapshot: DecisionSnapshot, *, domains: Sequence[str])
         dimension=ALL,
         evidence=DecisionSlice.Evidence.ALL,
     ).values_list("rows", flat=True):
-        rows += stored
+        rows += slice_rows(stored)
     return rows
 
 

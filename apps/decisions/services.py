@@ -8,11 +8,9 @@ hooks in settings); one queued row per scope collects the burst and a worker com
 from __future__ import annotations
 
 import gc
-import itertools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from operator import itemgetter
 from typing import Any, cast
 
 import orjson
@@ -37,6 +35,7 @@ from apps.decisions.ranking.routing import (
     pair_confidence,
     route,
 )
+from apps.decisions.ranking.rows import slice_rows
 from apps.decisions.record.selectors import shortlist_size
 from apps.screening.models import Assignment
 from apps.screening.selectors import frame as ratings
@@ -56,8 +55,6 @@ DECISIONS = snapshots.SnapshotKind(
 )
 # A numpy float in a row is written as the json module writes it (a float subclass).
 JSON_OPTIONS = orjson.OPT_SERIALIZE_NUMPY
-# The ranking a board row belongs to: (domain, dimension).
-RANKING_OF_ROW = itemgetter("domain", "dimension")
 # The shortlist: the top share of each domain (P(top X %) on the page, the routing's target).
 TOP_SHARE: float = getattr(settings, "DECISIONS_TOP_SHARE", DEFAULT_TOP_SHARE)
 # The routing policy (apps/decisions/ranking/routing.py); settings may override any field.
@@ -99,10 +96,10 @@ def decisions_recompute(*, snapshot_id: int) -> DecisionSnapshot:
 @contextmanager
 def _no_cycle_collection() -> Iterator[None]:
     """The cyclic garbage collector paused (then restored as it was): the recompute builds
-    millions of small dicts and lists (the rating frame's rows, the board's rows and their
-    lists), none in a cycle, so reference counting frees them all, and each collection the
-    allocations trigger scans every live one for nothing: half the rows' CPU at a million
-    ratings. What did form cycles meanwhile (pandas' frames hold some) is collected at the
+    millions of small objects (the slices' columns, the overall rows and their lists), none
+    in a cycle, so reference counting frees them all, and each collection the allocations
+    trigger scans every live one for nothing (half the rows' CPU at a million ratings when
+    every slice was stored as rows). What did form cycles meanwhile (pandas' frames hold some) is collected at the
     end, once, so the worker does not carry it into its next task."""
     enabled = gc.isenabled()
     gc.disable()
@@ -137,16 +134,16 @@ def _compute_board(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) ->
         previous=previous.result if previous is not None else None,
     )
     kept = summary["kept"]
-    rows = boards["all"]
+    # The overall rankings' rows (routing, the counts): those fitted now, then the kept ones.
+    rows = [r for s in boards["all"] if s["dimension"] == ALL for r in slice_rows(s)]
     if previous is not None and kept:
-        rows = rows + selectors.snapshot_overall_rows(previous, domains=kept)
+        rows += selectors.snapshot_overall_rows(previous, domains=kept)
     DECISIONS.progress(snapshot_id, 70)
-    # A board's rows come ranking by ranking (ranking/rows.py), so they are grouped by runs:
-    # one test per row of a million at 1M, in C, not a dictionary lookup and append each.
-    groups: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-    for evidence, board in boards.items():
-        for (domain, dimension), run in itertools.groupby(board, RANKING_OF_ROW):
-            groups.setdefault((domain, dimension, evidence), []).extend(run)
+    slices = {
+        (s["domain"], s["dimension"], evidence): s
+        for evidence, board in boards.items()
+        for s in board
+    }
     preds = unread_predictions(inputs.frame, inputs.predictions)
     suggestions = _suggest(rows, preds)
     summary["routing"] = {
@@ -156,7 +153,7 @@ def _compute_board(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) ->
     summary["ratings"] = rating_counts(inputs.frame, rows)
     latest = inputs.frame["rated_at"].max() if len(inputs.frame) else None
     with transaction.atomic():
-        _store_slices(snapshot_id, groups)
+        _store_slices(snapshot_id, slices)
         if previous is not None and kept:
             _copy_slices(previous.id, snapshot_id, kept)
         _store_suggestions(snapshot_id, suggestions)
@@ -174,13 +171,11 @@ def _compute_board(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) ->
     _route_automatically()
 
 
-def _store_slices(
-    snapshot_id: int, groups: dict[tuple[str, str, str], list[dict[str, Any]]]
-) -> None:
-    """The board's rows, one slice per (domain, dimension, evidence).
+def _store_slices(snapshot_id: int, slices: dict[tuple[str, str, str], dict[str, Any]]) -> None:
+    """The board's slices, one per (domain, dimension, evidence) (ranking/rows.py).
 
     On PostgreSQL through one COPY, each slice's JSON written once: an INSERT of this size
-    (hundreds of MB of JSON at a million ratings) spent most of its time quoting the JSON
+    (59 MB of JSON at a million ratings) spent most of its time quoting the JSON
     into SQL literals in Python, and orjson writes the JSON several times faster than the
     standard library (the same values: PostgreSQL stores jsonb, not the text). Elsewhere
     (SQLite) the ORM's bulk insert."""
@@ -188,7 +183,7 @@ def _store_slices(
         DecisionSlice.objects.bulk_create(
             [
                 DecisionSlice(snapshot_id=snapshot_id, domain=d, dimension=k, evidence=e, rows=r)
-                for (d, k, e), r in groups.items()
+                for (d, k, e), r in slices.items()
             ],
             batch_size=100,
         )
@@ -198,7 +193,7 @@ def _store_slices(
         connection.cursor() as cur,
         cur.cursor.copy(f"COPY {table} ({', '.join(columns)}) FROM STDIN") as copy,
     ):
-        for (d, k, e), r in groups.items():
+        for (d, k, e), r in slices.items():
             copy.write_row((snapshot_id, d, k, e, orjson.dumps(r, option=JSON_OPTIONS).decode()))
 
 

@@ -8,6 +8,7 @@ from apps.accounts.models import User
 from apps.catalog.models import Idea
 from apps.core.errors import PermissionDenied
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, RoutingSuggestion
+from apps.decisions.ranking.rows import slice_rows
 from apps.decisions.services import POLICY, domain_routing_set, suggestions_accept
 from apps.screening.models import Assignment
 from tests.decisions.conftest import compute_decisions
@@ -22,8 +23,9 @@ def test_the_snapshot_stores_one_ranking_per_domain_and_dimension_with_every_ide
     (overall,) = DecisionSlice.objects.filter(
         snapshot=decided, domain="nlp", dimension="__all__", evidence="all"
     )
-    assert len(overall.rows) == Idea.objects.filter(patent__domain__key="nlp").count()
-    row = overall.rows[0]
+    rows = slice_rows(overall.rows)
+    assert len(rows) == Idea.objects.filter(patent__domain__key="nlp").count()
+    row = rows[0]
     assert row["low"] <= row["estimate"] <= row["high"]
     assert row["n_reviewers"] == 6 and row["n_predicted"] == 0 and row["judge_share"] == 0
 
@@ -36,7 +38,7 @@ def test_the_snapshot_also_stores_the_board_fitted_on_peoples_reads_only(decided
     )
     # Stored as the people's figures alone; the selector merges them with the full rows.
     (overall,) = people.filter(domain="nlp", dimension="__all__")
-    assert set(overall.rows[0]) == {
+    assert set(overall.rows) == {
         "domain",
         "dimension",
         "idea_id",
@@ -48,18 +50,63 @@ def test_the_snapshot_also_stores_the_board_fitted_on_peoples_reads_only(decided
     from apps.decisions.selectors import snapshot_rows
 
     merged = snapshot_rows(decided, domain="nlp", dimension="__all__", evidence="people")
-    assert len(merged) == len(overall.rows)
+    assert len(merged) == len(overall.rows["idea_id"])
     assert all(r["judge_share"] == 0 and not r["preds"] and r["title"] for r in merged)
     assert "people" in decided.result and "nlp" in decided.result["people"]["domains"]
     dark = decided.result["domains"]["nlp"]
     assert {"unread", "expected_top_unread", "settle_reads", "text"} <= set(dark)
 
 
+def test_slices_are_stored_as_columns_and_read_back_as_the_rows_they_hold(decided):
+    from apps.decisions.selectors import snapshot_domain_rows, snapshot_rows
+
+    stored = DecisionSlice.objects.get(
+        snapshot=decided, domain="nlp", dimension="innovativeness", evidence="all"
+    )
+    assert isinstance(stored.rows, dict) and len(stored.rows["idea_id"]) > 1
+    rows = snapshot_rows(decided, domain="nlp", dimension="innovativeness")
+    assert [r["idea_id"] for r in rows] == stored.rows["idea_id"]
+    read = [r for r in rows if r["n_reviewers"]]
+    assert read and all(len(r["scores"]) == r["n_reviewers"] for r in read)
+    assert all(
+        isinstance(c[0], str) and c[2] in {"scored", "gated"} for r in read for c in r["scores"]
+    )
+    assert snapshot_domain_rows(decided, domain="nlp")["innovativeness"] == rows
+
+
+def test_a_snapshot_stored_before_slices_were_columns_is_still_read(decided):
+    """Slices stored as lists of row dicts (snapshots, backups and kept domains from before)
+    are read as they are."""
+    from apps.decisions.selectors import snapshot_overall_rows, snapshot_rows
+
+    rows = snapshot_rows(decided, domain="nlp", dimension="__all__")
+    people = snapshot_rows(decided, domain="nlp", dimension="__all__", evidence="people")
+    for evidence, legacy in [
+        ("all", rows),
+        (
+            "people",
+            [
+                {
+                    k: r[k]
+                    for k in ("domain", "dimension", "idea_id", "estimate", "low", "high", "p_top")
+                }
+                for r in people
+            ],
+        ),
+    ]:
+        DecisionSlice.objects.filter(
+            snapshot=decided, domain="nlp", dimension="__all__", evidence=evidence
+        ).update(rows=legacy)
+    assert snapshot_rows(decided, domain="nlp", dimension="__all__") == rows
+    assert snapshot_rows(decided, domain="nlp", dimension="__all__", evidence="people") == people
+    assert snapshot_overall_rows(decided, domains=["nlp"]) == rows
+
+
 def test_ideas_a_majority_gated_out_rank_in_the_bottom_half(decided):
     (overall,) = DecisionSlice.objects.filter(
         snapshot=decided, domain="nlp", dimension="__all__", evidence="all"
     )
-    rows = sorted(overall.rows, key=lambda r: -r["estimate"])
+    rows = sorted(slice_rows(overall.rows), key=lambda r: -r["estimate"])
     gated = [n for n, r in enumerate(rows) if 2 * r["n_gated"] > r["n_reviewers"]]
     assert gated, "the planted data gate some ideas out for most reviewers"
     assert min(gated) >= len(rows) // 2
@@ -197,7 +244,7 @@ def test_routing_reasons_agree_with_the_boards_p_top_and_name_a_dimension(plante
         snapshot=snapshot, domain="nlp", dimension="__all__", evidence="all"
     )
     # The reasons quote P(top N) for the domain's shortlist size, as Decide's cut shows it.
-    p_top = {r["idea_id"]: r["p_top_n"] for r in with_top_n(overall.rows, n=10)}
+    p_top = {r["idea_id"]: r["p_top_n"] for r in with_top_n(slice_rows(overall.rows), n=10)}
     picks = list(
         RoutingSuggestion.objects.filter(reviewer=newcomer, kind=RoutingSuggestion.Kind.BOUNDARY)
     )

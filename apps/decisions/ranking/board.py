@@ -23,7 +23,8 @@ Every figure on a row comes from the same fit, so the columns reconcile:
 - ``flags``: codes the page shows as badges (ONE_READER, NO_READER, MOSTLY_JUDGES, in
   ranking/rows.py); other apps add their own through the presenter's flag hook.
 
-The rows themselves are built in ranking/rows.py.
+The rows are built, and stored, as columns, one slice per ranking (ranking/rows.py:
+domain_slices); ``slice_rows`` turns a slice into these rows.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from .digest import domain_digest
 from .domain import DomainFit, fit_domain
 from .model import ALL, Ranking, Scale
 from .routing import pair_keys
-from .rows import MOSTLY_JUDGES, domain_rows, prediction_basis
+from .rows import MOSTLY_JUDGES, domain_slices, prediction_basis, slice_rows
 
 DEFAULT_TOP_SHARE = 0.10
 # Routed reads per unread idea that bench/bench_decision.py needed to reach 0.8 overlap with
@@ -78,8 +79,9 @@ def build_boards(
     previous: Mapping[str, Any] | None = None,
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """The board ("all": people, the domain text model and independent judges where their
-    checks pass) and the same model on people's reads only ("people"), from one fit: rows for
-    every catalogue idea x (each dimension with data, and ALL); plus a summary.
+    checks pass) and the same model on people's reads only ("people"), from one fit: per
+    board one slice per domain and ranking (each dimension with data, and ALL), its rows as
+    columns (ranking/rows.py: domain_slices; slice_rows gives the rows); plus a summary.
 
     ``frame``: the rating frame (reviewer_id, reviewer, idea_id, dimension, score, status);
     ``predictions``: reviewer_id, reviewer, idea_id, dimension, score, confidence (and, when
@@ -88,8 +90,8 @@ def build_boards(
 
     ``previous``: the summary of an earlier board whose rows the caller still has. A domain
     whose inputs have the digest recorded there (ranking/digest.py) is not fitted again: its
-    rows are left out of the boards, its summary is the earlier one, and it is listed in
-    the summary's ``kept`` (the caller keeps its earlier rows).
+    slices are left out of the boards, its summary is the earlier one, and it is listed in
+    the summary's ``kept`` (the caller keeps its earlier slices).
     """
     # A reviewer with any rating of the idea (a decline included: they recused themselves) is
     # never predicted; declines themselves say nothing about the idea.
@@ -137,7 +139,7 @@ def build_boards(
                 "reviewers": len(f.reviewers),
             }
         text_dims = {d for d, c in fitted.text.items() if c.used}  # type: ignore[attr-defined]
-        rows = domain_rows(
+        slices = domain_slices(
             domain,
             cat,
             {"all": fitted.rankings, "people": fitted.people_rankings},
@@ -148,22 +150,17 @@ def build_boards(
             top_share,
             focus=focus_dimensions(fitted.rankings),
         )
+        full, people = (_overall(slices[name]) for name in ("all", "people"))
         summary["domains"][domain] = {
-            **_domain_summary(rows["all"], fitted, has_text=vec is not None, top_share=top_share),
+            **_domain_summary(full, full, fitted, has_text=vec is not None, top_share=top_share),
             "digest": digest,
-            "dimensions": sorted({r["dimension"] for r in rows["all"] if r["dimension"] != ALL}),
+            "dimensions": sorted({s["dimension"] for s in slices["all"] if s["dimension"] != ALL}),
         }
         summary["people"]["domains"][domain] = _domain_summary(
-            people_rows(
-                [r for r in rows["all"] if r["dimension"] == ALL],
-                [r for r in rows["people"] if r["dimension"] == ALL],
-            ),
-            None,
-            has_text=False,
-            top_share=top_share,
+            full, people, None, has_text=False, top_share=top_share
         )
-        for name, r in rows.items():
-            boards[name] += r
+        for name, made in slices.items():
+            boards[name] += made
     summary["dimensions"] = sorted(
         {d for info in summary["domains"].values() for d in info["dimensions"]}
     )
@@ -232,27 +229,38 @@ def build_board(
     )
     if people_only:
         summary = {**summary, "domains": summary["people"]["domains"], "evidence": "people"}
-        people = _by_ranking(boards["people"])
         merged: list[dict[str, Any]] = []
-        for key, full in _by_ranking(boards["all"]).items():
-            merged += people_rows(full, people.get(key, []))
+        for full, people in zip(boards["all"], boards["people"], strict=True):
+            merged += people_rows(slice_rows(full), slice_rows(people))
         return merged, summary
-    return boards["all"], {**summary, "evidence": "all"}
+    return [r for s in boards["all"] for r in slice_rows(s)], {**summary, "evidence": "all"}
+
+
+def _overall(slices: list[dict[str, Any]]) -> dict[str, Any] | None:
+    return next((s for s in slices if s["dimension"] == ALL), None)
 
 
 def _domain_summary(
-    rows: list[dict[str, Any]], fitted: DomainFit | None, *, has_text: bool, top_share: float
+    readers: dict[str, Any] | None,
+    figures: dict[str, Any] | None,
+    fitted: DomainFit | None,
+    *,
+    has_text: bool,
+    top_share: float,
 ) -> dict[str, Any]:
     """Per domain: its ideas, those nobody read and how many of the true top ``share`` are
-    expected among them (their summed P(top)), and each dimension's text and judges checks."""
-    overall = [r for r in rows if r["dimension"] == ALL]
-    unread = [r for r in overall if r["n_reviewers"] == 0]
+    expected among them (their summed P(top)), and each dimension's text and judges checks.
+    ``readers``: the full board's overall slice; ``figures``: the overall slice of the board
+    summed (the full one or the people's)."""
+    n_ideas = len(readers["idea_id"]) if readers else 0
+    unread = [j for j, n in enumerate(readers["n_reviewers"]) if n == 0] if readers else []
+    p_top = figures["p_top"] if figures else []
     return {
-        "ideas": len(overall),
+        "ideas": n_ideas,
         "unread": len(unread),
-        "expected_top_unread": _f(sum(r["p_top"] for r in unread), 2),
+        "expected_top_unread": _f(sum(p_top[j] for j in unread), 2),
         "settle_reads": math.ceil(SETTLE_READS_PER_UNREAD * len(unread)),
-        "shortlist": max(1, math.ceil(top_share * len(overall))) if overall else 0,
+        "shortlist": max(1, math.ceil(top_share * n_ideas)) if n_ideas else 0,
         "text": {
             dim: check.as_dict()  # type: ignore[attr-defined]
             for dim, check in fitted.text.items()
@@ -266,13 +274,6 @@ def _domain_summary(
         if fitted is not None
         else {},
     }
-
-
-def _by_ranking(rows: list[dict[str, Any]]) -> dict[tuple[str, str], list[dict[str, Any]]]:
-    out: dict[tuple[str, str], list[dict[str, Any]]] = {}
-    for r in rows:
-        out.setdefault((r["domain"], r["dimension"]), []).append(r)
-    return out
 
 
 def people_rows(full: list[dict[str, Any]], people: list[dict[str, Any]]) -> list[dict[str, Any]]:

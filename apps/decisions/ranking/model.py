@@ -191,6 +191,12 @@ def fit_dimension(
     hw_r = human.astype(float)
     tau_b2 = sigma2
     post_b: np.ndarray = np.zeros(n_r)
+    # What the iterations do not change, computed once (the same arithmetic, in the same
+    # order, as computing it in every iteration).
+    n_h = np.bincount(r_ix, weights=hw_r, minlength=n_r)
+    any_human = bool(human.any())
+    read = np.bincount(i_ix[human], minlength=n_i) > 0
+    any_read = bool(read.any())
     for it in range(ITERATIONS if len(x) else 0):
         # Ideas given the reviewers: a precision-weighted mean, shrunk to the prior.
         sr = s[r_ix]
@@ -200,8 +206,7 @@ def fit_dimension(
         a = num * var_a
         # Reviewers given the ideas (people only): severity, then spread, each with a prior.
         ai = a[i_ix]
-        res = (x - mu - s[r_ix] * ai) * hw_r
-        n_h = np.bincount(r_ix, weights=hw_r, minlength=n_r)
+        res = (x - mu - sr * ai) * hw_r
         # Empirical Bayes: the pseudo-reads are sigma^2 / (the severities' variance), so
         # severities that clearly differ are barely shrunk; SEVERITY_PRIOR_READS is the most.
         k_b = min(SEVERITY_PRIOR_READS, sigma2 / max(tau_b2, 1e-6))
@@ -209,7 +214,7 @@ def fit_dimension(
         # The severities' variance component (EM): each one's posterior variance with the
         # ideas' uncertainty integrated out (ranking/uncertainty.py), not sigma^2 / reads.
         # (It changes slowly: recomputed every SEVERITY_VARIANCE_EVERY iterations.)
-        if not (REVIEWER_UNCERTAINTY and human.any()):
+        if not (REVIEWER_UNCERTAINTY and any_human):
             post_b = sigma2 / (n_h + k_b)
         elif it % SEVERITY_VARIANCE_EVERY == 0:
             post_b = severity_variance(
@@ -224,23 +229,25 @@ def fit_dimension(
             )
         tau_b2 = float(np.mean(b**2 + post_b)) if n_r else 1.0
         # Spread: a ridge regression of (x - mu - b) on a, centred on 1.
-        y = (x - mu - b[r_ix]) * hw_r
-        ai2 = (ai**2 + var_a[i_ix]) * hw_r
+        br = b[r_ix]
+        vai = var_a[i_ix]
+        y = (x - mu - br) * hw_r
+        ai2 = (ai**2 + vai) * hw_r
         k = SPREAD_PRIOR_READS * tau2
         s = (np.bincount(r_ix, weights=y * ai, minlength=n_r) + k) / (
             np.bincount(r_ix, weights=ai2, minlength=n_r) + k
         )
         s = np.clip(s, *SPREAD_BOUNDS)
         # Global terms from people only.
-        fitted = mu + b[r_ix] + s[r_ix] * a[i_ix]
-        if human.any():
+        sr = s[r_ix]
+        fitted = mu + br + sr * ai
+        if any_human:
             resid = (x - fitted)[human]
             mu = float(mu + resid.mean())
             # Expected squared residual includes the uncertainty of a (EM).
-            e2 = resid**2 + (s[r_ix] ** 2 * var_a[i_ix])[human]
+            e2 = resid**2 + (sr**2 * vai)[human]
             sigma2 = max(float(e2.mean()), 1e-3)
-        read = np.bincount(i_ix[human], minlength=n_i) > 0
-        if read.any():
+        if any_read:
             tau2 = max(float(np.mean(a[read] ** 2 + var_a[read])), 1e-3)
     sr = s[r_ix]
     hp = np.bincount(i_ix[human], weights=(w * sr**2)[human], minlength=n_i) / sigma2

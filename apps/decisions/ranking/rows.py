@@ -51,6 +51,14 @@ def prediction_basis(predictions: pd.DataFrame) -> np.ndarray:
     return out
 
 
+def row_flags(n_readers: int, judge_share: float) -> list[str]:
+    """The badges of a row: how many people read the idea, and whether judges carry it."""
+    flags = [NO_READER] if n_readers == 0 else [ONE_READER] if n_readers == 1 else []
+    if judge_share > MOSTLY_JUDGES_SHARE:
+        flags.append(MOSTLY_JUDGES)
+    return flags
+
+
 def _positions(ids: np.ndarray, ideas: np.ndarray) -> np.ndarray:
     """Each id's position in the sorted ``ideas`` (-1 where it is not one of them)."""
     n = len(ideas)
@@ -61,23 +69,109 @@ def _positions(ids: np.ndarray, ideas: np.ndarray) -> np.ndarray:
     return np.where(inside, at, -1)
 
 
-def _per_idea(pos: np.ndarray, n: int) -> list[int]:
-    """How many of the positions fall on each idea (``groupby("idea_id").size()``)."""
-    return np.bincount(pos[pos >= 0], minlength=n).tolist()
+def _offsets(pos: np.ndarray, n: int) -> list[int]:
+    """Where each idea's cells start in cells sorted by idea position (n + 1 bounds)."""
+    return np.searchsorted(pos, np.arange(n + 1)).tolist()
 
 
-def _distinct_per_idea(pos: np.ndarray, who: np.ndarray, n: int) -> list[int]:
-    """Distinct ``who`` per idea (``groupby("idea_id")[who].nunique()``)."""
-    ok = pos >= 0
-    if not ok.any():
-        return [0] * n
-    pos, who = pos[ok], who[ok]
-    code = np.unique(who, return_inverse=True)[1].ravel()
-    pairs = np.unique(pos * (int(code.max()) + 1) + code)
-    return np.bincount(pairs // (int(code.max()) + 1), minlength=n).tolist()
+def _pairs(pos: np.ndarray, who: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Sort cells by (idea, reviewer): returns the order, each sorted cell's pair number and
+    whether it opens a pair (a reviewer's first cell on the idea)."""
+    order = np.lexsort((who, pos))
+    p, w = pos[order], who[order]
+    opens = np.ones(len(p), bool)
+    opens[1:] = (p[1:] != p[:-1]) | (w[1:] != w[:-1])
+    return order, np.cumsum(opens) - 1, opens
 
 
-def domain_rows(
+def _maybe_ints(values: np.ndarray) -> list[int | None]:
+    """Whole numbers as ints, NaN as None (a JSON null)."""
+    finite = np.isfinite(values)
+    out: list[int | None] = np.where(finite, values, 0).astype(np.int64).tolist()
+    for j in np.flatnonzero(~finite).tolist():
+        out[j] = None
+    return out
+
+
+def _read_cells(
+    pos: np.ndarray,
+    who: np.ndarray,
+    score: np.ndarray,
+    status: np.ndarray,
+    *,
+    overall: bool,
+    n: int,
+) -> tuple[list[int], list[int], list[Any]]:
+    """Per idea the readers, those whose read a gate closed, and the packed cells: for a
+    dimension each read's [reviewer, raw score or None, status]; overall each reader's
+    [reviewer, n scored, n gated] (raw scores do not mix across scales). Cells are ordered by
+    idea, then reviewer."""
+    order, pair, opens = _pairs(pos, who)
+    p, w, st = pos[order], who[order], status[order]
+    gated = st == GATED
+    pair_idea = p[opens]
+    n_pairs = len(pair_idea)
+    readers = np.bincount(pair_idea, minlength=n).tolist()
+    pair_gated = np.bincount(pair[gated], minlength=n_pairs)
+    gated_readers = np.bincount(pair_idea[pair_gated > 0], minlength=n).tolist()
+    if overall:
+        scored = np.bincount(pair[st == SCORED], minlength=n_pairs)
+        cells = [
+            _offsets(pair_idea, n),
+            w[opens].tolist(),
+            scored.tolist(),
+            pair_gated.tolist(),
+        ]
+    else:
+        cells = [_offsets(p, n), w.tolist(), _maybe_ints(score[order]), st.tolist()]
+    return readers, gated_readers, cells
+
+
+def _prediction_cells(
+    pos: np.ndarray,
+    who: np.ndarray,
+    score: np.ndarray,
+    confidence: np.ndarray,
+    basis: np.ndarray,
+    *,
+    overall: bool,
+    n: int,
+) -> tuple[list[int], list[Any]]:
+    """Per idea the predictions listed, and the packed cells [reviewer, predicted score (None
+    overall), confidence, basis] ordered by idea, then reviewer. Overall one cell per
+    predicted reviewer: their mean confidence, and the first of their bases in alphabetical
+    order ("new" before the echoes)."""
+    order, pair, opens = _pairs(pos, who)
+    p, w = pos[order], who[order]
+    conf = confidence[order]
+    if not overall:
+        return np.bincount(p, minlength=n).tolist(), [
+            _offsets(p, n),
+            w.tolist(),
+            score[order].astype(np.int64).tolist(),
+            _maybe_ints(np.rint(conf)),
+            basis[order].tolist(),
+        ]
+    pair_idea = p[opens]
+    n_pairs = len(pair_idea)
+    known = np.isfinite(conf)
+    total = np.bincount(pair[known], weights=conf[known], minlength=n_pairs)
+    count = np.bincount(pair[known], minlength=n_pairs)
+    mean = np.divide(total, count, out=np.full(n_pairs, np.nan), where=count > 0)
+    codes, labels = pd.factorize(basis[order], sort=True)
+    first_basis = np.asarray(labels, dtype=object)[
+        np.minimum.reduceat(codes, np.flatnonzero(opens))
+    ]
+    return np.bincount(pair_idea, minlength=n).tolist(), [
+        _offsets(pair_idea, n),
+        w[opens].tolist(),
+        None,
+        _maybe_ints(np.rint(mean)),
+        first_basis.tolist(),
+    ]
+
+
+def domain_slices(
     domain: str,
     cat: pd.DataFrame,
     boards: Mapping[str, Mapping[str, Ranking]],
@@ -88,136 +182,117 @@ def domain_rows(
     top_share: float,
     focus: list[str] | None = None,
 ) -> dict[str, list[dict[str, Any]]]:
-    """Per board ("all", "people"): the rows of every ranking. The readers, counts and lists
-    are the same on both boards (the people's board lists no predictions). ``focus``: per
-    idea, the full board's overall rows' ``focus`` (board.focus_dimensions)."""
+    """Per board ("all", "people"): one slice per ranking, its rows as columns (what the
+    snapshot stores; ``slice_rows`` turns one back into rows). ``focus``: per idea, the full
+    board's overall rows' ``focus`` (board.focus_dimensions).
+
+    A full slice holds the ideas (``idea_id``, ``idea``, ``title``), one list per figure and
+    count, the domain's ``reviewers`` (names, alphabetical), and the ``scores`` and ``preds``
+    cells packed as [offsets, reviewer positions in ``reviewers``, then one list per field].
+    The readers, counts and lists are the same on both boards, so a people slice holds its
+    figures alone (estimate, interval, P(top)) and is merged with the full one when read
+    (board.people_rows). Columns, not one dict per row: at a million ratings the rows were a
+    third of the recompute and most of its JSON."""
     out: dict[str, list[dict[str, Any]]] = {name: [] for name in boards}
     first = next(iter(boards.values()), {})
     if not first:
         return out
     ideas = next(iter(first.values())).ideas
+    n = len(ideas)
     meta = cat.set_index("idea_id").reindex(ideas)
-    idea_codes = meta["idea"].astype(str).tolist()
-    titles = meta["title"].astype(str).tolist()
-    # Plain arrays: comparing them is several times faster than comparing pandas strings;
-    # each rating's idea as its position in ``ideas`` (-1: not a ranked idea), and its
-    # reviewer's and each prediction's as codes, so every count below is a bincount.
+    head = {
+        "idea_id": ideas.tolist(),
+        "idea": meta["idea"].astype(str).tolist(),
+        "title": meta["title"].astype(str).tolist(),
+    }
+    # Reviewers as codes in alphabetical order of their names (usernames: unique), so that
+    # sorting cells by code sorts them by name.
+    n_frame = len(frame)
+    names = np.r_[
+        frame["reviewer"].astype(str).to_numpy(dtype=object),
+        preds["reviewer"].astype(str).to_numpy(dtype=object) if len(preds) else [],
+    ]
+    codes, reviewers = pd.factorize(names, sort=True)
+    reviewer_names = [str(r) for r in reviewers]
+    # Plain arrays: comparing them is several times faster than comparing pandas strings.
     dims = frame["dimension"].astype(str).to_numpy(dtype=object)
     status = frame["status"].astype(str).to_numpy(dtype=object)
     score = frame["score"].to_numpy(dtype=float)
     pos = _positions(frame["idea_id"].to_numpy(np.int64), ideas)
-    reviewer = frame["reviewer_id"].to_numpy(np.int64)
-    p_dims = preds["dimension"].astype(str).to_numpy(dtype=object) if len(preds) else None
-    p_pos = _positions(preds["idea_id"].to_numpy(np.int64), ideas) if len(preds) else None
+    code = codes[:n_frame]
+    if len(preds):
+        p_dims = preds["dimension"].astype(str).to_numpy(dtype=object)
+        p_pos = _positions(preds["idea_id"].to_numpy(np.int64), ideas)
+        p_code = codes[n_frame:]
+        p_score = preds["score"].to_numpy(dtype=float)
+        p_conf = pd.to_numeric(preds["confidence"], errors="coerce").to_numpy(dtype=float)
+        p_basis = (
+            preds["basis"] if "basis" in preds else pd.Series(prediction_basis(preds))
+        ).to_numpy(dtype=object)
+    category = np.zeros(n_frame, bool)
+    for d, sc in scales.items():
+        if sc.categories:
+            category |= (dims == d) & np.isin(score, sc.categories)
     for dim in first:
-        on_dim = None if dim == ALL else dims == dim
-        sub = frame if on_dim is None else frame[on_dim]
-        sub_status = status if on_dim is None else status[on_dim]
-        sub_pos = pos if on_dim is None else pos[on_dim]
-        sub_reviewer = reviewer if on_dim is None else reviewer[on_dim]
-        p_on = None if dim == ALL or p_dims is None else p_dims == dim
-        psub = preds if p_on is None else preds[p_on]
-        readers = _distinct_per_idea(sub_pos, sub_reviewer, len(ideas))
-        gated = sub_status == GATED
-        gated_n = _distinct_per_idea(sub_pos[gated], sub_reviewer[gated], len(ideas))
-        cats = scales.get(dim).categories if dim in scales else ()  # type: ignore[union-attr]
-        if dim == ALL:
-            cat_mask = np.zeros(len(sub), bool)
-            for d, sc in scales.items():
-                if sc.categories:
-                    cat_mask |= (dims == d) & np.isin(score, sc.categories)
+        overall = dim == ALL
+        on = (pos >= 0) if overall else (pos >= 0) & (dims == dim)
+        readers, gated_n, score_cells = _read_cells(
+            pos[on], code[on], score[on], status[on], overall=overall, n=n
+        )
+        n_cat = np.bincount(pos[on & category], minlength=n).tolist()
+        if len(preds):
+            p_on = (p_pos >= 0) if overall else (p_pos >= 0) & (p_dims == dim)
+            pred_n, pred_cells = _prediction_cells(
+                p_pos[p_on],
+                p_code[p_on],
+                p_score[p_on],
+                p_conf[p_on],
+                p_basis[p_on],
+                overall=overall,
+                n=n,
+            )
         else:
-            cat_mask = np.isin(score[dims == dim], cats) if cats else np.zeros(len(sub), bool)
-        n_cat = _per_idea(sub_pos[cat_mask], len(ideas))
-        if not len(psub) or p_pos is None:
-            pred_n = [0] * len(ideas)
-        elif p_on is None:
-            pred_n = _distinct_per_idea(p_pos, psub["reviewer_id"].to_numpy(np.int64), len(ideas))
-        else:
-            pred_n = _per_idea(p_pos[p_on], len(ideas))
-        scores = _lists(sub, dim)
-        plist = _pred_lists(psub, dim)
-        text_used = bool(text_dims) if dim == ALL else dim in text_dims
+            pred_n, pred_cells = [0] * n, [[0] * (n + 1), [], [], [], []]
+        text_used = bool(text_dims) if overall else dim in text_dims
         # The boards' P(top) is drawn once where their posteriors are the same (no judge and
         # no text model entered this ranking): the same draws would give the same figures.
         drawn: list[tuple[Ranking, list[float]]] = []
         for name, rankings in boards.items():
             rk = rankings[dim]
-            people = name == "people"
             p_top = next((p for other, p in drawn if _same_posterior(other, rk)), None)
             if p_top is None:
                 p_top = np.round(top_probability(rk.estimate, rk.sd, share=top_share), 3).tolist()
                 drawn.append((rk, p_top))
-            est = np.round(rk.estimate, 3).tolist()
-            low = np.round(rk.low, 3).tolist()
-            high = np.round(rk.high, 3).tolist()
-            share = np.round(rk.judge_share, 3).tolist()
-            rows = out[name]
-            if people:
-                # The people's board keeps only what differs from the full one (the readers,
-                # counts and lists are the same; it has no predictions and no text model):
-                # people_rows() merges the two when the page asks for it.
-                rows += [
-                    {
-                        "domain": domain,
-                        "dimension": dim,
-                        "idea_id": idea_id,
-                        "estimate": e,
-                        "low": lo,
-                        "high": hi,
-                        "p_top": pt,
-                    }
-                    for idea_id, e, lo, hi, pt in zip(
-                        ideas.tolist(), est, low, high, p_top, strict=True
-                    )
-                ]
-                continue
-            # One pass over the columns (zip, no indexing): 385,000 rows at a million ratings.
-            for idea_id, code, title, e, lo, hi, pt, sh, n_read, n_g, n_p, n_c in zip(
-                ideas.tolist(),
-                idea_codes,
-                titles,
-                est,
-                low,
-                high,
-                p_top,
-                share,
-                readers,
-                gated_n,
-                pred_n,
-                n_cat,
-                strict=True,
-            ):
-                flags = [NO_READER] if n_read == 0 else [ONE_READER] if n_read == 1 else []
-                if sh > MOSTLY_JUDGES_SHARE:
-                    flags.append(MOSTLY_JUDGES)
-                rows.append(
-                    {
-                        "domain": domain,
-                        "idea_id": idea_id,
-                        "idea": code,
-                        "title": title,
-                        "dimension": dim,
-                        "estimate": e,
-                        "low": lo,
-                        "high": hi,
-                        "p_top": pt,
-                        "judge_share": sh,
-                        "n_reviewers": n_read,
-                        "n_gated": n_g,
-                        "n_predicted": n_p,
-                        "n_category": n_c,
-                        "scores": scores.get(idea_id, []),
-                        "preds": plist.get(idea_id, []),
-                        "flags": flags,
-                        # The domain text model entered this estimate (its check passed).
-                        "text": text_used,
-                    }
+            figures = {
+                "estimate": np.round(rk.estimate, 3).tolist(),
+                "low": np.round(rk.low, 3).tolist(),
+                "high": np.round(rk.high, 3).tolist(),
+                "p_top": p_top,
+            }
+            if name == "people":
+                out[name].append(
+                    {"domain": domain, "dimension": dim, "idea_id": head["idea_id"], **figures}
                 )
-            if dim == ALL and focus is not None:
-                block = rows[len(rows) - len(ideas) :]
-                for row, where in zip(block, focus, strict=True):
-                    row["focus"] = where
+                continue
+            piece: dict[str, Any] = {
+                "domain": domain,
+                "dimension": dim,
+                # The domain text model entered these estimates (its check passed).
+                "text": text_used,
+                **head,
+                **figures,
+                "judge_share": np.round(rk.judge_share, 3).tolist(),
+                "n_reviewers": readers,
+                "n_gated": gated_n,
+                "n_predicted": pred_n,
+                "n_category": n_cat,
+                "reviewers": reviewer_names,
+                "scores": score_cells,
+                "preds": pred_cells,
+            }
+            if overall and focus is not None:
+                piece["focus"] = focus
+            out[name].append(piece)
     return out
 
 
@@ -225,92 +300,74 @@ def _same_posterior(a: Ranking, b: Ranking) -> bool:
     return np.array_equal(a.estimate, b.estimate) and np.array_equal(a.sd, b.sd)
 
 
-def _lists(sub: pd.DataFrame, dim: str) -> dict[int, list[list[Any]]]:
-    """Per idea: [reviewer, raw score, status] for a dimension; overall: [reviewer, n scored,
-    n gated] (raw scores do not mix across scales)."""
-    if dim == ALL:
-        st = sub["status"].astype(str)
-        agg = (
-            sub.assign(scored=(st == SCORED).to_numpy(), gated=(st == GATED).to_numpy())
-            .groupby(["idea_id", "reviewer"])[["scored", "gated"]]
-            .sum()
-        )
-        ideas = agg.index.get_level_values(0).to_numpy(np.int64)
-        cells = list(
-            map(
-                list,
-                zip(
-                    agg.index.get_level_values(1).astype(str).tolist(),
-                    agg["scored"].astype(np.int64).tolist(),
-                    agg["gated"].astype(np.int64).tolist(),
-                    strict=True,
-                ),
-            )
-        )
-        return _split_by_idea(ideas, cells)
-    # Ordered by idea, then reviewer (a stable sort on arrays, as sort_values would).
-    reviewer = sub["reviewer"].astype(str).to_numpy(dtype=object)
-    ideas = sub["idea_id"].to_numpy(np.int64)
-    order = np.lexsort((pd.factorize(reviewer, sort=True)[0], ideas))
-    ideas = ideas[order]
-    score = sub["score"].to_numpy(dtype=float)[order]
-    finite = np.isfinite(score)
-    raw = np.where(finite, np.nan_to_num(score).astype(np.int64), 0).astype(object)
-    raw[~finite] = None
-    # map(list, zip(...)) builds the many small lists in C: several times faster than a loop.
-    cells = list(
-        map(
-            list,
-            zip(
-                reviewer[order].tolist(),
-                raw.tolist(),
-                sub["status"].astype(str).to_numpy(dtype=object)[order].tolist(),
-                strict=True,
-            ),
-        )
+def _unpack(cells: list[Any], names: list[str], n: int) -> list[list[list[Any]]]:
+    """Packed cells (domain_slices) as one list of cells per idea."""
+    at, who, *fields = cells
+    columns = [[None] * len(who) if f is None else f for f in fields]
+    flat = list(map(list, zip([names[w] for w in who], *columns, strict=True)))
+    return [flat[at[j] : at[j + 1]] for j in range(n)]
+
+
+def slice_rows(stored: Any) -> list[dict[str, Any]]:
+    """A stored slice as its rows (one dict per idea; ranking/board.py says what each column
+    means). Snapshots made before slices were columns stored the rows themselves."""
+    if isinstance(stored, list):
+        return stored
+    domain, dim, ids = stored["domain"], stored["dimension"], stored["idea_id"]
+    figures = zip(
+        ids, stored["estimate"], stored["low"], stored["high"], stored["p_top"], strict=True
     )
-    return _split_by_idea(ideas, cells)
-
-
-def _split_by_idea(ideas: np.ndarray, cells: list[list[Any]]) -> dict[int, list[list[Any]]]:
-    """Cells ordered by idea, as one list per idea."""
-    out: dict[int, list[list[Any]]] = {}
-    if not len(ideas):
-        return out
-    starts = np.flatnonzero(np.r_[True, ideas[1:] != ideas[:-1]])
-    bounds = np.r_[starts, len(ideas)].tolist()
-    for j, idea_id in enumerate(ideas[starts].tolist()):
-        out[idea_id] = cells[bounds[j] : bounds[j + 1]]
-    return out
-
-
-def _pred_lists(p: pd.DataFrame, dim: str) -> dict[int, list[list[Any]]]:
-    """Per idea: [reviewer, predicted score (None overall), confidence, basis] (BASES: what
-    the prediction adds; overall: the first in alphabetical order of the reviewer's bases:
-    "new" before the echoes)."""
-    out: dict[int, list[list[Any]]] = {}
-    if not len(p):
-        return out
-    if "basis" not in p:
-        p = p.assign(basis=prediction_basis(p))
-    if dim == ALL:
-        conf = p.groupby(["idea_id", "reviewer"])["confidence"].mean()
-        first = p.sort_values("basis", kind="stable").drop_duplicates(["idea_id", "reviewer"])
-        basis_of = first.set_index(["idea_id", "reviewer"])["basis"].reindex(conf.index)
-        for (idea_id, rv), c, basis in zip(conf.index, conf, basis_of, strict=True):
-            out.setdefault(int(idea_id), []).append(
-                [str(rv), None, None if pd.isna(c) else round(float(c)), str(basis)]
-            )
-        return out
-    s = p.sort_values(["idea_id", "reviewer"], kind="stable")
-    for idea_id, rv, score, conf, basis in zip(
-        s["idea_id"].tolist(),
-        s["reviewer"].astype(str).tolist(),
-        s["score"].tolist(),
-        s["confidence"].tolist(),
-        s["basis"].tolist(),
-        strict=True,
-    ):
-        c = None if conf is None or conf != conf else round(float(conf))  # NaN != NaN
-        out.setdefault(int(idea_id), []).append([rv, int(score), c, str(basis)])
-    return out
+    if "idea" not in stored:  # a people slice: its figures alone
+        return [
+            {
+                "domain": domain,
+                "dimension": dim,
+                "idea_id": idea_id,
+                "estimate": e,
+                "low": lo,
+                "high": hi,
+                "p_top": pt,
+            }
+            for idea_id, e, lo, hi, pt in figures
+        ]
+    n = len(ids)
+    names = stored["reviewers"]
+    text = stored["text"]
+    rows = [
+        {
+            "domain": domain,
+            "idea_id": idea_id,
+            "idea": code,
+            "title": title,
+            "dimension": dim,
+            "estimate": e,
+            "low": lo,
+            "high": hi,
+            "p_top": pt,
+            "judge_share": sh,
+            "n_reviewers": n_read,
+            "n_gated": n_g,
+            "n_predicted": n_p,
+            "n_category": n_c,
+            "scores": scores,
+            "preds": preds,
+            "flags": row_flags(n_read, sh),
+            "text": text,
+        }
+        for (idea_id, e, lo, hi, pt), code, title, sh, n_read, n_g, n_p, n_c, scores, preds in zip(
+            figures,
+            stored["idea"],
+            stored["title"],
+            stored["judge_share"],
+            stored["n_reviewers"],
+            stored["n_gated"],
+            stored["n_predicted"],
+            stored["n_category"],
+            _unpack(stored["scores"], names, n),
+            _unpack(stored["preds"], names, n),
+            strict=True,
+        )
+    ]
+    for row, where in zip(rows, stored.get("focus") or [], strict=False):
+        row["focus"] = where
+    return rows

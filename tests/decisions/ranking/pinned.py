@@ -24,6 +24,7 @@ from scipy import sparse
 from apps.decisions.ranking.board import build_boards, scales_from, unread_predictions
 from apps.decisions.ranking.domain import fit_domain
 from apps.decisions.ranking.routing import IdeaState, Policy, one_read_var, pair_confidence, route
+from apps.decisions.ranking.rows import slice_rows
 from apps.decisions.ranking.top import top_probability
 
 PINNED = Path(__file__).with_name("pinned_board.json")
@@ -165,7 +166,8 @@ def outputs() -> dict[str, Any]:
         "draws": top_probability(est[:400], sd[:400], share=0.1).tolist(),
         "closed_form": top_probability(est, sd, share=0.1).tolist(),
     }
-    overall = [r for r in boards["all"] if r["dimension"] == "__all__"]
+    rows = {name: [r for s in made for r in slice_rows(s)] for name, made in boards.items()}
+    overall = [r for r in rows["all"] if r["dimension"] == "__all__"]
     states = {
         r["idea_id"]: IdeaState(
             r["domain"],
@@ -187,7 +189,8 @@ def outputs() -> dict[str, Any]:
         policy=Policy(),
     )
     return {
-        "boards": boards,
+        # The slices as the rows they stand for (what the code gave before slices were columns).
+        "boards": rows,
         "summary": summary,
         "fits": fits,
         "top": top,

@@ -103,12 +103,25 @@ def test_the_counts_per_idea_are_pandas_counts():
     )
     pos = rows._positions(frame["idea_id"].to_numpy(np.int64), ideas)
     assert (pos[frame["idea_id"].isin([1, 17]).to_numpy()] == -1).all()
+    frame["status"] = np.where(rng.random(200) < 0.3, "gated", "scored")
     nunique = frame.groupby("idea_id")["reviewer_id"].nunique().reindex(ideas, fill_value=0)
     size = frame.groupby("idea_id").size().reindex(ideas, fill_value=0)
-    got = rows._distinct_per_idea(pos, frame["reviewer_id"].to_numpy(np.int64), len(ideas))
-    assert got == nunique.tolist()
-    assert rows._per_idea(pos, len(ideas)) == size.tolist()
-    assert rows._distinct_per_idea(pos[:0], pos[:0], 3) == [0, 0, 0]
+    gated = frame[frame["status"] == "gated"]
+    gated_n = gated.groupby("idea_id")["reviewer_id"].nunique().reindex(ideas, fill_value=0)
+    ok = pos >= 0
+    args = (
+        pos[ok],
+        frame["reviewer_id"].to_numpy(np.int64)[ok],
+        np.ones(int(ok.sum())),
+        frame["status"].to_numpy(dtype=object)[ok],
+    )
+    readers, gated_readers, cells = rows._read_cells(*args, overall=True, n=len(ideas))
+    assert readers == nunique.tolist() and gated_readers == gated_n.tolist()
+    assert np.diff(cells[0]).tolist() == nunique.tolist()  # one cell per reader overall
+    _, _, cells = rows._read_cells(*args, overall=False, n=len(ideas))
+    assert np.diff(cells[0]).tolist() == size.tolist()  # one cell per read on a dimension
+    empty = rows._read_cells(pos[:0], pos[:0], np.zeros(0), np.zeros(0, object), overall=True, n=3)
+    assert empty[0] == empty[1] == [0, 0, 0] and empty[2][0] == [0, 0, 0, 0]
 
 
 def test_the_recompute_restores_the_garbage_collector():
