@@ -1,8 +1,9 @@
 """The board's rows: one plain dict per idea and ranking, with the readers, counts and lists.
 
 What each column means is written in ranking/board.py (which builds the boards from the fits);
-here are the codes a row carries (its flags, each prediction's basis) and the code that turns
-a domain's rankings and its frames into rows without a pandas call per idea.
+here are the codes a row carries (its flags, each prediction's basis), the code that turns a
+domain's rankings and its frames into slices (a ranking's rows as columns, as stored) without
+a pandas call per idea, and ``slice_rows``, which turns a slice back into its rows.
 """
 
 from __future__ import annotations
