@@ -42,9 +42,14 @@ def _charted_personalized(page, prefix: str) -> dict[str, float]:
     out = {}
     for chart in data:
         for d in chart["datasets"]:
-            points = [p for p in d["points"] if p["y"] is not None]
-            if d["kind"] == "personalized" and points:
-                out[chart["dimension"]] = max(points, key=lambda p: p["x"])["y"]
+            if d["kind"] != "personalized" or not d["points"]:
+                continue
+            # The largest k's point, as the verdicts: where it has no per-reviewer alpha (fewer
+            # than 8 kept predictions) nothing is drawn there, and a smaller k's point is not
+            # the verdicts' figure.
+            last = max(d["points"], key=lambda p: p["x"])
+            if last["y"] is not None:
+                out[chart["dimension"]] = last["y"]
     return out
 
 
