@@ -99,8 +99,9 @@ def _no_cycle_collection() -> Iterator[None]:
     millions of small objects (the slices' columns, the overall rows and their lists), none
     in a cycle, so reference counting frees them all, and each collection the allocations
     trigger scans every live one for nothing (half the rows' CPU at a million ratings when
-    every slice was stored as rows). What did form cycles meanwhile (pandas' frames hold some) is collected at the
-    end, once, so the worker does not carry it into its next task."""
+    every slice was stored as rows). What did form cycles meanwhile (pandas' frames hold
+    some) is collected at the end, once, so the worker does not carry it into its next
+    task."""
     enabled = gc.isenabled()
     gc.disable()
     try:
