@@ -95,8 +95,8 @@ def _top_closed_form(estimate: np.ndarray, sd: np.ndarray, k: int) -> np.ndarray
         nxt = c + step
         if not lo < nxt < hi:
             nxt = (lo + hi) / 2
-        if abs(nxt - c) <= tolerance or hi - lo <= tolerance:
-            c = nxt
-            break
+        converged = abs(nxt - c) <= tolerance or hi - lo <= tolerance
         c = nxt
+        if converged:
+            break
     return ndtr((estimate - c) / sd)

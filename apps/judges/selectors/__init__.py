@@ -50,6 +50,7 @@ from apps.judges.selectors.reviewers import (
     reviewers_profile_domain_ids,
 )
 from apps.judges.selectors.runs import (
+    CURRENT_RUN_FIELDS,
     RUN_ORIGINS,
     active_auto_configs,
     current_run_ids,
@@ -72,6 +73,7 @@ from apps.judges.selectors.snapshots import (
 __all__ = [
     "rubric_dimension",
     "ALL_DIMENSIONS",
+    "CURRENT_RUN_FIELDS",
     "POOL_COLUMNS",
     "RUN_ORIGINS",
     "active_auto_configs",

@@ -33,7 +33,6 @@ from apps.judges.services.configs import (
 )
 from apps.screening.models import Rating
 
-AUTOMATIC = JudgeRun.AUTOMATIC
 # Production uses both signals of the offline judge; a study may ask for the text alone.
 DEFAULT_SIGNALS = "panel,text"
 
@@ -50,7 +49,7 @@ def scope_key(
     backend: str,
     signals: str = DEFAULT_SIGNALS,
 ) -> str:
-    if purpose in AUTOMATIC:
+    if purpose in JudgeRun.AUTOMATIC:
         # Automatic runs: one per reviewer, domain and set of dimensions whatever the
         # configuration mix (a later run covering a dimension supersedes earlier ones on it:
         # selectors.runs.current_run_ids).

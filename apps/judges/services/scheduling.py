@@ -39,7 +39,6 @@ from apps.judges.models import (
 from apps.judges.services import dispatch
 from apps.judges.services.configs import config_cannot_run, judge_configs_ensure_defaults
 from apps.judges.services.runs import (
-    AUTOMATIC,
     judge_run_request,
     looks_lost,
     scope_key,
@@ -270,7 +269,7 @@ def _runs_request_many(
         read_already = set(
             JudgeRun.objects.filter(
                 reviewer_id__in=reviewer_ids,
-                purpose__in=AUTOMATIC,
+                purpose__in=JudgeRun.AUTOMATIC,
                 status__in=[JudgeRun.Status.RUNNING, JudgeRun.Status.DONE],
                 started_at__gt=changed_at,
             ).values_list("scope_key", flat=True)
@@ -278,7 +277,7 @@ def _runs_request_many(
     active = {
         r.scope_key: r
         for r in JudgeRun.objects.select_for_update().filter(
-            reviewer_id__in=reviewer_ids, purpose__in=AUTOMATIC, status__in=JudgeRun.ACTIVE
+            reviewer_id__in=reviewer_ids, purpose__in=JudgeRun.AUTOMATIC, status__in=JudgeRun.ACTIVE
         )
     }
     rerun: list[int] = []

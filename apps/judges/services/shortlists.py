@@ -98,9 +98,9 @@ def store_shortlist(run: JudgeRun, finals: list[JudgeFinal]) -> None:
             .exclude(id=run.id)
             .distinct()
             .order_by("id")
-            .values_list("id", "purpose", "reviewer_id", "domain_id", "dimensions", "scope_key")
+            .values_list(*selectors.CURRENT_RUN_FIELDS)
         )
-        this = (run.id, run.purpose, run.reviewer_id, run.domain_id, run.dimensions, run.scope_key)
+        this = tuple(getattr(run, field) for field in selectors.CURRENT_RUN_FIELDS)
         current = [i for i in selectors.current_run_ids([*earlier, this]) if i != run.id]
         others = list(JudgeFinal.objects.filter(run_id__in=current))
         combined = _shortlist_candidates([*finals, *others], dims) if others else None
@@ -171,7 +171,7 @@ def _panel_candidates(domain: Domain) -> list[shortlist.PanelCandidate]:
             reviewer__isnull=False,
         )
         .order_by("id")
-        .values_list("id", "purpose", "reviewer_id", "domain_id", "dimensions", "scope_key")
+        .values_list(*selectors.CURRENT_RUN_FIELDS)
     )
     if not current:
         return []
