@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, cast
 
+import numpy as np
 import orjson
 import pandas as pd
 from django.conf import settings
@@ -146,7 +147,9 @@ def _compute_board(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) ->
         for s in board
     }
     preds = unread_predictions(inputs.frame, inputs.predictions)
-    suggestions = _suggest(rows, preds)
+    suggestions = _suggest(
+        rows, preds, rated=inputs.frame[["reviewer_id", "idea_id"]].to_numpy(np.int64)
+    )
     summary["routing"] = {
         "policy": POLICY.__dict__,
         "suggested": len(suggestions),
@@ -238,8 +241,9 @@ def rating_counts(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> dict[str, 
     }
 
 
-def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
-    """The routing round for the snapshot's overall rankings (see ranking/routing.py).
+def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame, *, rated: np.ndarray) -> list:
+    """The routing round for the snapshot's overall rankings (see ranking/routing.py);
+    ``rated``: the (reviewer id, idea id) of every rating (selectors.routing_candidates).
 
     Each idea carries the board's own P(top N) for its domain's shortlist size (the figure
     Decide shows beside the cut) and the dimension to name, so the reasons say what the
@@ -268,7 +272,7 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame) -> list:
         )
         for r in overall
     }
-    cands = selectors.routing_candidates()
+    cands = selectors.routing_candidates(rated=rated)
     return route(
         ideas=states,
         candidates=cands.pairs,

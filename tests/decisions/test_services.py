@@ -184,6 +184,33 @@ def test_suggestions_respect_the_cap_and_the_random_share_and_say_why(planted, n
     assert all(s.reason for s in mine)
 
 
+def test_routing_never_suggests_an_idea_the_reviewer_rated_or_declined(planted, newcomer):
+    """The rated pairs come from the recompute's rating frame (not read again): a read and a
+    decline (the reviewer recused themselves) both take the idea off their candidates."""
+    from apps.screening.models import Rating
+    from apps.screening.selectors import rubric_default
+
+    first = rubric_default().dimensions.order_by("position").first()
+    ideas = list(Idea.objects.filter(patent__domain__key="nlp").order_by("id"))
+    declined, read = ideas[:10], ideas[10:20]
+    Rating.objects.bulk_create(
+        [
+            Rating(reviewer=newcomer, idea=i, dimension=first, status=Rating.Status.DECLINED)
+            for i in declined
+        ]
+        + [
+            Rating(reviewer=newcomer, idea=i, dimension=first, status="scored", score=3)
+            for i in read
+        ]
+    )
+    compute_decisions()
+    suggested = set(
+        RoutingSuggestion.objects.filter(reviewer=newcomer).values_list("idea_id", flat=True)
+    )
+    assert suggested, "the newcomer still has unread NLP ideas to be routed"
+    assert not suggested & {i.id for i in declined + read}
+
+
 def test_an_admin_accepts_suggestions_and_the_reviewer_sees_why_in_their_queue(
     planted, newcomer, admin, client
 ):
