@@ -15,6 +15,9 @@ Per dimension, with a score rescaled to x = (score - floor) / (top - floor) in [
   use: below 1 compresses to the middle). Both are shrunk towards 0 and 1, so a reviewer with
   little history is taken at face value rather than over-corrected: severity by
   sigma^2 / var(b) pseudo-reads (at most SEVERITY_PRIOR_READS), spread by SPREAD_PRIOR_READS.
+- ``sigma^2``, the reading noise, is estimated by EM: the mean over the reads of the expected
+  squared residual, with the uncertainty of the quality, the severities, mu and the spreads in
+  the expectation (ranking/uncertainty.py: ``severity_and_read_variance``).
 - ``w`` is 1 for a human read. ``fit_dimension`` still accepts predictions as weighted reads
   (PREDICTION_WEIGHT x confidence), but the board no longer passes any: ``fit_domain`` adds the
   judges that read an idea as one calibrated measurement per idea, and gives predictions built
@@ -51,7 +54,7 @@ import pandas as pd
 
 from .uncertainty import (
     reviewer_effect_variance,
-    severity_variance,
+    severity_and_read_variance,
     spread_effect_variance,
 )
 
@@ -191,6 +194,8 @@ def fit_dimension(
     hw_r = human.astype(float)
     tau_b2 = sigma2
     post_b: np.ndarray = np.zeros(n_r)
+    # Per human read, the variance of mu + b[r] + s[r] a[i] beyond s^2 var(a | b, mu) (below).
+    read_var = np.zeros(int(human.sum()))
     # What the iterations do not change, computed once (the same arithmetic, in the same
     # order, as computing it in every iteration).
     n_h = np.bincount(r_ix, weights=hw_r, minlength=n_r)
@@ -217,7 +222,7 @@ def fit_dimension(
         if not (REVIEWER_UNCERTAINTY and any_human):
             post_b = sigma2 / (n_h + k_b)
         elif it % SEVERITY_VARIANCE_EVERY == 0:
-            post_b = severity_variance(
+            post_b, read_var = severity_and_read_variance(
                 i_ix=i_ix[human],
                 r_ix=r_ix[human],
                 weight=w[human],
@@ -234,9 +239,8 @@ def fit_dimension(
         y = (x - mu - br) * hw_r
         ai2 = (ai**2 + vai) * hw_r
         k = SPREAD_PRIOR_READS * tau2
-        s = (np.bincount(r_ix, weights=y * ai, minlength=n_r) + k) / (
-            np.bincount(r_ix, weights=ai2, minlength=n_r) + k
-        )
+        spread_info = np.bincount(r_ix, weights=ai2, minlength=n_r) + k
+        s = (np.bincount(r_ix, weights=y * ai, minlength=n_r) + k) / spread_info
         s = np.clip(s, *SPREAD_BOUNDS)
         # Global terms from people only.
         sr = s[r_ix]
@@ -244,8 +248,14 @@ def fit_dimension(
         if any_human:
             resid = (x - fitted)[human]
             mu = float(mu + resid.mean())
-            # Expected squared residual includes the uncertainty of a (EM).
+            # Expected squared residual includes the uncertainty of a (EM), and of what the
+            # fit holds fixed while it updates a: the severities and mu (their variance and
+            # covariance with a) and the spreads (each a ridge slope, variance sigma^2 /
+            # its information). Without them sigma^2 came out too small, and with it every
+            # interval (docs/decide.md).
             e2 = resid**2 + (sr**2 * vai)[human]
+            if REVIEWER_UNCERTAINTY:
+                e2 = e2 + read_var + ((ai**2 + vai) * (sigma2 / spread_info)[r_ix])[human]
             sigma2 = max(float(e2.mean()), 1e-3)
         if any_read:
             tau2 = max(float(np.mean(a[read] ** 2 + var_a[read])), 1e-3)

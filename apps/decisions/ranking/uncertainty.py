@@ -68,7 +68,7 @@ def _joint(
     return g.tocsr(), np.linalg.inv(schur)
 
 
-def severity_variance(
+def severity_and_read_variance(
     *,
     i_ix: np.ndarray,
     r_ix: np.ndarray,
@@ -78,18 +78,40 @@ def severity_variance(
     n_reviewers: int,
     sigma2: float,
     severity_prior_reads: float,
-) -> np.ndarray:
-    """Each reviewer's severity's posterior variance, the ideas' uncertainty integrated out:
-    what the severities' variance component (their prior's variance, estimated as the mean of
-    b^2 + this) must count. With the ideas taken as known it is sigma^2 / (reads + k_b), far
-    too small where a panel reads only its own block: the severities' spread is then
-    underestimated, and with it the uncertainty every idea carries."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """(each reviewer's severity's posterior variance, each read's variance from the
+    reviewers' effects), the ideas' uncertainty integrated out.
+
+    The first is what the severities' variance component (their prior's variance, estimated
+    as the mean of b^2 + this) must count. With the ideas taken as known it is sigma^2 / (reads
+    + k_b), far too small where a panel reads only its own block: the severities' spread is
+    then underestimated, and with it the uncertainty every idea carries.
+
+    The second is, per read of idea i by reviewer r, Var(mu + b[r] + s[r] a[i]) less the
+    s[r]^2 var(a[i] | b, mu) the fit counts already: what the EM's expected squared residual
+    (sigma^2's update) must add for the severities and the origin being estimates, with their
+    covariance with the idea's quality (negative: a lenient reader and a good idea explain the
+    same high grade):
+
+        Var(mu + b[r]) + s[r]^2 (G S^-1 G')_ii - 2 s[r] ((G S^-1)_ir + (G S^-1)_i,mu)
+
+    By the law of total variance it is never negative."""
     if not len(i_ix) or n_reviewers == 0:
-        return np.zeros(n_reviewers)
-    _, s_inv = _joint(
+        return np.zeros(n_reviewers), np.zeros(len(i_ix))
+    g, s_inv = _joint(
         i_ix, r_ix, weight, spread, idea_precision, n_reviewers, sigma2, severity_prior_reads
     )
-    return np.maximum(np.diag(s_inv)[:n_reviewers], 0.0)
+    origin = n_reviewers
+    g_s = np.asarray(g @ s_inv)
+    idea_extra = np.asarray(g.multiply(sparse.csr_matrix(g_s)).sum(axis=1)).ravel()
+    shift = np.diag(s_inv)[:n_reviewers] + s_inv[origin, origin] + 2 * s_inv[:n_reviewers, origin]
+    s_obs = spread[r_ix]
+    read = (
+        shift[r_ix]
+        + s_obs**2 * idea_extra[i_ix]
+        - 2 * s_obs * (g_s[i_ix, r_ix] + g_s[i_ix, origin])
+    )
+    return np.maximum(np.diag(s_inv)[:n_reviewers], 0.0), np.maximum(read, 0.0)
 
 
 def reviewer_effect_variance(
