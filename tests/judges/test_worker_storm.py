@@ -42,9 +42,12 @@ def test_a_burst_of_200_rating_writes_sends_one_scheduling_task_per_reviewer(
 
     def settled() -> bool:
         judged = JudgeRun.objects.filter(purpose="loo_evaluation", status="done")
+        # Every run the burst led to has finished too (the predictions after each
+        # evaluation): the worker writes nothing once the test has ended.
         return (
             judged.values("reviewer_id").distinct().count() == len(reviewers)
             and not JudgeScheduleRequest.objects.exists()
+            and not JudgeRun.objects.filter(status__in=JudgeRun.ACTIVE).exists()
         )
 
     wait_for(settled, timeout=180, message="the scheduling did not settle")
