@@ -68,6 +68,13 @@ def _joint(
     return g.tocsr(), np.linalg.inv(schur)
 
 
+def _through_reviewers(g: sparse.csr_matrix, s_inv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(G S^-1, the diagonal of G S^-1 G'): the ideas' covariance with the reviewers' effects
+    and mu, and the variance each idea gains from them."""
+    g_s = np.asarray(g @ s_inv)
+    return g_s, np.asarray(g.multiply(sparse.csr_matrix(g_s)).sum(axis=1)).ravel()
+
+
 def severity_and_read_variance(
     *,
     i_ix: np.ndarray,
@@ -102,8 +109,7 @@ def severity_and_read_variance(
         i_ix, r_ix, weight, spread, idea_precision, n_reviewers, sigma2, severity_prior_reads
     )
     origin = n_reviewers
-    g_s = np.asarray(g @ s_inv)
-    idea_extra = np.asarray(g.multiply(sparse.csr_matrix(g_s)).sum(axis=1)).ravel()
+    g_s, idea_extra = _through_reviewers(g, s_inv)
     shift = np.diag(s_inv)[:n_reviewers] + s_inv[origin, origin] + 2 * s_inv[:n_reviewers, origin]
     s_obs = spread[r_ix]
     read = (
@@ -138,7 +144,7 @@ def reviewer_effect_variance(
     g, s_inv = _joint(
         i_ix, r_ix, weight, spread, idea_precision, n_reviewers, sigma2, severity_prior_reads
     )
-    extra = np.asarray(g.multiply(sparse.csr_matrix(g @ s_inv)).sum(axis=1)).ravel()
+    _, extra = _through_reviewers(g, s_inv)
     return np.maximum(extra, 0.0)
 
 

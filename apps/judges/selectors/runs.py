@@ -39,6 +39,10 @@ def study_run(*, run_id: int) -> JudgeRun | None:
     return JudgeRun.objects.filter(id=run_id, purpose=JudgeRun.Purpose.STUDY).first()
 
 
+# What current_run_ids reads of each run, in its order (a values_list of them).
+CURRENT_RUN_FIELDS = ("id", "purpose", "reviewer_id", "domain_id", "dimensions", "scope_key")
+
+
 def latest_done_runs(
     *, purpose: str, domain: Domain | None = None, reviewer_id: int | None = None
 ) -> list[int]:
@@ -50,10 +54,6 @@ def latest_done_runs(
     if reviewer_id is not None:
         qs = qs.filter(reviewer_id=reviewer_id)
     return current_run_ids(qs.order_by("finished_at", "id").values_list(*CURRENT_RUN_FIELDS))
-
-
-# What current_run_ids reads of each run, in its order (a values_list of them).
-CURRENT_RUN_FIELDS = ("id", "purpose", "reviewer_id", "domain_id", "dimensions", "scope_key")
 
 
 def current_run_ids(runs: Iterable[tuple[int, str, int | None, int, list[str], str]]) -> list[int]:
