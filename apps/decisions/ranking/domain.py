@@ -1,10 +1,10 @@
 """The board's model of one domain: the dimensions' fits (ranking/model.py) combined.
 
 Each dimension gives every idea a data mean and precision in standard units of ideas; the
-idea's qualities share a multivariate normal prior with the dimensions' correlation (and, where
-the domain text model's check passes, its estimate as the prior mean, ranking/text.py); the
-posterior's marginals are the dimensions' rankings, its mean over the dimensions the overall
-one. Judges enter only as predictions that are new evidence on the idea
+idea's qualities share a multivariate normal prior with the dimensions' correlation (and, for an
+idea nobody read where the domain text model's check passes, its estimate as the prior mean,
+ranking/text.py); the posterior's marginals are the dimensions' rankings, its mean over the
+dimensions the overall one. Judges enter only as predictions that are new evidence on the idea
 (``independent_predictions``), as one calibrated measurement per idea. See ``fit_domain`` and
 docs/decide.md.
 """
@@ -20,7 +20,7 @@ import pandas as pd
 
 from . import model
 from .model import ALL, DimensionFit, Ranking, Scale, fit_all, fit_dimension
-from .uncertainty import resolution_floors
+from .uncertainty import resolution_floors, standardising_variance
 
 # Off-diagonal correlations of the dimensions' qualities are kept within these bounds, and the
 # correlation matrix's eigenvalues at least MIN_EIGEN (a near-singular prior would let one
@@ -122,8 +122,9 @@ def fit_domain(
     Each dimension's fit gives every idea a data mean y and precision p (standard units of
     ideas: the quality divided by the dimension's tau). The qualities of one idea are
     correlated across dimensions (R, ``dimension_correlation``), so the idea's posterior is the
-    multivariate normal one: prior N(m0, S R S) (m0 the text estimate where the domain's text
-    check passes, else 0; S the prior sd, the text's error sd or 1), data N(y, diag(1/p)):
+    multivariate normal one: prior N(m0, S R S) (for an idea nobody read, m0 the text estimate
+    where the domain's text check passes and S the text's error sd; else m0 = 0 and S = 1),
+    data N(y, diag(1/p)):
 
         P = (S R S)^-1 + diag(p),   m = P^-1 ((S R S)^-1 m0 + p y)
 
@@ -211,28 +212,48 @@ def fit_domain(
         if check.used:
             m0[:, j] = est
             sd0[j] = math.sqrt(check.error_var)
-    ranked = _combine(fits, ideas, ys, ps, js, m0, sd0, r)
+    # The text is the prior of the ideas nobody read only: a read idea's standing rests on its
+    # reads (and the judges that read it). The text model learns what these reviewers
+    # perceive, so on a read idea it restates the readers' shared view rather than adding to
+    # it; on the demo's truth it made the read ideas' top 10 % worse (docs/decide.md).
+    unread = people_p.sum(axis=1) == 0
+    ranked = _combine(fits, ideas, ys, ps, js, m0, sd0, r, text_rows=unread)
+    nobody = np.zeros(n, bool)
     people = _combine(
-        fits, ideas, people_y, people_p, np.zeros((n, d)), np.zeros((n, d)), np.ones(d), r
+        fits,
+        ideas,
+        people_y,
+        people_p,
+        np.zeros((n, d)),
+        np.zeros((n, d)),
+        np.ones(d),
+        r,
+        text_rows=nobody,
     )
     if model.GRADE_RESOLUTION or model.REVIEWER_UNCERTAINTY:
         # Coarse grades that several readers share resolve no more than their common band:
         # the people's precision of an idea on a dimension stops where that band's variance
         # is reached. Both bound the intervals only: the estimates keep the readers' full
-        # weight against the text model and the correlated dimensions (letting the floor
-        # reweigh them moved read ideas towards their text, and the board's top 10 % of read
-        # ideas measured worse on the demo's truth: 0.722 against 0.750, 20 seeds).
+        # weight against the judges and the correlated dimensions (letting the floor reweigh
+        # them measured worse on the demo's truth, docs/decide.md).
         capped = np.minimum(people_p, interval_p)
         if model.GRADE_RESOLUTION:
             floor = resolution_floors(obs, fits, ideas)
             cap = np.divide(1.0, floor, out=np.full_like(floor, np.inf), where=floor > 0) - 1.0
             capped = np.minimum(capped, np.maximum(cap, 0.0))
-        widths = _combine(fits, ideas, ys, capped + ps - people_p, js, m0, sd0, r)
+        widths = _combine(fits, ideas, ys, capped + ps - people_p, js, m0, sd0, r, text_rows=unread)
         ranked = _with_sd(ranked, widths)
         zeros = np.zeros((n, d))
         people = _with_sd(
-            people, _combine(fits, ideas, people_y, capped, zeros, zeros, np.ones(d), r)
+            people,
+            _combine(fits, ideas, people_y, capped, zeros, zeros, np.ones(d), r, text_rows=nobody),
         )
+    if model.REVIEWER_UNCERTAINTY:
+        # The overall ranking states standings in units of each dimension's tau, itself an
+        # estimate: its uncertainty widens the intervals of the ideas far from the average.
+        unit_var = standardising_variance(people_p)
+        ranked = _with_unit_uncertainty(ranked, fits, unit_var)
+        people = _with_unit_uncertainty(people, fits, unit_var)
     return DomainFit(fits, ranked, checks, r, judges, people)
 
 
@@ -245,21 +266,26 @@ def _combine(
     m0: np.ndarray,
     sd0: np.ndarray,
     r: np.ndarray,
+    *,
+    text_rows: np.ndarray,
 ) -> dict[str, Ranking]:
-    """The multivariate posterior of ``fit_domain`` and its rankings (see there)."""
+    """The multivariate posterior of ``fit_domain`` and its rankings (see there); the ideas
+    of ``text_rows`` take the text prior N(m0, S R S), the others N(0, R)."""
     n, d = ys.shape
     c = r * np.outer(sd0, sd0)
     c_inv = np.linalg.inv(c)
-    post_p = c_inv[None, :, :] + ps[:, :, None] * np.eye(d)[None, :, :]
+    r_inv = np.linalg.inv(r)
+    prior_p = np.where(text_rows[:, None, None], c_inv[None, :, :], r_inv[None, :, :])
+    post_p = prior_p + ps[:, :, None] * np.eye(d)[None, :, :]
     cov = np.linalg.inv(post_p)
-    rhs = m0 @ c_inv + ps * ys  # c_inv is symmetric
+    rhs = np.where(text_rows[:, None], m0 @ c_inv, 0.0) + ps * ys  # c_inv is symmetric
     m = np.einsum("nij,nj->ni", cov, rhs)
     # Shares of the evidence: what the text prior adds over the plain prior, and what the data
-    # add over the text prior (split between people and independent judges by precision).
+    # add over the idea's prior (split between people and independent judges by precision).
     prior_var = float(r.sum()) / d**2
-    text_var = float(c.sum()) / d**2
+    text_var = np.where(text_rows, float(c.sum()) / d**2, prior_var)
     post_var = cov.sum(axis=(1, 2)) / d**2
-    text_gain = max(0.0, 1.0 / text_var - 1.0 / prior_var)
+    text_gain = np.maximum(0.0, 1.0 / text_var - 1.0 / prior_var)
     data_gain = np.maximum(0.0, 1.0 / post_var - 1.0 / text_var)
     judge_data = np.divide(
         (ps * js).sum(axis=1), ps.sum(axis=1), out=np.zeros(n), where=ps.sum(axis=1) > 0
@@ -271,8 +297,9 @@ def _combine(
     ranked: dict[str, Ranking] = {}
     for j, f in enumerate(fits):
         var_j = cov[:, j, j]
-        t_gain = max(0.0, 1.0 / sd0[j] ** 2 - 1.0)
-        d_gain = np.maximum(0.0, 1.0 / var_j - 1.0 / sd0[j] ** 2)
+        prior_j = np.where(text_rows, sd0[j] ** 2, 1.0)
+        t_gain = np.maximum(0.0, 1.0 / prior_j - 1.0)
+        d_gain = np.maximum(0.0, 1.0 / var_j - 1.0 / prior_j)
         tot = t_gain + d_gain
         ranked[f.dimension] = Ranking(
             dimension=f.dimension,
@@ -297,3 +324,20 @@ def _with_sd(ranked: dict[str, Ranking], widths: dict[str, Ranking]) -> dict[str
         k: Ranking(rk.dimension, rk.ideas, rk.estimate, widths[k].sd, rk.judge_share)
         for k, rk in ranked.items()
     }
+
+
+def _with_unit_uncertainty(
+    ranked: dict[str, Ranking], fits: Sequence[DimensionFit], unit_var: np.ndarray
+) -> dict[str, Ranking]:
+    """``ranked`` with the overall sd widened by the uncertainty of the dimensions' units: a
+    dimension's standing z = a / tau moves by -z times tau's relative error, independently
+    across the dimensions (``standardising_variance``), and the overall is their mean."""
+    overall = ranked[ALL]
+    extra = np.zeros(len(overall.ideas))
+    for f, v in zip(fits, unit_var, strict=True):
+        z = f.standard(ranked[f.dimension].estimate)
+        extra += z**2 * v
+    sd = np.sqrt(overall.sd**2 + extra / len(fits) ** 2)
+    out = dict(ranked)
+    out[ALL] = Ranking(overall.dimension, overall.ideas, overall.estimate, sd, overall.judge_share)
+    return out

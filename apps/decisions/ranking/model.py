@@ -31,16 +31,16 @@ Per dimension, with a score rescaled to x = (score - floor) / (top - floor) in [
 
 ``fit_domain`` (ranking/domain.py) combines the dimensions: each gives every idea a data mean
 and precision in standard units of ideas; the idea's qualities share a multivariate normal
-prior with the dimensions' correlation (and, where the domain text model's check passes, its
-estimate as the prior mean, ranking/text.py); the posterior's marginals are the dimensions'
-rankings, its mean over the dimensions the overall one (an idea nobody read has the spread of
-the mean of correlated qualities).
+prior with the dimensions' correlation (and, for an idea nobody read where the domain text
+model's check passes, its estimate as the prior mean, ranking/text.py); the posterior's
+marginals are the dimensions' rankings, its mean over the dimensions the overall one (an idea
+nobody read has the spread of the mean of correlated qualities).
 
 Intervals are central 90 % posterior intervals; their variance also holds the uncertainty of the
-reviewers' severities and spreads and of mu, and stops at what the readers' shared coarse grades
-resolve (ranking/uncertainty.py, docs/decide.md). P(top X %) is the posterior probability that
-the idea is among the ceil(X % of n) best of its domain on that ranking (``top_probability``,
-ranking/top.py).
+reviewers' severities and spreads, of mu and of the overall's unit (each dimension's tau), and
+stops at what the readers' shared coarse grades resolve (ranking/uncertainty.py,
+docs/decide.md). P(top X %) is the posterior probability that the idea is among the ceil(X % of
+n) best of its domain on that ranking (``top_probability``, ranking/top.py).
 """
 
 from __future__ import annotations
@@ -129,6 +129,10 @@ class DimensionFit:
     def score_scale(self, a: np.ndarray) -> np.ndarray:
         """A quality as the score a typical reviewer (no severity, unit spread) would give."""
         return self.scale.floor + (self.mu + a) * self.scale.width
+
+    def standard(self, score: np.ndarray) -> np.ndarray:
+        """``score_scale``'s score back as a standing: the quality over tau."""
+        return ((score - self.scale.floor) / self.scale.width - self.mu) / math.sqrt(self.tau2)
 
 
 def _index(values: np.ndarray, universe: np.ndarray) -> np.ndarray:

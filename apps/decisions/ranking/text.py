@@ -14,11 +14,11 @@ reviewer's severity and spread taken out by the model; unshrunk), weighted by it
 - **Calibration**: the text estimate is beta * t (beta: the weighted least-squares slope of y on
   the out-of-fold t), its error variance ``error_var`` the weighted mean of (y - beta t)^2 - 1/p
   (the reading noise taken out), at least MIN_ERROR_VAR.
-- **Estimates**: a read idea gets its out-of-fold estimate (its own reads never teach the model
-  that judges it, so they are not counted twice); an unread idea the full model's.
+- **Estimates**: an unread idea gets the full model's; a read idea its out-of-fold one.
 
-The board then uses N(beta t, error_var) as the idea's prior on that dimension instead of
-N(0, 1) (apps/decisions/ranking/domain.py: ``fit_domain``).
+The board uses N(beta t, error_var) as the prior on that dimension, instead of N(0, 1), of the
+ideas nobody read (apps/decisions/ranking/domain.py: ``fit_domain``); a read idea rests on its
+reads.
 """
 
 from __future__ import annotations

@@ -269,3 +269,27 @@ def spread_effect_variance(
     d = np.bincount(i_ix, weights=weight * s_obs**2, minlength=n_i) + sigma2 / tau2
     moved = np.bincount(i_ix, weights=(weight * s_obs) ** 2 * spread_var[r_ix], minlength=n_i)
     return quality**2 * moved / d**2
+
+
+def standardising_variance(precision: np.ndarray) -> np.ndarray:
+    """Per dimension, the relative variance of the estimated sd of the domain's ideas (tau),
+    the unit in which the overall ranking states a standing.
+
+    ``precision``: the people's precision of each idea (n ideas x dimensions, standard units;
+    0 for an unread idea). tau^2 is estimated from the read ideas' data means, each of
+    variance tau^2 (1 + 1 / p): its Fisher information is sum (p / (1 + p))^2 / (2 tau^4), so
+    Var(tau^2) / tau^4 = 2 / sum (p / (1 + p))^2, and a quarter of that for tau. The standing
+    is relative to the board's own ideas, not to a population they are drawn from, so the part
+    of it that sampling the ideas accounts for (2 / N with N ideas, all known exactly) is taken
+    out: with every idea read without noise the unit is known and the variance is 0.
+
+    A standing z = a / tau then carries z^2 times this (``fit_domain``): the further an idea
+    stands from the average, the more its place depends on the unit.
+    """
+    n = precision.shape[0]
+    if n == 0:
+        return np.zeros(precision.shape[1])
+    q = precision / (1.0 + precision)
+    info = (q**2).sum(axis=0)
+    rel = np.divide(1.0, 2.0 * info, out=np.zeros_like(info), where=info > 0) - 1.0 / (2 * n)
+    return np.maximum(rel, 0.0)
