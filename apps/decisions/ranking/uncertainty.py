@@ -46,33 +46,45 @@ def _joint(
     ideas' qualities are integrated out (module docstring)."""
     n_i = len(idea_precision)
     m = n_reviewers + 1  # the reviewers, then mu
-    s_obs = spread[r_ix]
     # C: d^2 (-log posterior) / da[i] db[r] = w s[r] / sigma^2; with mu the same summed.
-    coupling = sparse.csr_matrix(
-        (
-            np.r_[weight * s_obs, weight * s_obs] / sigma2,
-            (np.r_[i_ix, i_ix], np.r_[r_ix, np.full(len(r_ix), n_reviewers)]),
-        ),
-        shape=(n_i, m),
-    )
+    # Built as CSR directly: each idea's row holds its reads by reviewer, then mu's entry.
+    order = np.argsort(i_ix * m + r_ix, kind="stable")
+    ii, rr = i_ix[order], r_ix[order]
+    c = weight[order] * spread[rr] / sigma2
+    per_idea = np.bincount(ii, minlength=n_i)
+    indptr = np.zeros(n_i + 1, dtype=np.int64)
+    np.cumsum(per_idea + (per_idea > 0), out=indptr[1:])
+    # Each read moves down by the number of read ideas before its own (their mu entries).
+    at = np.arange(len(ii)) + np.cumsum(per_idea > 0)[ii] - 1
+    mu_at = indptr[1:][per_idea > 0] - 1
+    data = np.empty(indptr[-1])
+    indices = np.empty(indptr[-1], dtype=np.int64)
+    data[at], indices[at] = c, rr
+    data[mu_at], indices[mu_at] = np.bincount(ii, weights=c, minlength=n_i)[per_idea > 0], m - 1
+    coupling = sparse.csr_matrix((data, indices, indptr), shape=(n_i, m))
     # B: the reviewers' and the origin's own precision (their reads, the severity prior).
     reads = np.bincount(r_ix, weights=weight, minlength=n_reviewers) / sigma2
     b = np.zeros((m, m))
     b[np.arange(n_reviewers), np.arange(n_reviewers)] = reads + severity_prior_reads / sigma2
     b[n_reviewers, :n_reviewers] = b[:n_reviewers, n_reviewers] = reads
     b[n_reviewers, n_reviewers] = reads.sum() + FLAT
-    g = sparse.diags(1.0 / idea_precision) @ coupling  # A^-1 C
+    # A^-1 C: each idea's row over its precision, on C's own structure.
+    row_precision = np.repeat(idea_precision, np.diff(indptr))
+    g = sparse.csr_matrix((data / row_precision, indices, indptr), shape=(n_i, m))
     schur = b - (coupling.T @ g).toarray()
     # A tiny ridge keeps S invertible where a reviewer's severity and mu are not separated.
     schur[np.diag_indices_from(schur)] += 1e-12 * max(1.0, float(np.abs(schur).max()))
-    return g.tocsr(), np.linalg.inv(schur)
+    return g, np.linalg.inv(schur)
 
 
 def _through_reviewers(g: sparse.csr_matrix, s_inv: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(G S^-1, the diagonal of G S^-1 G'): the ideas' covariance with the reviewers' effects
     and mu, and the variance each idea gains from them."""
     g_s = np.asarray(g @ s_inv)
-    return g_s, np.asarray(g.multiply(sparse.csr_matrix(g_s)).sum(axis=1)).ravel()
+    # The diagonal term by term over G's stored entries (G is as sparse as the reads).
+    rows = np.repeat(np.arange(g.shape[0]), np.diff(g.indptr))
+    diag = np.bincount(rows, weights=g.data * g_s[rows, g.indices], minlength=g.shape[0])
+    return g_s, diag
 
 
 def severity_and_read_variance(
