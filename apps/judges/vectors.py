@@ -10,14 +10,16 @@ get_backend("local", vectors=mapping) (which also accepts dense 1-D arrays as va
 
 How (the representation itself is in apps.judges.engine.item_text): vectors are TF-IDF fitted on ALL
 ideas of a domain, so they are keyed by (model, domain): every stored row carries the
-fingerprint of its domain's texts (``corpus_sha256``). A call renders the texts of the domains
-of the requested ideas (prompting.patent_text + idea_text), and
+fingerprint of its domain's texts (``corpus_sha256``, ``corpus_fingerprint``: each idea's text
+fields with its patent's, digested by the database, so checking it reads no text), and
 - if every requested idea has a row of the current model with the domain's current
   fingerprint, those rows are decoded and returned (no fitting);
 - otherwise the domain is fitted once and the rows of ALL its ideas are written in one bulk
   upsert (rows of older representations of those ideas are deleted). So an edited, added or
   removed idea refits its domain (a fraction of a second for hundreds of ideas), and nothing
-  else ever does.
+  else ever does. The texts are read and rendered (prompting.patent_text + idea_text) only to
+  fit. The fingerprint covers the fields the rendering reads, not the rendering: a release that
+  renders them differently bumps VECTOR_MODEL.
 Vectors of different domains are never compared (examples come from the target's domain).
 
 Which parts of each item are fitted (idea + source, idea only, source only) is the domain's
@@ -32,20 +34,17 @@ nonzeros (a few KB), whatever the size of the vocabulary.
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
+from django.db.models import F, TextField, Value
+from django.db.models.functions import MD5, Concat
 from scipy import sparse
 
 from apps.catalog.models import Idea
-from apps.judges.engine.item_text import (
-    DEFAULT_PARTS,
-    corpus_sha256,
-    fit_item_vectors,
-    text_sha256,
-    vector_model,
-)
+from apps.judges.engine.item_text import DEFAULT_PARTS, fit_item_vectors, text_sha256, vector_model
 from apps.judges.engine.prompting import idea_text, patent_text
 from apps.judges.models import ItemTextChoice, ItemVector
 
@@ -89,6 +88,41 @@ def domain_texts(domain_id: int) -> dict[int, tuple[str, str]]:
         )
         for idea_id, title, description, implementation, differentiation, p_title, p_abstract, p_claims in rows  # noqa: E501
     }
+
+
+# The text fields an item's rendering reads (prompting.idea_text, patent_text), in order.
+TEXT_FIELDS = (
+    "title",
+    "description",
+    "implementation",
+    "differentiation",
+    "patent__title",
+    "patent__abstract",
+    "patent__claims",
+)
+# Between the fields in an idea's digest: a control character no imported text holds.
+FIELD_SEPARATOR = "\x1f"
+
+
+def corpus_fingerprint(domain_id: int) -> tuple[str, set[int]]:
+    """(the fingerprint of the domain's items, its idea ids). The database digests each idea's
+    text fields (MD5; a change detector, not a signature), so only 32 characters an idea are
+    read, where rendering and hashing every text in Python read the whole catalogue on each
+    decision recompute. It changes when any idea or its patent is edited, added or removed."""
+    fields: list = []
+    for name in TEXT_FIELDS:
+        fields += [F(name), Value(FIELD_SEPARATOR)]
+    digests = (
+        Idea.objects.filter(patent__domain_id=domain_id)
+        .order_by("id")
+        .values_list("id", MD5(Concat(*fields[:-1], output_field=TextField())))
+    )
+    fingerprint = hashlib.sha256()
+    ids = set()
+    for idea_id, digest in digests:
+        fingerprint.update(f"{idea_id}:{digest};".encode())
+        ids.add(idea_id)
+    return fingerprint.hexdigest(), ids
 
 
 def _encode(row: sparse.csr_matrix) -> bytes:
@@ -153,11 +187,8 @@ def item_vectors(
         by_domain[domain_id].add(idea_id)
     result: dict[int, sparse.csr_matrix] = {}
     for domain_id, ids in by_domain.items():
-        texts = (known_texts or {}).get(domain_id)
-        if texts is None:
-            texts = domain_texts(domain_id)
         parts = domain_parts(domain_id)
-        corpus = corpus_sha256({i: text_sha256(*t) for i, t in texts.items()})
+        corpus, _ = corpus_fingerprint(domain_id)
         rows = {
             idea_id: (vector, width)
             for idea_id, vector, width in ItemVector.objects.filter(
@@ -167,6 +198,9 @@ def item_vectors(
         if len(rows) == len(ids):
             result.update({i: _decode(*row) for i, row in rows.items()})
         else:
+            texts = (known_texts or {}).get(domain_id)
+            if texts is None:
+                texts = domain_texts(domain_id)
             vectors = _refit_domain(texts, corpus, parts)
             result.update({i: vectors[i] for i in ids})
     return result
@@ -182,13 +216,12 @@ def item_vector_matrix(idea_ids: Sequence[int]) -> sparse.csr_matrix | None:
     # The domain of the first id, then whether every id is one of its ideas: two small queries
     # where an IN list of every id (thousands per domain) took most of this call's CPU.
     domain_id = Idea.objects.filter(id=ids[0]).values_list("patent__domain_id", flat=True).first()
-    if domain_id is None or not set(
-        Idea.objects.filter(patent__domain_id=domain_id).values_list("id", flat=True)
-    ).issuperset(ids):
+    if domain_id is None:
         return None
-    texts = domain_texts(domain_id)
+    corpus, domain_ids = corpus_fingerprint(domain_id)
+    if not domain_ids.issuperset(ids):
+        return None
     parts = domain_parts(domain_id)
-    corpus = corpus_sha256({i: text_sha256(*t) for i, t in texts.items()})
     stored = dict(
         (idea_id, (bytes(vector), width))
         for idea_id, vector, width in ItemVector.objects.filter(
@@ -196,7 +229,7 @@ def item_vector_matrix(idea_ids: Sequence[int]) -> sparse.csr_matrix | None:
         ).values_list("idea_id", "vector", "dimensions")
     )
     if not all(i in stored for i in ids):
-        vectors = _refit_domain(texts, corpus, parts)
+        vectors = _refit_domain(domain_texts(domain_id), corpus, parts)
         return sparse.vstack([vectors[i] for i in ids]).tocsr()
     widths = {stored[i][1] for i in ids}
     if len(widths) != 1:

@@ -92,3 +92,43 @@ def test_the_matrix_of_a_domains_vectors_is_their_rows_stacked_stored_or_refitte
     # An id that is not an idea: no matrix (the caller leaves the domain's text model out).
     assert item_vector_matrix([ideas[0].id, 10**9]) is None
     assert item_vector_matrix([]) is None
+
+
+def test_a_stored_domain_is_checked_without_reading_its_texts(domain, monkeypatch):
+    # The decision recompute asks for every domain's matrix: once stored, the fingerprint comes
+    # from the database's digests and no text is read or rendered.
+    from apps.judges import vectors
+
+    ideas = make_ideas(domain, 4)
+    ids = [i.id for i in ideas]
+    first = item_vector_matrix(ids)
+
+    def no_texts(domain_id):
+        raise AssertionError("the texts were read")
+
+    monkeypatch.setattr(vectors, "domain_texts", no_texts)
+    again = item_vector_matrix(ids)
+    assert first is not None and again is not None and (first != again).nnz == 0
+    assert set(item_vectors(ids)) == set(ids)
+
+
+@pytest.mark.parametrize("edit", ["patent abstract", "idea added", "idea removed"])
+def test_the_fingerprint_follows_every_text_the_vectors_are_fitted_on(domain, edit):
+    from apps.judges.vectors import corpus_fingerprint
+
+    ideas = make_ideas(domain, 4)
+    item_vector_matrix([i.id for i in ideas])
+    before, _ = corpus_fingerprint(domain.id)
+    if edit == "patent abstract":
+        patent = ideas[1].patent
+        patent.abstract = "An entirely different invention: self-healing asphalt."
+        patent.save()
+    elif edit == "idea added":
+        ideas += make_ideas(domain, 1)
+    else:
+        ideas.pop().delete()
+    after, ids = corpus_fingerprint(domain.id)
+    assert after != before and ids == {i.id for i in ideas}
+    # The next read refits the domain: every row carries the new fingerprint.
+    assert item_vector_matrix([i.id for i in ideas]) is not None
+    assert set(ItemVector.objects.values_list("corpus_sha256", flat=True)) == {after}

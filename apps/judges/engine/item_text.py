@@ -28,7 +28,7 @@ the measurement then picks the idea alone.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from scipy import sparse
@@ -74,15 +74,6 @@ def item_text(patent_text: str, idea_text: str, parts: str = DEFAULT_PARTS) -> s
 def text_sha256(patent_text: str, idea_text: str) -> str:
     """Fingerprint of an item's rendered text (prompting.patent_text + idea_text)."""
     return hashlib.sha256(item_text(patent_text, idea_text).encode()).hexdigest()
-
-
-def corpus_sha256(shas: Mapping[int, str]) -> str:
-    """Fingerprint of a domain's items (idea id and text): changes when any item changes, is
-    added or removed, which is when a domain-fitted vectorizer must be refitted."""
-    digest = hashlib.sha256()
-    for idea_id in sorted(shas):
-        digest.update(f"{idea_id}:{shas[idea_id]};".encode())
-    return digest.hexdigest()
 
 
 def fit_item_vectors(
