@@ -218,17 +218,8 @@ def fit_domain(
     # it; on the demo's truth it made the read ideas' top 10 % worse (docs/decide.md).
     unread = people_p.sum(axis=1) == 0
     ranked = _combine(fits, ideas, ys, ps, js, m0, sd0, r, text_rows=unread)
-    nobody = np.zeros(n, bool)
     people = _combine(
-        fits,
-        ideas,
-        people_y,
-        people_p,
-        np.zeros((n, d)),
-        np.zeros((n, d)),
-        np.ones(d),
-        r,
-        text_rows=nobody,
+        fits, ideas, people_y, people_p, np.zeros((n, d)), np.zeros((n, d)), np.ones(d), r
     )
     if model.GRADE_RESOLUTION or model.REVIEWER_UNCERTAINTY:
         # Coarse grades that several readers share resolve no more than their common band:
@@ -245,8 +236,7 @@ def fit_domain(
         ranked = _with_sd(ranked, widths)
         zeros = np.zeros((n, d))
         people = _with_sd(
-            people,
-            _combine(fits, ideas, people_y, capped, zeros, zeros, np.ones(d), r, text_rows=nobody),
+            people, _combine(fits, ideas, people_y, capped, zeros, zeros, np.ones(d), r)
         )
     if model.REVIEWER_UNCERTAINTY:
         # The overall ranking states standings in units of each dimension's tau, itself an
@@ -267,11 +257,13 @@ def _combine(
     sd0: np.ndarray,
     r: np.ndarray,
     *,
-    text_rows: np.ndarray,
+    text_rows: np.ndarray | None = None,
 ) -> dict[str, Ranking]:
     """The multivariate posterior of ``fit_domain`` and its rankings (see there); the ideas
-    of ``text_rows`` take the text prior N(m0, S R S), the others N(0, R)."""
+    of ``text_rows`` take the text prior N(m0, S R S), the others (all, by default) N(0, R)."""
     n, d = ys.shape
+    if text_rows is None:
+        text_rows = np.zeros(n, bool)
     c = r * np.outer(sd0, sd0)
     c_inv = np.linalg.inv(c)
     r_inv = np.linalg.inv(r)
