@@ -62,34 +62,6 @@ def item_text_choices() -> list[ItemTextChoice]:
     return list(ItemTextChoice.objects.select_related("domain").order_by("domain__name"))
 
 
-def domain_texts(domain_id: int) -> dict[int, tuple[str, str]]:
-    """(source text, idea text) of every idea of the domain, rendered as the judges see them.
-
-    Read as plain values (no model instances): a domain of thousands of ideas is read on
-    every decision recompute (its vectors' fingerprint)."""
-    rows = (
-        Idea.objects.filter(patent__domain_id=domain_id)
-        .order_by("id")
-        .values_list(
-            "id",
-            "title",
-            "description",
-            "implementation",
-            "differentiation",
-            "patent__title",
-            "patent__abstract",
-            "patent__claims",
-        )
-    )
-    return {
-        idea_id: (
-            patent_text(p_title, p_abstract, p_claims),
-            idea_text(title, description, implementation, differentiation),
-        )
-        for idea_id, title, description, implementation, differentiation, p_title, p_abstract, p_claims in rows  # noqa: E501
-    }
-
-
 # The text fields an item's rendering reads (prompting.idea_text, patent_text), in order.
 TEXT_FIELDS = (
     "title",
@@ -102,6 +74,25 @@ TEXT_FIELDS = (
 )
 # Between the fields in an idea's digest: a control character no imported text holds.
 FIELD_SEPARATOR = "\x1f"
+
+
+def domain_texts(domain_id: int) -> dict[int, tuple[str, str]]:
+    """(source text, idea text) of every idea of the domain, rendered as the judges see them.
+
+    Read as plain values (no model instances): a judge run reads its domain's, thousands of
+    ideas, and so does fitting a domain's vectors."""
+    rows = (
+        Idea.objects.filter(patent__domain_id=domain_id)
+        .order_by("id")
+        .values_list("id", *TEXT_FIELDS)
+    )
+    return {
+        idea_id: (
+            patent_text(p_title, p_abstract, p_claims),
+            idea_text(title, description, implementation, differentiation),
+        )
+        for idea_id, title, description, implementation, differentiation, p_title, p_abstract, p_claims in rows  # noqa: E501
+    }
 
 
 def corpus_fingerprint(domain_id: int) -> tuple[str, set[int]]:
