@@ -231,12 +231,13 @@ def item_vector_matrix(idea_ids: Sequence[int]) -> sparse.csr_matrix | None:
     nnz = np.array([len(raw) // 8 for raw in raws], dtype=np.int64)
     indptr = np.zeros(len(ids) + 1, dtype=np.int64)
     np.cumsum(nnz, out=indptr[1:])
-    indices = np.empty(int(indptr[-1]), dtype=np.int32)
-    values = np.empty(int(indptr[-1]), dtype=np.float32)
-    for j, raw in enumerate(raws):
-        n = int(nnz[j])
-        indices[indptr[j] : indptr[j + 1]] = np.frombuffer(raw, dtype="<i4", count=n)
-        values[indptr[j] : indptr[j + 1]] = np.frombuffer(raw, dtype="<f4", offset=4 * n)
+    # Every vector is its nnz indices then its nnz values: one buffer of all of them, split by
+    # a mask, not two frombuffer calls per idea (55,000 ideas at 1M ratings).
+    words = np.frombuffer(b"".join(raws), dtype="<i4")
+    offset = np.arange(len(words)) - np.repeat(2 * indptr[:-1], 2 * nnz)
+    is_index = offset < np.repeat(nnz, 2 * nnz)
+    indices = words[is_index].astype(np.int32)
+    values = words[~is_index].view("<f4").astype(np.float32)
     if len(indices) and (indices.min() < 0 or indices.max() >= width):
         raise ValueError(f"stored item vector has an index outside its width {width}")
     return sparse.csr_matrix((values, indices, indptr.astype(np.int32)), shape=(len(ids), width))

@@ -194,9 +194,10 @@ def focus_dimensions(rankings: Mapping[str, Ranking]) -> list[str]:
 
 def _by_domain(frame: pd.DataFrame, catalog: pd.DataFrame) -> dict[str, pd.DataFrame]:
     """Each catalogue domain's ratings (of its ideas), in the frame's order."""
-    keys = np.array(sorted({str(d) for d in catalog["domain"]}), dtype=object)
+    domains = catalog["domain"].astype(str).to_numpy(dtype=object)
+    keys = np.array(sorted(set(domains.tolist())), dtype=object)
     idea_domain = pd.Series(
-        np.searchsorted(keys, catalog["domain"].astype(str).to_numpy(dtype=object)),
+        np.searchsorted(keys, domains),
         index=catalog["idea_id"].to_numpy(np.int64),
     )
     idea_domain = idea_domain[~idea_domain.index.duplicated()]

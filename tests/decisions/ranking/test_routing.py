@@ -7,6 +7,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
+from apps.decisions.ranking import routing
 from apps.decisions.ranking.cut_value import cut_value
 from apps.decisions.ranking.routing import (
     FROM_MODEL,
@@ -203,3 +204,18 @@ def test_the_reason_never_claims_the_cut_outside_the_boards_band():
         p = states[s.idea_id].p_top
         assert ("can decide whether" in s.reason) == (NEAR_CUT_LOW <= p <= NEAR_CUT_HIGH)
         assert f"%) {p:.2f}" in s.reason and "on Novelty" in s.reason
+
+
+@pytest.mark.parametrize("slots", [1, 3, 50])
+def test_the_partial_sort_gives_the_full_sorts_order_with_ties_and_missing_values(slots):
+    rng = np.random.default_rng(slots)
+    n = 400
+    value = rng.choice([0.1, 0.2, 0.3, np.nan], size=n)  # many ties, and NaN
+    narrowing = rng.choice([0.0, 0.5], size=n)
+    reviewer, idea = rng.integers(0, 5, size=n), rng.permutation(n)
+    keys = (idea, reviewer, -narrowing, -value)
+    rows = np.flatnonzero(rng.random(n) < 0.8)
+    want = rows[np.lexsort(tuple(k[rows] for k in keys))].tolist()
+    # More rows than the first part holds, so both parts are sorted and joined.
+    assert len(rows) > routing.SORTED_PER_SLOT * slots or slots == 50
+    assert list(routing._best_first(rows, keys, slots)) == want
