@@ -426,8 +426,8 @@ def route(
     narrowing = np.where(left, plain_narrowing[pos] * judge, 0.0)
     closeness = np.where(left, plain_closeness[pos], 0.0)
     room = sum(slots.values())
-    order = _best_first(np.flatnonzero(left), (pair_i, pair_r, -narrowing, -value), room)
-    for j in order:
+    best = _best_first(np.flatnonzero(left), (pair_i, pair_r, -narrowing, -value), room)
+    for j in best:
         if room <= 0:
             break  # every reviewer is full: no later pair can be taken
         r, i = int(pair_r[j]), int(pair_i[j])
