@@ -5,7 +5,7 @@ import pytest
 
 from apps.disagreement.analysis import bootstrap_alpha, krippendorff_alpha
 from apps.disagreement.analysis.alpha import alpha_from_counts
-from apps.disagreement.analysis.bootstrap import UnitContributions
+from apps.disagreement.analysis.bootstrap import UnitContributions, resample_weights
 
 from .helpers import MEASUREMENT_LEVELS as LEVELS
 
@@ -46,3 +46,12 @@ def test_unit_weights_of_one_reproduce_alpha_and_doubling_a_unit_matches_a_recou
     recount = np.delete(recount, 7, axis=0)
     assert got[0] == pytest.approx(alpha_from_counts(counts, domain, level), abs=1e-12)
     assert got[1] == pytest.approx(alpha_from_counts(recount, domain, level), abs=1e-12)
+
+
+def test_each_resample_counts_how_often_its_draws_named_each_unit():
+    n_units, n_boot = 7, 40
+    weights = resample_weights(n_units, n_boot, np.random.default_rng(5))
+    draws = np.random.default_rng(5).integers(0, n_units, size=(n_boot, n_units))
+    assert weights.shape == (n_boot, n_units) and weights.dtype == np.float64
+    for row, drawn in zip(weights, draws, strict=True):
+        assert row.tolist() == [float(np.sum(drawn == unit)) for unit in range(n_units)]

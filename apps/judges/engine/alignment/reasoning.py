@@ -3,7 +3,6 @@ reasons on shared items; point sampling for the chart."""
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -21,62 +20,135 @@ def pearson(x: Iterable[float], y: Iterable[float]) -> float | None:
     return _clean(np.corrcoef(xa, ya)[0, 1])
 
 
+# Pairs whose vectors are gathered at once: dense vectors are wide; sparse ones are narrow, but
+# gathering all of them at once (a million shared items at 100x the demo) took 550 MB, the
+# alignment job's peak (bench/bench_scale.py).
+DENSE_BLOCK = 512
+SPARSE_BLOCK = 20_000
+
+
 def _row_products(vectors: Any, left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """vectors[left[i]] . vectors[right[i]] for every i; vectors dense (a block at a time: a
-    gathered block of wide vectors is large) or a scipy sparse matrix."""
+    """vectors[left[i]] . vectors[right[i]] for every i; vectors dense or a scipy sparse
+    matrix, a block of pairs at a time."""
+    out = np.zeros(len(left), dtype=float)
     if sparse.issparse(vectors):
         rows = sparse.csr_matrix(vectors)
-        return np.asarray(rows[left].multiply(rows[right]).sum(axis=1), dtype=float).ravel()
-    out = np.zeros(len(left), dtype=float)
-    block = 512
-    for start in range(0, len(left), block):
-        a, b = left[start : start + block], right[start : start + block]
-        out[start : start + block] = np.einsum("ij,ij->i", vectors[a], vectors[b])
+        for start in range(0, len(left), SPARSE_BLOCK):
+            a, b = left[start : start + SPARSE_BLOCK], right[start : start + SPARSE_BLOCK]
+            out[start : start + SPARSE_BLOCK] = np.asarray(
+                rows[a].multiply(rows[b]).sum(axis=1), dtype=float
+            ).ravel()
+        return out
+    for start in range(0, len(left), DENSE_BLOCK):
+        a, b = left[start : start + DENSE_BLOCK], right[start : start + DENSE_BLOCK]
+        out[start : start + DENSE_BLOCK] = np.einsum("ij,ij->i", vectors[a], vectors[b])
     return out
 
 
+class _Codes:
+    """(reviewer, idea, dimension) triples as single integers, over the ids of every frame
+    given, so that the shared items of a million reviewer pairs are compared as arrays."""
+
+    def __init__(self, *frames: pd.DataFrame) -> None:
+        self.reviewers = np.unique(
+            np.concatenate([f["reviewer_id"].to_numpy(np.int64) for f in frames])
+        )
+        self.ideas = np.unique(np.concatenate([f["idea_id"].to_numpy(np.int64) for f in frames]))
+        # Sorted as Python sorts them: the dimensions' order is that of sorted().
+        self.dimensions = np.array(
+            sorted({str(d) for f in frames for d in f["dimension"].unique()}), dtype=object
+        )
+
+    def dimension(self, frame: pd.DataFrame) -> np.ndarray:
+        return np.searchsorted(self.dimensions, frame["dimension"].astype(str).to_numpy(object))
+
+    def key(self, reviewer: np.ndarray, idea: np.ndarray, dimension: np.ndarray) -> np.ndarray:
+        r = np.searchsorted(self.reviewers, reviewer)
+        i = np.searchsorted(self.ideas, idea)
+        return (r * len(self.ideas) + i) * len(self.dimensions) + dimension
+
+
+def _shared_items(
+    truth: pd.DataFrame, codes: _Codes
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every (reviewer a < reviewer b, item) that both scored: arrays a, b, idea, dimension
+    code and the two scores, sorted by (a, b, idea, dimension). One score per reviewer and
+    item, the first. Pairs come from each item's readers, not from every pair of reviewers:
+    at 1,000 reviewers in 100 domains, 4,500 pairs share items of 500,000 pairs."""
+    scored = truth[truth["score"].notna()]
+    r = scored["reviewer_id"].to_numpy(np.int64)
+    i = scored["idea_id"].to_numpy(np.int64)
+    d = codes.dimension(scored)
+    s = scored["score"].to_numpy(float)
+    order = np.lexsort((r, d, i))  # stable: the first score of a reviewer and item leads
+    r, i, d, s = r[order], i[order], d[order], s[order]
+    same_item = (i[1:] == i[:-1]) & (d[1:] == d[:-1])
+    first = np.r_[True, ~(same_item & (r[1:] == r[:-1]))]
+    r, i, d, s = r[first], i[first], d[first], s[first]
+    group = np.cumsum(np.r_[True, ~((i[1:] == i[:-1]) & (d[1:] == d[:-1]))])
+    parts: list[tuple[np.ndarray, np.ndarray]] = []
+    # Readers of an item are sorted by reviewer: reader j and reader j + gap form a pair.
+    gap = 1
+    while gap < len(r):
+        j = np.flatnonzero(group[:-gap] == group[gap:])
+        if not len(j):
+            break
+        parts.append((j, j + gap))
+        gap += 1
+    left = np.concatenate([p[0] for p in parts]) if parts else np.zeros(0, np.int64)
+    right = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int64)
+    a, b = r[left], r[right]
+    order = np.lexsort((d[left], i[left], b, a))
+    left, right = left[order], right[order]
+    return a[order], b[order], i[left], d[left], s[left], s[right]
+
+
+def _lookup(keys: np.ndarray, values: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """The value of each wanted key in the sorted ``keys`` (-1 where it is not one)."""
+    if not len(keys):
+        return np.full(len(wanted), -1, dtype=np.int64)
+    at = np.minimum(np.searchsorted(keys, wanted), len(keys) - 1)
+    return np.where(keys[at] == wanted, values[at], -1)
+
+
 def _agreeing_pairs(
-    truth: pd.DataFrame, *, scales: dict[str, tuple[int, int]], min_shared: int
-) -> dict[tuple[int, int], tuple[float, list[tuple[int, str]]]]:
-    """(a, b) -> (mean alpha over shared dimensions, shared items) for every reviewer pair that
-    scored an item in common. Pairs come from the items' readers, not from every pair of
-    reviewers: at 1,000 reviewers in 100 domains, 4,500 pairs share items of 500,000 pairs, and
-    a reviewers x items table would not fit in memory."""
-    scores: dict[int, dict[tuple[int, str], float]] = {}
-    readers: dict[tuple[int, str], list[int]] = {}
-    for reviewer, idea, dimension, score in zip(
-        truth["reviewer_id"], truth["idea_id"], truth["dimension"], truth["score"], strict=True
-    ):
-        if pd.isna(score):
-            continue
-        item = (int(idea), str(dimension))
-        own = scores.setdefault(int(reviewer), {})
-        if item not in own:  # one score per reviewer and item
-            readers.setdefault(item, []).append(int(reviewer))
-            own[item] = float(score)
-    candidates: set[tuple[int, int]] = set()
-    for group in readers.values():
-        group.sort()
-        for i, a in enumerate(group):
-            candidates.update((a, b) for b in group[i + 1 :])
-    pairs: dict[tuple[int, int], tuple[float, list[tuple[int, str]]]] = {}
-    for a, b in sorted(candidates):
-        shared = sorted(scores[a].keys() & scores[b].keys())
-        by_dimension: dict[str, list[tuple[int, str]]] = {}
-        for item in shared:
-            by_dimension.setdefault(item[1], []).append(item)
+    truth: pd.DataFrame, *, scales: dict[str, tuple[int, int]], min_shared: int, codes: _Codes
+) -> tuple[list[tuple[int, int]], list[float], tuple[np.ndarray, ...]]:
+    """The reviewer pairs that scored an item in common and have an agreement (the mean alpha
+    over their dimensions with at least ``min_shared`` shared items), sorted; their
+    agreements; and their shared items (``_shared_items``'s arrays, each pair's with the
+    pair's number in front)."""
+    a, b, idea, dim, sa, sb = _shared_items(truth, codes)
+    if not len(a):
+        return [], [], (np.zeros(0, np.int64),) * 5
+    new_pair = np.r_[True, (a[1:] != a[:-1]) | (b[1:] != b[:-1])]
+    pair_starts = np.flatnonzero(new_pair)
+    pair_ends = np.r_[pair_starts[1:], len(a)]
+    pairs: list[tuple[int, int]] = []
+    agreements: list[float] = []
+    kept = np.zeros(len(pair_starts), dtype=bool)
+    for n, (start, end) in enumerate(zip(pair_starts.tolist(), pair_ends.tolist(), strict=True)):
+        # The pair's items by dimension, then idea: each dimension's scores in idea order.
+        by_dim = start + np.lexsort((idea[start:end], dim[start:end]))
+        dims = dim[by_dim]
+        bounds = np.flatnonzero(np.r_[True, dims[1:] != dims[:-1], True])
         alphas = []
-        for dimension in sorted(by_dimension):
-            items = by_dimension[dimension]
-            if len(items) < min_shared:
+        for lo, hi in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+            if hi - lo < min_shared:
                 continue
-            data = np.array([[scores[a][i] for i in items], [scores[b][i] for i in items]])
-            al = alpha(data, values=_values(scales, dimension))
+            rows = by_dim[lo:hi]
+            dimension = str(codes.dimensions[dims[lo]])
+            al = alpha(np.array([sa[rows], sb[rows]]), values=_values(scales, dimension))
             if al is not None:
                 alphas.append(al)
         if alphas:
-            pairs[(a, b)] = (float(np.mean(alphas)), shared)
-    return pairs
+            kept[n] = True
+            pairs.append((int(a[start]), int(b[start])))
+            agreements.append(float(np.mean(alphas)))
+    number = np.cumsum(kept) - 1  # each kept pair's number among the kept ones
+    of_pair = np.repeat(np.arange(len(pair_starts)), pair_ends - pair_starts)
+    on = kept[of_pair]
+    return pairs, agreements, (number[of_pair[on]], a[on], b[on], idea[on], dim[on])
 
 
 def reasoned_rows(finals: pd.DataFrame, *, k: int | None = None) -> pd.Series:
@@ -107,48 +179,46 @@ def reasoning_structure(
     if truth.empty or finals.empty:
         return []
     names = truth.drop_duplicates("reviewer_id").set_index("reviewer_id")["reviewer"].to_dict()
-    pairs = _agreeing_pairs(truth, scales=scales, min_shared=min_shared)
+    finals = finals[reasoned_rows(finals, k=k) & (finals["reason"].fillna("") != "")]
+    codes = _Codes(truth, finals)
+    pairs, agreements, (owner, a, b, idea, dim) = _agreeing_pairs(
+        truth, scales=scales, min_shared=min_shared, codes=codes
+    )
     if not pairs:
         return []
     out = []
-    finals = finals[reasoned_rows(finals, k=k) & (finals["reason"].fillna("") != "")]
     for kind, kg in finals.groupby("kind", sort=False):
         use_k = int(kg["k"].max())
-        reasons = {
-            (int(r.reviewer_id), int(r.idea_id), str(r.dimension)): str(r.reason)
-            for r in kg.itertuples()
-        }
-        texts = sorted(set(reasons.values()))
+        # Each target's reason (the last one given, should a target repeat), found for both
+        # readers of every shared item by binary search on the targets' codes.
+        keys = codes.key(
+            kg["reviewer_id"].to_numpy(np.int64),
+            kg["idea_id"].to_numpy(np.int64),
+            codes.dimension(kg),
+        )
+        last = ~pd.Series(keys).duplicated(keep="last").to_numpy()
+        reason_of, texts = pd.factorize(kg["reason"].astype(str).to_numpy(object)[last], sort=True)
         if len(texts) < 2:
             continue
-        vectors = embed(texts)
-        row_of = {t: i for i, t in enumerate(texts)}
-        # Every pair's shared items at once: one row-wise product over the gathered vectors.
-        # Machine integers (8 bytes each, not a Python int's 36): a million shared items at
-        # 1,000 reviewers.
-        owners, left, right = array("q"), array("q"), array("q")
-        for n, (a, b) in enumerate(pairs):
-            for idea_id, dimension in pairs[(a, b)][1]:
-                ra, rb = reasons.get((a, idea_id, dimension)), reasons.get((b, idea_id, dimension))
-                if ra is not None and rb is not None:
-                    owners.append(n)
-                    left.append(row_of[ra])
-                    right.append(row_of[rb])
-        sims = _row_products(
-            vectors, np.frombuffer(left, dtype=np.int64), np.frombuffer(right, dtype=np.int64)
-        )
-        owner = np.frombuffer(owners, dtype=np.int64)
-        count = np.bincount(owner, minlength=len(pairs))
-        total = np.bincount(owner, weights=sims, minlength=len(pairs))
+        keys = keys[last]
+        by_key = np.argsort(keys)
+        keys, reason_of = keys[by_key], reason_of[by_key]
+
+        left = _lookup(keys, reason_of, codes.key(a, idea, dim))
+        right = _lookup(keys, reason_of, codes.key(b, idea, dim))
+        both = (left >= 0) & (right >= 0)
+        sims = _row_products(embed(list(texts)), left[both], right[both])
+        count = np.bincount(owner[both], minlength=len(pairs))
+        total = np.bincount(owner[both], weights=sims, minlength=len(pairs))
         points = [
             {
-                "reviewer_a": names.get(a, str(a)),
-                "reviewer_b": names.get(b, str(b)),
+                "reviewer_a": names.get(ra, str(ra)),
+                "reviewer_b": names.get(rb, str(rb)),
                 "agreement": agreement,
                 "similarity": float(total[n] / count[n]),
                 "n_items": int(count[n]),
             }
-            for n, ((a, b), (agreement, _)) in enumerate(pairs.items())
+            for n, ((ra, rb), agreement) in enumerate(zip(pairs, agreements, strict=True))
             if count[n]
         ]
         out.append(

@@ -1,0 +1,110 @@
+"""The reasoning scatter computed as arrays gives what its definition gives, computed plainly
+item by item (pure functions on small frames, no database)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from apps.judges.engine import alignment
+from apps.judges.engine.embeddings import embed_texts_local_sparse
+
+SCALES = {"a_dim": (0, 3), "b_dim": (0, 3), "c_dim": (0, 3)}
+REASONS = ["alpha beta", "beta gamma delta", "gamma", "", "delta alpha", None]
+
+
+def frames(seed: int, n: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Truth and finals with what real ones hold: repeated (reviewer, item) rows, missing
+    scores, reasons empty or missing, three kinds at two k; ``n`` truth rows (few: pairs
+    share fewer items than min_shared on some dimensions)."""
+    rng = np.random.default_rng(seed)
+    m = 2000
+    truth = pd.DataFrame(
+        {
+            "reviewer_id": rng.integers(1, 9, n),
+            "idea_id": rng.integers(100, 140, n),
+            "dimension": rng.choice(["b_dim", "a_dim", "c_dim"], n),
+            "score": rng.choice([0, 1, 2, 3, np.nan], n),
+        }
+    )
+    truth["reviewer"] = "u" + truth["reviewer_id"].astype(str)
+    finals = pd.DataFrame(
+        {
+            "reviewer_id": rng.integers(1, 9, m),
+            "idea_id": rng.integers(100, 140, m),
+            "dimension": rng.choice(["b_dim", "a_dim", "c_dim"], m),
+            "kind": rng.choice(["personalized", "aggregate", "zero_shot"], m),
+            "k": rng.choice([2, 9], m),
+            "pred": rng.choice([1.0, 2.0, np.nan], m),
+            "reason": rng.choice(np.array(REASONS, dtype=object), m),
+        }
+    )
+    return truth, finals
+
+
+def plainly(truth: pd.DataFrame, finals: pd.DataFrame, min_shared: int) -> list[dict]:
+    """The definition, one reviewer pair and one shared item at a time."""
+    scores: dict[int, dict[tuple[int, str], float]] = {}
+    for r, i, d, s in truth[["reviewer_id", "idea_id", "dimension", "score"]].itertuples(
+        index=False
+    ):
+        if not pd.isna(s):
+            scores.setdefault(int(r), {}).setdefault((int(i), str(d)), float(s))
+    pairs = {}
+    for a in sorted(scores):
+        for b in sorted(scores):
+            shared = sorted(scores[a].keys() & scores[b].keys()) if a < b else []
+            alphas = []
+            for dim in sorted({d for _, d in shared}):
+                items = [item for item in shared if item[1] == dim]
+                if len(items) >= min_shared:
+                    data = np.array([[scores[a][t] for t in items], [scores[b][t] for t in items]])
+                    value = alignment.alpha(data, values=[0.0, 1.0, 2.0, 3.0])
+                    if value is not None:
+                        alphas.append(value)
+            if alphas:
+                pairs[(a, b)] = (float(np.mean(alphas)), shared)
+    names = dict(zip(truth["reviewer_id"], truth["reviewer"], strict=True))
+    out = []
+    kept = finals[alignment.reasoned_rows(finals) & (finals["reason"].fillna("") != "")]
+    for kind, group in kept.groupby("kind", sort=False):
+        reasons = {
+            (int(r.reviewer_id), int(r.idea_id), str(r.dimension)): str(r.reason)
+            for r in group.itertuples()
+        }
+        texts = sorted(set(reasons.values()))
+        if len(texts) < 2:
+            continue
+        vectors = embed_texts_local_sparse(texts).toarray()
+        row = {t: j for j, t in enumerate(texts)}
+        points = []
+        for (a, b), (agreement, shared) in pairs.items():
+            sims = [
+                float(vectors[row[reasons[(a, i, d)]]] @ vectors[row[reasons[(b, i, d)]]])
+                for i, d in shared
+                if (a, i, d) in reasons and (b, i, d) in reasons
+            ]
+            if sims:
+                points.append((names[a], names[b], agreement, float(np.mean(sims)), len(sims)))
+        out.append((kind, int(group["k"].max()), points))
+    return sorted(out, key=lambda r: alignment.KIND_ORDER.index(r[0]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("n", [400, 1500])
+@pytest.mark.parametrize("min_shared", [1, 3])
+def test_the_reasoning_scatter_is_its_definition(seed, n, min_shared):
+    truth, finals = frames(seed, n)
+    got = alignment.reasoning_structure(
+        truth, finals, scales=SCALES, embed=embed_texts_local_sparse, min_shared=min_shared
+    )
+    want = plainly(truth, finals, min_shared)
+    assert [(r["kind"], r["k"]) for r in got] == [(kind, k) for kind, k, _ in want]
+    assert sum(len(points) for _, _, points in want) > 0
+    for result, (_, _, points) in zip(got, want, strict=True):
+        assert len(result["points"]) == len(points)
+        for p, (a, b, agreement, similarity, n) in zip(result["points"], points, strict=True):
+            assert (p["reviewer_a"], p["reviewer_b"], p["n_items"]) == (a, b, n)
+            assert p["agreement"] == pytest.approx(agreement, abs=1e-12)
+            assert p["similarity"] == pytest.approx(similarity, abs=1e-6)
