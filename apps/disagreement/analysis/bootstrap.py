@@ -18,6 +18,9 @@ import numpy as np
 from .alpha import check_level, count_matrix, delta_squared, value_domain, value_index
 
 _BLOCK = 250  # resamples per block: bounds memory at _BLOCK x n_units weights
+# Up to this many draws, a block's counts in one bincount (faster for small blocks: a loop over
+# 250 rows of 170 units cost more than counting them); above it, row by row (less memory).
+_COUNT_AT_ONCE = 250_000
 
 
 class UnitContributions:
@@ -80,9 +83,16 @@ class UnitContributions:
 def resample_weights(n_units: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """B x n_units matrix of draw counts: each row is one bootstrap resample of the units."""
     draws = rng.integers(0, n_units, size=(n_boot, n_units))
-    # Counted row by row into the result: counting them all at once held two more matrices of
-    # this size (the counts, then their float copy), 340 MB at 56,000 units, the alignment
-    # job's peak at 100x the demo (bench/bench_scale.py). The same draws, the same counts.
+    if draws.size <= _COUNT_AT_ONCE:
+        draws += (np.arange(n_boot) * n_units)[:, None]
+        return (
+            np.bincount(draws.ravel(), minlength=n_boot * n_units)
+            .reshape(n_boot, n_units)
+            .astype(np.float64)
+        )
+    # Large: counted row by row into the result. Counting them all at once held two more
+    # matrices of this size (the counts, then their float copy), 340 MB at 56,000 units, the
+    # alignment job's peak at 100x the demo (bench/bench_scale.py). The same counts.
     weights = np.empty((n_boot, n_units), dtype=np.float64)
     for row, drawn in enumerate(draws):
         weights[row] = np.bincount(drawn, minlength=n_units)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from apps.disagreement.analysis import bootstrap_alpha, krippendorff_alpha
+from apps.disagreement.analysis import bootstrap, bootstrap_alpha, krippendorff_alpha
 from apps.disagreement.analysis.alpha import alpha_from_counts
 from apps.disagreement.analysis.bootstrap import UnitContributions, resample_weights
 
@@ -55,3 +55,13 @@ def test_each_resample_counts_how_often_its_draws_named_each_unit():
     assert weights.shape == (n_boot, n_units) and weights.dtype == np.float64
     for row, drawn in zip(weights, draws, strict=True):
         assert row.tolist() == [float(np.sum(drawn == unit)) for unit in range(n_units)]
+
+
+def test_large_blocks_are_counted_as_small_ones_are():
+    # Above _COUNT_AT_ONCE draws the counts are made row by row: the same counts.
+    n_units, n_boot = 2000, 200
+    weights = resample_weights(n_units, n_boot, np.random.default_rng(2))
+    draws = np.random.default_rng(2).integers(0, n_units, size=(n_boot, n_units))
+    assert draws.size > bootstrap._COUNT_AT_ONCE
+    want = np.stack([np.bincount(row, minlength=n_units) for row in draws]).astype(float)
+    assert np.array_equal(weights, want)
