@@ -108,3 +108,12 @@ def test_the_reasoning_scatter_is_its_definition(seed, n, min_shared):
             assert (p["reviewer_a"], p["reviewer_b"], p["n_items"]) == (a, b, n)
             assert p["agreement"] == pytest.approx(agreement, abs=1e-12)
             assert p["similarity"] == pytest.approx(similarity, abs=1e-6)
+
+
+def test_no_scored_item_gives_no_scatter():
+    truth, finals = frames(0, 400)
+    truth["score"] = np.nan
+    assert (
+        alignment.reasoning_structure(truth, finals, scales=SCALES, embed=embed_texts_local_sparse)
+        == []
+    )

@@ -76,6 +76,9 @@ def _shared_items(
     item, the first. Pairs come from each item's readers, not from every pair of reviewers:
     at 1,000 reviewers in 100 domains, 4,500 pairs share items of 500,000 pairs."""
     scored = truth[truth["score"].notna()]
+    if scored.empty:
+        empty = np.zeros(0, np.int64)
+        return empty, empty, empty, empty, np.zeros(0), np.zeros(0)
     r = scored["reviewer_id"].to_numpy(np.int64)
     i = scored["idea_id"].to_numpy(np.int64)
     d = codes.dimension(scored)
@@ -203,7 +206,6 @@ def reasoning_structure(
         keys = keys[last]
         by_key = np.argsort(keys)
         keys, reason_of = keys[by_key], reason_of[by_key]
-
         left = _lookup(keys, reason_of, codes.key(a, idea, dim))
         right = _lookup(keys, reason_of, codes.key(b, idea, dim))
         both = (left >= 0) & (right >= 0)
