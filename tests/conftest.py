@@ -173,7 +173,11 @@ def browser() -> Iterator[object]:
     # Playwright's sync API runs an event loop in this thread; the live server's ORM calls are
     # in other threads, so Django's async-safety guard would otherwise refuse test-side queries.
     os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
+
+    # Assertions wait as long as actions do (the page fixture's 10 s): Playwright's own 5 s
+    # was once too short for a save's redirect while the suite's workers shared the two cores.
+    expect.set_options(timeout=10_000)
 
     with sync_playwright() as playwright:
         browser = playwright.chromium.launch(
