@@ -119,17 +119,27 @@ def _encode(row: sparse.csr_matrix) -> bytes:
 
 
 def _decode(stored: bytes | memoryview, width: int) -> sparse.csr_matrix:
-    raw = bytes(stored)
-    if len(raw) % 8:
-        raise ValueError(f"stored item vector has {len(raw)} bytes, not a multiple of 8")
-    nonzeros = len(raw) // 8
-    indices = np.frombuffer(raw, dtype="<i4", count=nonzeros).astype(np.int32)
-    values = np.frombuffer(raw, dtype="<f4", offset=4 * nonzeros).astype(np.float32)
-    if nonzeros and (indices.min() < 0 or indices.max() >= width):
+    return _decode_rows([bytes(stored)], width)
+
+
+def _decode_rows(raws: Sequence[bytes], width: int) -> sparse.csr_matrix:
+    """Stored vectors (each its nnz int32 indices, then its nnz float32 values) as the rows of
+    one matrix: one buffer of all of them, split by a mask, not two frombuffer calls per
+    vector (55,000 ideas at 1M ratings)."""
+    for raw in raws:
+        if len(raw) % 8:
+            raise ValueError(f"stored item vector has {len(raw)} bytes, not a multiple of 8")
+    nnz = np.array([len(raw) // 8 for raw in raws], dtype=np.int64)
+    indptr = np.zeros(len(raws) + 1, dtype=np.int64)
+    np.cumsum(nnz, out=indptr[1:])
+    words = np.frombuffer(b"".join(raws), dtype="<i4")
+    offset = np.arange(len(words)) - np.repeat(2 * indptr[:-1], 2 * nnz)
+    is_index = offset < np.repeat(nnz, 2 * nnz)
+    indices = words[is_index].astype(np.int32)
+    values = words[~is_index].view("<f4").astype(np.float32)
+    if len(indices) and (indices.min() < 0 or indices.max() >= width):
         raise ValueError(f"stored item vector has an index outside its width {width}")
-    return sparse.csr_matrix(
-        (values, indices, np.array([0, nonzeros], dtype=np.int32)), shape=(1, width)
-    )
+    return sparse.csr_matrix((values, indices, indptr.astype(np.int32)), shape=(len(raws), width))
 
 
 def _refit_domain(
@@ -225,19 +235,4 @@ def item_vector_matrix(idea_ids: Sequence[int]) -> sparse.csr_matrix | None:
     if len(widths) != 1:
         return sparse.vstack([_decode(*stored[i]) for i in ids]).tocsr()
     (width,) = widths
-    raws = [stored[i][0] for i in ids]
-    if any(len(raw) % 8 for raw in raws):
-        raise ValueError("a stored item vector's length is not a multiple of 8")
-    nnz = np.array([len(raw) // 8 for raw in raws], dtype=np.int64)
-    indptr = np.zeros(len(ids) + 1, dtype=np.int64)
-    np.cumsum(nnz, out=indptr[1:])
-    # Every vector is its nnz indices then its nnz values: one buffer of all of them, split by
-    # a mask, not two frombuffer calls per idea (55,000 ideas at 1M ratings).
-    words = np.frombuffer(b"".join(raws), dtype="<i4")
-    offset = np.arange(len(words)) - np.repeat(2 * indptr[:-1], 2 * nnz)
-    is_index = offset < np.repeat(nnz, 2 * nnz)
-    indices = words[is_index].astype(np.int32)
-    values = words[~is_index].view("<f4").astype(np.float32)
-    if len(indices) and (indices.min() < 0 or indices.max() >= width):
-        raise ValueError(f"stored item vector has an index outside its width {width}")
-    return sparse.csr_matrix((values, indices, indptr.astype(np.int32)), shape=(len(ids), width))
+    return _decode_rows([stored[i][0] for i in ids], width)
