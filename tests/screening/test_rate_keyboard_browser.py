@@ -113,6 +113,10 @@ def test_closing_and_reopening_a_stage_keeps_typed_answers_and_a_lowering_save_a
     page.check("#answer-competitive_advantage-technology_essential-no")
     page.get_by_role("button", name="Submit rating").click()
     expect(page.locator(".msg-success")).to_contain_text("Saved your rating of")
+    # The save moves the page to the queue by script; a goto that starts while that page is still
+    # loading can be cancelled by it (CI once saw net::ERR_ABORTED here).
+    page.wait_for_url("**/screening/")
+    page.wait_for_load_state("load")
 
     # Editing: 3 -> 1 -> 3 keeps the saved downstream scores on the form.
     page.goto(f"/screening/ideas/{idea.id}/")
