@@ -7,10 +7,8 @@ hooks in settings); one queued row per scope collects the burst and a worker com
 
 from __future__ import annotations
 
-import gc
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -24,6 +22,7 @@ from apps.accounts.models import User
 from apps.catalog.models import Domain
 from apps.core import snapshots
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
+from apps.core.gc_freeze import cycle_collection_paused
 from apps.decisions import selectors
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
 from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_boards, unread_predictions
@@ -94,27 +93,12 @@ def decisions_recompute(*, snapshot_id: int) -> DecisionSnapshot:
     return DECISIONS.compute(snapshot_id, _compute, claim_fields={"progress": 5})
 
 
-@contextmanager
-def _no_cycle_collection() -> Iterator[None]:
-    """The cyclic garbage collector paused (then restored as it was): the recompute builds
-    millions of small objects (the slices' columns, the overall rows and their lists), none
-    in a cycle, so reference counting frees them all, and each collection the allocations
-    trigger scans every live one for nothing (half the rows' CPU at a million ratings when
-    every slice was stored as rows). What did form cycles meanwhile (pandas' frames hold
-    some) is collected at the end, once, so the worker does not carry it into its next
-    task."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-            gc.collect()
-
-
 def _compute(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) -> None:
-    with _no_cycle_collection():
+    # The recompute builds millions of small objects (the slices' columns, the overall rows and
+    # their lists), none in a cycle, and each collection their allocation triggers scanned every
+    # live one for nothing (half the rows' CPU at a million ratings when every slice was stored
+    # as rows); the cycles pandas' frames form are collected once at the end.
+    with cycle_collection_paused(collect_after=True):
         _compute_board(snapshot, elapsed_ms)
 
 

@@ -17,6 +17,7 @@ from apps.catalog.models import Domain, Idea
 from apps.core import untrusted
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
+from apps.core.gc_freeze import without_cycle_collection
 from apps.core.pagination import BIGINT_MAX
 from apps.decisions import presenters as P
 from apps.decisions import selectors
@@ -41,7 +42,8 @@ admins_only = role_required("admin")
 
 
 def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
-    """The snapshot's ranking for the chosen domain and dimension, searched and ordered.
+    """The snapshot's ranking for the chosen domain and dimension, searched and ordered (its
+    rows without their flags: ``_flagged`` adds them to the rows shown).
 
     The domain control lists the domains the snapshot ranked (there is no "all domains": each
     domain is its own shortlist), and shows the one the table shows.
@@ -70,11 +72,8 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
         )
         total = len(stored)
         cut = record_selectors.cut_rows(stored, sort=sort, n=n)
-        rows = P.sort_rows(cut, sort=sort, query=query)
-        rows = P.with_flags(
-            rows,
-            extra_flags([r["idea_id"] for r in rows], domain=domain, dimension=dimension),
-        )
+        # cut_rows ordered and ranked the rows already; a search keeps the matches, ranked.
+        rows = P.sort_rows(cut, sort=sort, query=query) if query.strip() else cut
     result = (snapshot.result or {}) if snapshot else {}
     return {
         "form": form,
@@ -118,6 +117,14 @@ def _board(request: AuthenticatedHttpRequest) -> dict[str, Any]:
     }
 
 
+def _flagged(board: dict[str, Any], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` of the board with their flags: the model's and the other apps' (a query per
+    app for the rows given, so the page asks for its page's rows only)."""
+    ids = [r["idea_id"] for r in rows]
+    extra = extra_flags(ids, domain=board["domain"], dimension=board["dimension"]) if ids else {}
+    return P.with_flags(rows, extra)
+
+
 def idea_standing_context(*, idea: Idea, viewer: Any = None) -> dict[str, Any]:
     """The context of templates/decisions/_idea_standing.html (an IDEA_PAGE_SECTIONS section):
     the idea's rank, interval, P(top) and predictions from the stored decision snapshot (the
@@ -148,6 +155,7 @@ def idea_standing_context(*, idea: Idea, viewer: Any = None) -> dict[str, Any]:
 
 @managers_only
 @require_GET
+@without_cycle_collection
 def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
     board = _board(request)
     rows = board["rows"]
@@ -168,7 +176,9 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
             **board,
             "shown": [
                 {**r, "decision": decided.get(r["idea_id"])}
-                for r in P.display(rows[start : start + P.PAGE_SIZE], categories=categories)
+                for r in P.display(
+                    _flagged(board, rows[start : start + P.PAGE_SIZE]), categories=categories
+                )
             ],
             "page": page,
             "n_pages": n_pages,
@@ -197,6 +207,7 @@ def decide(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 @managers_only
 @require_GET
+@without_cycle_collection
 def export_csv(request: AuthenticatedHttpRequest) -> HttpResponseBase:
     """The page's rows (every page of them) with the page's columns and order."""
     if request.GET.get("n") is not None and CutForm(request.GET).value() is None:
@@ -208,7 +219,9 @@ def export_csv(request: AuthenticatedHttpRequest) -> HttpResponseBase:
     board = _board(request)
     if board["snapshot"] is None:
         raise Http404("The ranking has not been computed yet.")
-    header, rows = P.csv_rows(board["rows"], sort=board["sort"], evidence=board["evidence"])
+    header, rows = P.csv_rows(
+        _flagged(board, board["rows"]), sort=board["sort"], evidence=board["evidence"]
+    )
     dim = "all" if board["overall"] else board["dimension"]
     who = "-people" if board["people_only"] else ""
     return csv_response(

@@ -260,6 +260,45 @@ def test_decide_flags_ideas_with_open_findings_and_shows_a_panels_scores_as_judg
     assert "Innovativeness 3.0" in html and 'data-flag="findings_open"' in html
 
 
+def test_each_page_of_decide_flags_its_own_rows(client, manager, decided, monkeypatch, settings):
+    """The page asks the other apps for the flags of the rows it shows, page by page (the CSV
+    for every row): an idea on the second page is flagged there, and nowhere else."""
+    from apps.decisions import presenters
+    from apps.findings.models import FindingSlice, FindingSnapshot, Source
+    from apps.findings.models import scope_key as findings_scope
+
+    monkeypatch.setattr(presenters, "PAGE_SIZE", 4)
+    client.force_login(manager)
+    order = [r["idea"] for r in exported(client, "?domain=nlp")]
+    first, later = order[0], order[5]
+    ids = dict(Idea.objects.filter(external_id__in=[first, later]).values_list("external_id", "id"))
+    threshold = settings.FINDINGS_SIMILARITY_THRESHOLD
+    snapshot = FindingSnapshot.objects.create(
+        scope=findings_scope(threshold=threshold),
+        threshold=threshold,
+        status=FindingSnapshot.Status.DONE,
+        started_at=timezone.now(),
+    )
+    FindingSlice.objects.create(
+        snapshot=snapshot,
+        source=Source.REVIEWERS,
+        domain="nlp",
+        ideas={str(ids[i]): {"n_reviewers": 3, "coverage": 0.2} for i in (first, later)},
+    )
+
+    def flagged(page: int) -> list[str]:
+        html = client.get(reverse("decisions:decide") + f"?domain=nlp&page={page}").content.decode()
+        rows = re.findall(r'<tr[^>]*data-idea="([^"]+)"[^>]*>(.*?)</tr>', html, re.S)
+        assert len(rows) == 4
+        return [idea for idea, cells in rows if 'data-flag="findings_open"' in cells]
+
+    assert flagged(1) == [first]
+    assert flagged(2) == [later]
+    assert flagged(3) == []
+    csv_rows = {r["idea"]: r["flags"] for r in exported(client, "?domain=nlp")}
+    assert [i for i in order if "findings_open" in csv_rows[i]] == [first, later]
+
+
 def _freshness(client) -> str:
     import re
 

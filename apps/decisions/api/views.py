@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from apps.accounts.permissions import IsManagerOrAdmin
 from apps.accounts.requests import AuthenticatedRequest
 from apps.core.errors import ApplicationError, FieldError, NotFound
+from apps.core.gc_freeze import without_cycle_collection
 from apps.decisions import presenters as P
 from apps.decisions import selectors
 from apps.decisions.flags import extra_flags
@@ -39,6 +40,7 @@ class DecisionRankingApi(APIView):
         responses={200: dict, 404: dict},
         summary="The latest Decide ranking of one domain (docs/decide.md)",
     )
+    @without_cycle_collection
     def get(self, request: AuthenticatedRequest) -> Response:
         f = self.FilterSerializer(data=request.query_params)
         f.is_valid(raise_exception=True)

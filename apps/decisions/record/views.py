@@ -21,6 +21,7 @@ from apps.accounts.requests import AuthenticatedHttpRequest
 from apps.catalog.models import Domain, Idea
 from apps.core.csv_export import csv_response
 from apps.core.errors import ApplicationError
+from apps.core.gc_freeze import without_cycle_collection
 from apps.core.pagination import BIGINT_MAX
 from apps.decisions.models import DecisionMark
 from apps.decisions.record import selectors
@@ -89,6 +90,7 @@ def _row_context(
 
 @managers_only
 @require_GET
+@without_cycle_collection
 def marks_page(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = MarksPageForm(request.GET)
     domain = _domain(form.value("domain"))
@@ -139,6 +141,7 @@ def marks_page(request: AuthenticatedHttpRequest) -> HttpResponse:
 
 @managers_only
 @require_POST
+@without_cycle_collection
 def mark_set(request: AuthenticatedHttpRequest, idea_id: int) -> HttpResponse:
     idea = _idea(idea_id)
     form = MarkForm(request.POST)
@@ -237,6 +240,7 @@ def marks_csv(request: AuthenticatedHttpRequest) -> HttpResponseBase:
 
 @managers_only
 @require_GET
+@without_cycle_collection
 def memo(request: AuthenticatedHttpRequest) -> HttpResponse:
     form = MemoForm(request.GET)
     form.is_valid()

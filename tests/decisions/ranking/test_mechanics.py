@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -122,15 +120,3 @@ def test_the_counts_per_idea_are_pandas_counts():
     assert np.diff(cells[0]).tolist() == size.tolist()  # one cell per read on a dimension
     empty = rows._read_cells(pos[:0], pos[:0], np.zeros(0), np.zeros(0, object), overall=True, n=3)
     assert empty[0] == empty[1] == [0, 0, 0] and empty[2][0] == [0, 0, 0, 0]
-
-
-def test_the_recompute_restores_the_garbage_collector():
-    from apps.decisions.services import _no_cycle_collection
-
-    assert gc.isenabled()
-    with _no_cycle_collection():
-        assert not gc.isenabled()
-    assert gc.isenabled()
-    with pytest.raises(RuntimeError), _no_cycle_collection():
-        raise RuntimeError("a failed recompute")
-    assert gc.isenabled()
