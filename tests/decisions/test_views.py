@@ -201,20 +201,12 @@ def test_the_api_serves_the_csvs_rows_and_names_a_bad_filter(client, manager, pr
     assert wrong.status_code == 400 and "evidence" in str(wrong.json())
 
 
-def test_decide_flags_ideas_with_open_findings_and_shows_a_panels_scores_as_judges(
-    client, manager, decided, domain, settings
-):
-    """Findings far from saturation and a persona panel's scores reach Decide as flags; the
-    panel's score stays out of the estimate (the row's figures do not move)."""
+def findings_coverage(settings, coverage: dict[int, float]) -> None:
+    """A finished findings snapshot of the NLP domain: each idea's estimated coverage (below
+    0.6: "findings open")."""
     from apps.findings.models import FindingSlice, FindingSnapshot, Source
     from apps.findings.models import scope_key as findings_scope
-    from apps.panels.models import PanelDebate, PanelRun
 
-    client.force_login(manager)
-    before = {r["idea"]: r for r in exported(client, "?domain=nlp&dimension=innovativeness")}
-    open_idea, panel_idea, quiet_idea = Idea.objects.filter(patent__domain=domain).order_by("id")[
-        :3
-    ]
     threshold = settings.FINDINGS_SIMILARITY_THRESHOLD
     snapshot = FindingSnapshot.objects.create(
         scope=findings_scope(threshold=threshold),
@@ -226,11 +218,23 @@ def test_decide_flags_ideas_with_open_findings_and_shows_a_panels_scores_as_judg
         snapshot=snapshot,
         source=Source.REVIEWERS,
         domain="nlp",
-        ideas={
-            str(open_idea.id): {"n_reviewers": 3, "coverage": 0.3},
-            str(quiet_idea.id): {"n_reviewers": 3, "coverage": 0.9},
-        },
+        ideas={str(i): {"n_reviewers": 3, "coverage": c} for i, c in coverage.items()},
     )
+
+
+def test_decide_flags_ideas_with_open_findings_and_shows_a_panels_scores_as_judges(
+    client, manager, decided, domain, settings
+):
+    """Findings far from saturation and a persona panel's scores reach Decide as flags; the
+    panel's score stays out of the estimate (the row's figures do not move)."""
+    from apps.panels.models import PanelDebate, PanelRun
+
+    client.force_login(manager)
+    before = {r["idea"]: r for r in exported(client, "?domain=nlp&dimension=innovativeness")}
+    open_idea, panel_idea, quiet_idea = Idea.objects.filter(patent__domain=domain).order_by("id")[
+        :3
+    ]
+    findings_coverage(settings, {open_idea.id: 0.3, quiet_idea.id: 0.9})
     run = PanelRun.objects.create(
         domain=domain,
         persona_source="invented",
@@ -264,27 +268,13 @@ def test_each_page_of_decide_flags_its_own_rows(client, manager, decided, monkey
     """The page asks the other apps for the flags of the rows it shows, page by page (the CSV
     for every row): an idea on the second page is flagged there, and nowhere else."""
     from apps.decisions import presenters
-    from apps.findings.models import FindingSlice, FindingSnapshot, Source
-    from apps.findings.models import scope_key as findings_scope
 
     monkeypatch.setattr(presenters, "PAGE_SIZE", 4)
     client.force_login(manager)
     order = [r["idea"] for r in exported(client, "?domain=nlp")]
     first, later = order[0], order[5]
-    ids = dict(Idea.objects.filter(external_id__in=[first, later]).values_list("external_id", "id"))
-    threshold = settings.FINDINGS_SIMILARITY_THRESHOLD
-    snapshot = FindingSnapshot.objects.create(
-        scope=findings_scope(threshold=threshold),
-        threshold=threshold,
-        status=FindingSnapshot.Status.DONE,
-        started_at=timezone.now(),
-    )
-    FindingSlice.objects.create(
-        snapshot=snapshot,
-        source=Source.REVIEWERS,
-        domain="nlp",
-        ideas={str(ids[i]): {"n_reviewers": 3, "coverage": 0.2} for i in (first, later)},
-    )
+    ids = Idea.objects.filter(external_id__in=[first, later]).values_list("id", flat=True)
+    findings_coverage(settings, dict.fromkeys(ids, 0.2))
 
     def flagged(page: int) -> list[str]:
         html = client.get(reverse("decisions:decide") + f"?domain=nlp&page={page}").content.decode()
