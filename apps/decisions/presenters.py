@@ -6,7 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from apps.decisions.flags import MODEL_FLAGS, Flag
+from apps.decisions.ranking.cut import top_n_of
 from apps.decisions.ranking.model import ALL
+from apps.decisions.ranking.rows import slice_column, slice_idea
 
 PAGE_SIZE = 100
 SORTS = {
@@ -42,8 +44,16 @@ def sort_rows(rows: list[dict[str, Any]], *, sort: str, query: str = "") -> list
     key = sort if sort in SORTS else DEFAULT_SORT
     # The probability order is the shortlist's: P(top N) once the cut added it (ranking/cut.py).
     field = "p_top_n" if key == "p_top" and rows and "p_top_n" in rows[0] else key
-    ordered = sorted(rows, key=lambda r: (-r[field], -r["estimate"], r["title"], r["idea_id"]))
+    ordered = sorted(
+        rows, key=lambda r: order_key(r[field], r["estimate"], r["title"], r["idea_id"])
+    )
     return [{**r, "rank": n} for n, r in enumerate(ordered, start=1)]
+
+
+def order_key(value: float, estimate: float, title: str, idea_id: int) -> tuple[Any, ...]:
+    """Where a row sorts: the chosen value, highest first; ties go to the higher estimate,
+    then the title, then the id, so the order is total."""
+    return (-value, -estimate, title, idea_id)
 
 
 def with_flags(
@@ -198,26 +208,52 @@ def csv_rows(
 
 
 def idea_standing(
-    rows_by_dimension: Mapping[str, list[dict[str, Any]]],
+    slices: Mapping[str, Any],
     *,
     idea_id: int,
     labels: Mapping[str, str],
+    shortlist_n: int,
 ) -> dict[str, Any] | None:
     """One idea's place on every ranking of its domain, as Decide shows it: its rank in Decide's
-    default order, estimate, interval, P(top), the people's and judges' shares, its readers and
-    the predictions used (each with the reviewer whose judge made it). None when the snapshot
-    does not rank the idea (it was added after the last computation)."""
+    default order, estimate, interval, P(top) and P(top N) for the domain's shortlist size, the
+    people's and judges' shares, its readers and the predictions used (each with the reviewer
+    whose judge made it). ``slices``: the domain's stored slices by ranking. None when the
+    snapshot does not rank the idea (it was added after the last computation).
+
+    Only the idea's own row is built: its rank and P(top N) are read off the slice's columns
+    (the idea page at a million ratings built every row of the domain's seven rankings)."""
     out: dict[str, Any] = {"overall": None, "dimensions": []}
-    for dim, rows in rows_by_dimension.items():
-        ranked = sort_rows(rows, sort=DEFAULT_SORT)
-        mine = next((r for r in ranked if r["idea_id"] == idea_id), None)
+    for dim, stored in slices.items():
+        mine = slice_idea(stored, idea_id)
         if mine is None:
             continue
+        ids = slice_column(stored, "idea_id")
+        estimate = slice_column(stored, "estimate")
+        p_top_n = top_n_of(
+            estimate, slice_column(stored, "low"), slice_column(stored, "high"), n=shortlist_n
+        )
+        place = order_key(mine[DEFAULT_SORT], mine["estimate"], mine["title"], idea_id)
+        ahead = sum(
+            order_key(*row) < place
+            for row in zip(
+                slice_column(stored, DEFAULT_SORT),
+                estimate,
+                slice_column(stored, "title"),
+                ids,
+                strict=True,
+            )
+        )
+        mine = {
+            **mine,
+            "rank": ahead + 1,
+            "p_top_n": float(p_top_n[ids.index(idea_id)]),
+            "shortlist_n": shortlist_n,
+        }
         overall = dim == ALL
         entry = {
             **mine,
             **shares(mine),
-            "of": len(ranked),
+            "of": len(ids),
             "name": "All dimensions (overall)" if overall else labels.get(dim, dim),
             "flag_items": [MODEL_FLAGS[c] for c in mine.get("flags", []) if c in MODEL_FLAGS],
             "score_items": [score_text(s, overall=overall) for s in mine["scores"]],

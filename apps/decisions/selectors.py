@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -117,11 +118,12 @@ def snapshot_rows(
     return full
 
 
-def snapshot_domain_rows(snapshot: DecisionSnapshot, *, domain: str) -> dict[str, list[dict]]:
-    """Every ranking of one domain (dimension key or "__all__" -> its rows), on the full board
-    (the people-only slices hold figures alone): one query."""
+def snapshot_domain_slices(snapshot: DecisionSnapshot, *, domain: str) -> dict[str, Any]:
+    """Every ranking of one domain (dimension key or "__all__" -> its stored slice, as
+    ranking/rows.py reads it), on the full board (the people-only slices hold figures alone):
+    one query."""
     return {
-        dim: slice_rows(rows)
+        dim: rows
         for dim, rows in DecisionSlice.objects.filter(
             snapshot=snapshot, domain=domain, evidence=DecisionSlice.Evidence.ALL
         )

@@ -24,7 +24,7 @@ from apps.decisions import selectors
 from apps.decisions.flags import extra_flags
 from apps.decisions.forms import AcceptForm, DecideForm, DomainRoutingForm
 from apps.decisions.models import DecisionSnapshot
-from apps.decisions.ranking.cut import just_below, with_top_n
+from apps.decisions.ranking.cut import just_below
 from apps.decisions.ranking.model import ALL
 from apps.decisions.record import selectors as record_selectors
 from apps.decisions.record.forms import CutForm
@@ -133,15 +133,12 @@ def idea_standing_context(*, idea: Idea, viewer: Any = None) -> dict[str, Any]:
     if snapshot is None:
         return {"standing_ready": False}
     domain = idea.patent.domain.key
-    # P(top N) for the domain's shortlist size, as Decide shows it (ranking/cut.py).
-    n = record_selectors.shortlist_size(domain=domain)
     standing = P.idea_standing(
-        {
-            dim: [{**r, "shortlist_n": n} for r in with_top_n(rows, n=n)]
-            for dim, rows in selectors.snapshot_domain_rows(snapshot, domain=domain).items()
-        },
+        selectors.snapshot_domain_slices(snapshot, domain=domain),
         idea_id=idea.id,
         labels=ratings.dimension_labels(),
+        # P(top N) for the domain's shortlist size, as Decide shows it (ranking/cut.py).
+        shortlist_n=record_selectors.shortlist_size(domain=domain),
     )
     result = snapshot.result or {}
     return {

@@ -58,7 +58,8 @@ def test_the_snapshot_also_stores_the_board_fitted_on_peoples_reads_only(decided
 
 
 def test_slices_are_stored_as_columns_and_read_back_as_the_rows_they_hold(decided):
-    from apps.decisions.selectors import snapshot_domain_rows, snapshot_rows
+    from apps.decisions.ranking.rows import slice_idea
+    from apps.decisions.selectors import snapshot_domain_slices, snapshot_rows
 
     stored = DecisionSlice.objects.get(
         snapshot=decided, domain="nlp", dimension="innovativeness", evidence="all"
@@ -71,7 +72,9 @@ def test_slices_are_stored_as_columns_and_read_back_as_the_rows_they_hold(decide
     assert all(
         isinstance(c[0], str) and c[2] in {"scored", "gated"} for r in read for c in r["scores"]
     )
-    assert snapshot_domain_rows(decided, domain="nlp")["innovativeness"] == rows
+    one_by_one = snapshot_domain_slices(decided, domain="nlp")["innovativeness"]
+    assert [slice_idea(one_by_one, r["idea_id"]) for r in rows] == rows
+    assert slice_idea(one_by_one, -1) is None
 
 
 def test_a_snapshot_stored_before_slices_were_columns_is_still_read(decided):

@@ -34,17 +34,26 @@ def top_n_probability(estimate: np.ndarray, sd: np.ndarray, n: int) -> np.ndarra
     return top_probability(estimate, np.maximum(sd, 0.0), share=(n - 0.5) / total)
 
 
-def sd_of(row: dict[str, Any]) -> float:
-    """The posterior sd a stored row implies (its 90 % interval is estimate +/- Z90 sd)."""
-    return max(0.0, (float(row["high"]) - float(row["low"])) / (2 * Z90))
+def top_n_of(
+    estimate: Sequence[float], low: Sequence[float], high: Sequence[float], *, n: int
+) -> np.ndarray:
+    """P(among the n best), rounded as shown, of every idea of one domain's ranking (all of
+    them: the probability is over the domain) from its stored figures; the posterior sd is the
+    one the 90 % interval implies (estimate +/- Z90 sd)."""
+    sd = (np.asarray(high, dtype=float) - np.asarray(low, dtype=float)) / (2 * Z90)
+    p = top_n_probability(np.asarray(estimate, dtype=float), np.maximum(sd, 0.0), max(1, int(n)))
+    return np.round(p, 3)
 
 
 def with_top_n(rows: Sequence[dict[str, Any]], *, n: int) -> list[dict[str, Any]]:
-    """Every row of one domain's ranking (all of them: the probability is over the domain)
-    with ``p_top_n``, P(among the n best); the order of ``rows`` does not matter."""
-    estimate = np.array([float(r["estimate"]) for r in rows], dtype=float)
-    sd = np.array([sd_of(r) for r in rows], dtype=float)
-    p = np.round(top_n_probability(estimate, sd, max(1, int(n))), 3)
+    """Every row of one domain's ranking with ``p_top_n`` (``top_n_of``); the order of
+    ``rows`` does not matter."""
+    p = top_n_of(
+        [float(r["estimate"]) for r in rows],
+        [float(r["low"]) for r in rows],
+        [float(r["high"]) for r in rows],
+        n=n,
+    )
     return [{**r, "p_top_n": float(p[i])} for i, r in enumerate(rows)]
 
 

@@ -309,6 +309,48 @@ def _unpack(cells: list[Any], names: list[str], n: int) -> list[list[list[Any]]]
     return [flat[at[j] : at[j + 1]] for j in range(n)]
 
 
+# A full slice's columns that hold one value per idea (the rest are the slice's own, or packed).
+_PER_IDEA = {
+    "idea_id",
+    "idea",
+    "title",
+    "estimate",
+    "low",
+    "high",
+    "p_top",
+    "judge_share",
+    "n_reviewers",
+    "n_gated",
+    "n_predicted",
+    "n_category",
+    "focus",
+}
+_PACKED = ("scores", "preds")
+
+
+def slice_column(stored: Any, key: str) -> list[Any]:
+    """One column of a stored slice, one value per idea in the slice's order."""
+    return [r[key] for r in stored] if isinstance(stored, list) else stored[key]
+
+
+def slice_idea(stored: Any, idea_id: int) -> dict[str, Any] | None:
+    """``slice_rows(stored)``'s row of one idea, without building the others' (the idea page
+    shows one idea of a domain's thousands); None when the slice does not hold it."""
+    if isinstance(stored, list):
+        return next((r for r in stored if r["idea_id"] == idea_id), None)
+    try:
+        j = stored["idea_id"].index(idea_id)
+    except ValueError:
+        return None
+    one = {k: [v[j]] if k in _PER_IDEA else v for k, v in stored.items()}
+    for key in _PACKED:
+        if key in stored:
+            at, who, *fields = stored[key]
+            lo, hi = at[j], at[j + 1]
+            one[key] = [[0, hi - lo], who[lo:hi], *[f if f is None else f[lo:hi] for f in fields]]
+    return slice_rows(one)[0]
+
+
 def slice_rows(stored: Any) -> list[dict[str, Any]]:
     """A stored slice as its rows (one dict per idea; ranking/board.py says what each column
     means). Snapshots made before slices were columns stored the rows themselves."""
