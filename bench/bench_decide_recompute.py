@@ -21,7 +21,8 @@ process on one core (BLAS threads pinned to 1), the two services a worker runs:
 
 each as wall seconds and CPU seconds of this process (PostgreSQL's own CPU is not counted:
 it is another process; the wall time includes it). Then the median of warm GETs of the Decide
-page and the ranking API as a manager. The load average is printed before and after.
+page, the ranking API and an idea's page (its standing on the board) as a manager. The load
+average is printed before and after.
 Issue 25's target: the decision recompute at 1M ratings within 5 s of CPU.
 """
 
@@ -294,14 +295,18 @@ def pages(runs: int) -> dict[str, float]:
     from django.test import Client
 
     from apps.accounts.models import User
+    from apps.catalog.models import Idea
 
     client = Client()
     client.force_login(User.objects.get(username="bench-manager"))
+    idea = Idea.objects.filter(patent__domain__key="bench1").order_by("id").first()
+    assert idea is not None, "the bench's first domain has ideas"
     out = {}
     for name, url in [
         ("Decide page", "/decisions/decide/?domain=bench1"),
         ("Decide page, people only", "/decisions/decide/?domain=bench1&evidence=people"),
         ("ranking API", "/api/decisions/ranking/?domain=bench1"),
+        ("idea page (its standing)", f"/disagreement/ideas/{idea.id}/"),
     ]:
         assert client.get(url).status_code == 200, url  # warm-up
         times = []
