@@ -132,17 +132,18 @@ def snapshot_domain_slices(snapshot: DecisionSnapshot, *, domain: str) -> dict[s
     }
 
 
-def snapshot_overall_rows(snapshot: DecisionSnapshot, *, domains: Sequence[str]) -> list[dict]:
-    """The overall rankings' rows (full board) of the given domains, for routing."""
-    rows: list[dict] = []
-    for stored in DecisionSlice.objects.filter(
-        snapshot=snapshot,
-        domain__in=list(domains),
-        dimension=ALL,
-        evidence=DecisionSlice.Evidence.ALL,
-    ).values_list("rows", flat=True):
-        rows += slice_rows(stored)
-    return rows
+def snapshot_overall_slices(snapshot: DecisionSnapshot, *, domains: Sequence[str]) -> list[Any]:
+    """The overall rankings' stored slices (full board) of the given domains, for routing."""
+    return list(
+        DecisionSlice.objects.filter(
+            snapshot=snapshot,
+            domain__in=list(domains),
+            dimension=ALL,
+            evidence=DecisionSlice.Evidence.ALL,
+        )
+        .order_by("domain")
+        .values_list("rows", flat=True)
+    )
 
 
 def ratings_changed_since(snapshot: DecisionSnapshot) -> int:

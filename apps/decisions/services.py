@@ -26,16 +26,16 @@ from apps.core.gc_freeze import cycle_collection_paused
 from apps.decisions import selectors
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
 from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_boards, unread_predictions
-from apps.decisions.ranking.cut import with_top_n
+from apps.decisions.ranking.cut import top_n_of
 from apps.decisions.ranking.model import ALL
 from apps.decisions.ranking.routing import (
-    IdeaState,
+    IdeaStates,
     Policy,
     one_read_var,
     pair_confidence,
     route,
 )
-from apps.decisions.ranking.rows import slice_rows
+from apps.decisions.ranking.rows import slice_column
 from apps.decisions.record.selectors import shortlist_size
 from apps.screening.models import Assignment
 from apps.screening.selectors import frame as ratings
@@ -110,9 +110,11 @@ def _compute_board(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) ->
     # domain whose inputs are as the last board's keeps that board's rows (a rating change
     # refits its own domain only).
     previous = selectors.snapshot_latest()
+    preds = unread_predictions(inputs.frame, inputs.predictions)
     boards, summary = build_boards(
         inputs.frame,
-        predictions=inputs.predictions,
+        predictions=preds,
+        unread=True,
         catalog=inputs.catalog,
         scales=inputs.scales,
         top_share=TOP_SHARE,
@@ -120,25 +122,24 @@ def _compute_board(snapshot: DecisionSnapshot, elapsed_ms: Callable[[], int]) ->
         previous=previous.result if previous is not None else None,
     )
     kept = summary["kept"]
-    # The overall rankings' rows (routing, the counts): those fitted now, then the kept ones.
-    rows = [r for s in boards["all"] if s["dimension"] == ALL for r in slice_rows(s)]
+    # The overall rankings' slices (routing, the counts): those fitted now, then the kept ones.
+    overall = [s for s in boards["all"] if s["dimension"] == ALL]
     if previous is not None and kept:
-        rows += selectors.snapshot_overall_rows(previous, domains=kept)
+        overall += selectors.snapshot_overall_slices(previous, domains=kept)
     DECISIONS.progress(snapshot_id, 70)
     slices = {
         (s["domain"], s["dimension"], evidence): s
         for evidence, board in boards.items()
         for s in board
     }
-    preds = unread_predictions(inputs.frame, inputs.predictions)
     suggestions = _suggest(
-        rows, preds, rated=inputs.frame[["reviewer_id", "idea_id"]].to_numpy(np.int64)
+        overall, preds, rated=inputs.frame[["reviewer_id", "idea_id"]].to_numpy(np.int64)
     )
     summary["routing"] = {
         "policy": POLICY.__dict__,
         "suggested": len(suggestions),
     }
-    summary["ratings"] = rating_counts(inputs.frame, rows)
+    summary["ratings"] = rating_counts(inputs.frame, overall)
     latest = inputs.frame["rated_at"].max() if len(inputs.frame) else None
     with transaction.atomic():
         _store_slices(snapshot_id, slices)
@@ -210,52 +211,55 @@ def _slice_table() -> tuple[str, list[str]]:
     return connection.ops.quote_name(meta.db_table), columns
 
 
-def rating_counts(frame: pd.DataFrame, rows: list[dict[str, Any]]) -> dict[str, int]:
+def rating_counts(frame: pd.DataFrame, overall: Sequence[Any]) -> dict[str, int]:
     """What the snapshot's rating count is made of, so Decide can say what it counts (the Data
     page counts scored ratings only): every stored rating, by status, and the category answers
-    among the scored ones (kept out of the estimate)."""
-    by_status = frame["status"].astype(str).value_counts().to_dict() if len(frame) else {}
+    among the scored ones (kept out of the estimate); ``overall``: every domain's overall
+    ranking's slice."""
+    by_status = {str(k): v for k, v in frame["status"].value_counts().items()} if len(frame) else {}
     return {
         "all": int(len(frame)),
         "scored": int(by_status.get("scored", 0)),
         "gated": int(by_status.get("gated", 0)),
         "declined": int(by_status.get("declined", 0)),
         "unanswered": int(by_status.get("unanswered", 0)),
-        "category": int(sum(r["n_category"] for r in rows if r["dimension"] == ALL)),
+        "category": int(sum(sum(slice_column(s, "n_category")) for s in overall)),
     }
 
 
-def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame, *, rated: np.ndarray) -> list:
+def _suggest(overall: Sequence[Any], preds: pd.DataFrame, *, rated: np.ndarray) -> list:
     """The routing round for the snapshot's overall rankings (see ranking/routing.py);
-    ``rated``: the (reviewer id, idea id) of every rating (selectors.routing_candidates).
+    ``overall``: each domain's overall slice; ``rated``: the (reviewer id, idea id) of every
+    rating (selectors.routing_candidates).
 
     Each idea carries the board's own P(top N) for its domain's shortlist size (the figure
     Decide shows beside the cut) and the dimension to name, so the reasons say what the
-    manager's board says."""
-    overall = [r for r in rows if r["dimension"] == ALL]
-    if not overall:
+    manager's board says. Read off the slices' columns: no row is built."""
+    if not any(slice_column(s, "idea_id") for s in overall):
         return []
-    by_domain: dict[str, list[dict[str, Any]]] = {}
-    for r in overall:
-        by_domain.setdefault(r["domain"], []).append(r)
-    sizes = {d: shortlist_size(domain=d) for d in by_domain}
-    overall = [
-        row for d, domain_rows in by_domain.items() for row in with_top_n(domain_rows, n=sizes[d])
-    ]
     labels = ratings.dimension_labels()
-    states = {
-        r["idea_id"]: IdeaState(
-            r["domain"],
-            r["estimate"],
-            (r["high"] - r["low"]) / 2 / 1.6448536269514722,
-            r["n_reviewers"],
-            r.get("judge_share") or 0.0,
-            p_top=r["p_top_n"],
-            top_n=sizes[r["domain"]],
-            focus=labels.get(r.get("focus", ""), r.get("focus", "")),
-        )
-        for r in overall
-    }
+    columns: dict[str, list[Any]] = {}
+    for stored in overall:
+        ids = slice_column(stored, "idea_id")
+        domain = stored["domain"] if isinstance(stored, dict) else stored[0]["domain"]
+        size = shortlist_size(domain=domain)
+        low = np.asarray(slice_column(stored, "low"), dtype=float)
+        high = np.asarray(slice_column(stored, "high"), dtype=float)
+        estimate = slice_column(stored, "estimate")
+        focus = slice_column(stored, "focus") if _has(stored, "focus") else [""] * len(ids)
+        for name, values in (
+            ("idea_id", ids),
+            ("domain", [domain] * len(ids)),
+            ("estimate", estimate),
+            ("sd", (high - low) / 2 / 1.6448536269514722),
+            ("n_reads", slice_column(stored, "n_reviewers")),
+            ("judge_share", [x or 0.0 for x in slice_column(stored, "judge_share")]),
+            ("p_top", top_n_of(estimate, low, high, n=size)),
+            ("top_n", [size] * len(ids)),
+            ("focus", [labels.get(f, f) for f in focus]),
+        ):
+            columns.setdefault(name, []).extend(values)
+    states = IdeaStates.from_columns(**columns)
     cands = selectors.routing_candidates(rated=rated)
     return route(
         ideas=states,
@@ -265,6 +269,13 @@ def _suggest(rows: list[dict[str, Any]], preds: pd.DataFrame, *, rated: np.ndarr
         one_read_var=one_read_var(states),
         policy=POLICY,
     )
+
+
+def _has(stored: Any, key: str) -> bool:
+    """Whether a stored slice (columns, or the rows of an old snapshot) holds ``key``."""
+    if isinstance(stored, dict):
+        return stored.get(key) is not None
+    return bool(stored) and key in stored[0]
 
 
 def _store_suggestions(snapshot_id: int, suggestions: list) -> None:

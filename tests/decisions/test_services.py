@@ -80,7 +80,7 @@ def test_slices_are_stored_as_columns_and_read_back_as_the_rows_they_hold(decide
 def test_a_snapshot_stored_before_slices_were_columns_is_still_read(decided):
     """Slices stored as lists of row dicts (snapshots, backups and kept domains from before)
     are read as they are."""
-    from apps.decisions.selectors import snapshot_overall_rows, snapshot_rows
+    from apps.decisions.selectors import snapshot_overall_slices, snapshot_rows
 
     rows = snapshot_rows(decided, domain="nlp", dimension="__all__")
     people = snapshot_rows(decided, domain="nlp", dimension="__all__", evidence="people")
@@ -102,7 +102,8 @@ def test_a_snapshot_stored_before_slices_were_columns_is_still_read(decided):
         ).update(rows=legacy)
     assert snapshot_rows(decided, domain="nlp", dimension="__all__") == rows
     assert snapshot_rows(decided, domain="nlp", dimension="__all__", evidence="people") == people
-    assert snapshot_overall_rows(decided, domains=["nlp"]) == rows
+    (overall,) = snapshot_overall_slices(decided, domains=["nlp"])
+    assert slice_rows(overall) == rows
 
 
 def test_ideas_a_majority_gated_out_rank_in_the_bottom_half(decided):

@@ -91,3 +91,35 @@ def test_the_drill_down_standardises_each_score_on_its_reviewers_own_scale(plant
     scored = [s for r in rows for s in r.scores if s.status == "scored"]
     assert scored and all(s.z is None or math.isfinite(s.z) for s in scored)
     assert any(s.z is not None for s in scored)
+
+
+def test_the_packed_read_on_postgresql_is_the_portable_read_and_a_foreign_status_falls_back(
+    reviewer, other_reviewer, idea
+):
+    from apps.screening.selectors import frame as frames
+
+    rating_submit(reviewer=reviewer, idea=idea, scores={"specificity": 2})  # gated: NaN scores
+    rating_decline(reviewer=other_reviewer, idea=idea, reason="conflict of interest")
+    qs = frames.ratings_queryset()
+
+    def by_rating(columns):
+        return (
+            pd.DataFrame(columns)
+            .sort_values(["reviewer_id", "dimension_id"])
+            .reset_index(drop=True)
+        )
+
+    packed, portable = (
+        by_rating(frames._rating_columns(qs)),
+        by_rating(frames._rating_columns_portable(qs)),
+    )
+    assert len(packed) == 12 and set(packed["status"]) == {"scored", "gated", "declined"}
+    pd.testing.assert_frame_equal(packed.drop(columns="ts"), portable.drop(columns="ts"))
+    assert (packed["ts"] - portable["ts"]).abs().max() < 1e-3
+    # A status written around the model's choices is still read as it is.
+    Rating.objects.filter(reviewer=other_reviewer).update(status="withdrawn")
+    assert set(frames._rating_columns(qs)["status"]) == {"scored", "gated", "withdrawn"}
+    # The packed read honours the queryset's filters (server-side parameters).
+    one_dimension = frames._rating_columns(frames.ratings_queryset(dimension="specificity"))
+    assert len(one_dimension["idea_id"]) == 2
+    assert len(frames._rating_columns(frames.ratings_queryset(domain="no-such"))["idea_id"]) == 0

@@ -77,6 +77,7 @@ def build_boards(
     top_share: float = DEFAULT_TOP_SHARE,
     vectors: Mapping[str, tuple[np.ndarray, Any]] | None = None,
     previous: Mapping[str, Any] | None = None,
+    unread: bool = False,
 ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, Any]]:
     """The board ("all": people, the domain text model and independent judges where their
     checks pass) and the same model on people's reads only ("people"), from one fit: per
@@ -92,10 +93,13 @@ def build_boards(
     whose inputs have the digest recorded there (ranking/digest.py) is not fitted again: its
     slices are left out of the boards, its summary is the earlier one, and it is listed in
     the summary's ``kept`` (the caller keeps its earlier slices).
+
+    ``unread``: the caller has passed ``unread_predictions(frame, predictions)`` already (it
+    needs them too; at a million ratings each call costs a sort of every rating's pair).
     """
     # A reviewer with any rating of the idea (a decline included: they recused themselves) is
     # never predicted; declines themselves say nothing about the idea.
-    preds = unread_predictions(frame, predictions)
+    preds = predictions if unread else unread_predictions(frame, predictions)
     if len(preds):
         preds = preds.assign(basis=prediction_basis(preds))
     frame = frame[frame["status"].astype(str) != "declined"]

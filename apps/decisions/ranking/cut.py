@@ -35,7 +35,11 @@ def top_n_probability(estimate: np.ndarray, sd: np.ndarray, n: int) -> np.ndarra
 
 
 def top_n_of(
-    estimate: Sequence[float], low: Sequence[float], high: Sequence[float], *, n: int
+    estimate: Sequence[float] | np.ndarray,
+    low: Sequence[float] | np.ndarray,
+    high: Sequence[float] | np.ndarray,
+    *,
+    n: int,
 ) -> np.ndarray:
     """P(among the n best), rounded as shown, of every idea of one domain's ranking (all of
     them: the probability is over the domain) from its stored figures; the posterior sd is the

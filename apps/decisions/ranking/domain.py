@@ -217,9 +217,14 @@ def fit_domain(
     # perceive, so on a read idea it restates the readers' shared view rather than adding to
     # it; on the demo's truth it made the read ideas' top 10 % worse (docs/decide.md).
     unread = people_p.sum(axis=1) == 0
+    # Where no judge that read the ideas and no text model entered (their checks failed, or
+    # there are none), the board's inputs are the people's, and so is every combination below:
+    # the same arithmetic on the same numbers, done once.
+    echo = not js.any() and not any(getattr(c, "used", False) for c in checks.values())
     ranked = _combine(fits, ideas, ys, ps, js, m0, sd0, r, text_rows=unread)
-    people = _combine(
-        fits, ideas, people_y, people_p, np.zeros((n, d)), np.zeros((n, d)), np.ones(d), r
+    zeros = np.zeros((n, d))
+    people = (
+        ranked if echo else _combine(fits, ideas, people_y, people_p, zeros, zeros, np.ones(d), r)
     )
     if model.GRADE_RESOLUTION or model.REVIEWER_UNCERTAINTY:
         # Coarse grades that several readers share resolve no more than their common band:
@@ -232,18 +237,23 @@ def fit_domain(
             floor = resolution_floors(obs, fits, ideas)
             cap = np.divide(1.0, floor, out=np.full_like(floor, np.inf), where=floor > 0) - 1.0
             capped = np.minimum(capped, np.maximum(cap, 0.0))
-        widths = _combine(fits, ideas, ys, capped + ps - people_p, js, m0, sd0, r, text_rows=unread)
+        widths = _combine(
+            fits, ideas, ys, capped + (ps - people_p), js, m0, sd0, r, text_rows=unread
+        )
         ranked = _with_sd(ranked, widths)
-        zeros = np.zeros((n, d))
-        people = _with_sd(
-            people, _combine(fits, ideas, people_y, capped, zeros, zeros, np.ones(d), r)
+        people = (
+            ranked
+            if echo
+            else _with_sd(
+                people, _combine(fits, ideas, people_y, capped, zeros, zeros, np.ones(d), r)
+            )
         )
     if model.REVIEWER_UNCERTAINTY:
         # The overall ranking states standings in units of each dimension's tau, itself an
         # estimate: its uncertainty widens the intervals of the ideas far from the average.
         unit_var = standardising_variance(people_p)
         ranked = _with_unit_uncertainty(ranked, fits, unit_var)
-        people = _with_unit_uncertainty(people, fits, unit_var)
+        people = ranked if echo else _with_unit_uncertainty(people, fits, unit_var)
     return DomainFit(fits, ranked, checks, r, judges, people)
 
 

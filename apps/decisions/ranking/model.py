@@ -206,16 +206,44 @@ def fit_dimension(
     any_human = bool(human.any())
     read = np.bincount(i_ix[human], minlength=n_i) > 0
     any_read = bool(read.any())
+    # times_w: times the reads' weights; human_part: predictions zeroed; human_rows: the
+    # human reads only. The board fits people only, where every weight is 1 and every read
+    # human: then the three change no value and only copied the arrays (a sixth of the fit's
+    # array passes), so they are skipped.
+    if human.all():
+        h_i_ix, h_r_ix, h_w = i_ix, r_ix, w
+
+        def times_w(v: np.ndarray) -> np.ndarray:
+            return v
+
+        def human_rows(v: np.ndarray) -> np.ndarray:
+            return v
+
+        def human_part(v: np.ndarray) -> np.ndarray:
+            return v
+    else:
+        h_i_ix, h_r_ix, h_w = i_ix[human], r_ix[human], w[human]
+
+        def times_w(v: np.ndarray) -> np.ndarray:
+            return w * v
+
+        def human_rows(v: np.ndarray) -> np.ndarray:
+            return v[human]
+
+        def human_part(v: np.ndarray) -> np.ndarray:
+            return v * hw_r
+
     for it in range(ITERATIONS if len(x) else 0):
         # Ideas given the reviewers: a precision-weighted mean, shrunk to the prior.
         sr = s[r_ix]
-        prec = np.bincount(i_ix, weights=w * sr**2, minlength=n_i) / sigma2
-        num = np.bincount(i_ix, weights=w * sr * (x - mu - b[r_ix]), minlength=n_i) / sigma2
+        xm = x - mu
+        prec = np.bincount(i_ix, weights=times_w(sr**2), minlength=n_i) / sigma2
+        num = np.bincount(i_ix, weights=times_w(sr) * (xm - b[r_ix]), minlength=n_i) / sigma2
         var_a = 1.0 / (prec + 1.0 / tau2)
         a = num * var_a
         # Reviewers given the ideas (people only): severity, then spread, each with a prior.
         ai = a[i_ix]
-        res = (x - mu - sr * ai) * hw_r
+        res = human_part(xm - sr * ai)
         # Empirical Bayes: the pseudo-reads are sigma^2 / (the severities' variance), so
         # severities that clearly differ are barely shrunk; SEVERITY_PRIOR_READS is the most.
         k_b = min(SEVERITY_PRIOR_READS, sigma2 / max(tau_b2, 1e-6))
@@ -227,9 +255,9 @@ def fit_dimension(
             post_b = sigma2 / (n_h + k_b)
         elif it % SEVERITY_VARIANCE_EVERY == 0:
             post_b, read_var = severity_and_read_variance(
-                i_ix=i_ix[human],
-                r_ix=r_ix[human],
-                weight=w[human],
+                i_ix=h_i_ix,
+                r_ix=h_r_ix,
+                weight=h_w,
                 spread=s,
                 idea_precision=1.0 / var_a,
                 n_reviewers=n_r,
@@ -240,8 +268,9 @@ def fit_dimension(
         # Spread: a ridge regression of (x - mu - b) on a, centred on 1.
         br = b[r_ix]
         vai = var_a[i_ix]
-        y = (x - mu - br) * hw_r
-        ai2 = (ai**2 + vai) * hw_r
+        y = human_part(xm - br)
+        ai_sq = ai**2 + vai
+        ai2 = human_part(ai_sq)
         k = SPREAD_PRIOR_READS * tau2
         spread_info = np.bincount(r_ix, weights=ai2, minlength=n_r) + k
         s = (np.bincount(r_ix, weights=y * ai, minlength=n_r) + k) / spread_info
@@ -250,21 +279,21 @@ def fit_dimension(
         sr = s[r_ix]
         fitted = mu + br + sr * ai
         if any_human:
-            resid = (x - fitted)[human]
+            resid = human_rows(x - fitted)
             mu = float(mu + resid.mean())
             # Expected squared residual includes the uncertainty of a (EM), and of what the
             # fit holds fixed while it updates a: the severities and mu (their variance and
             # covariance with a) and the spreads (each a ridge slope, variance sigma^2 /
             # its information). Without them sigma^2 came out too small, and with it every
             # interval (docs/decide.md).
-            e2 = resid**2 + (sr**2 * vai)[human]
+            e2 = resid**2 + human_rows(sr**2 * vai)
             if REVIEWER_UNCERTAINTY:
-                e2 = e2 + read_var + ((ai**2 + vai) * (sigma2 / spread_info)[r_ix])[human]
+                e2 = e2 + read_var + human_rows(ai_sq * (sigma2 / spread_info)[r_ix])
             sigma2 = max(float(e2.mean()), 1e-3)
         if any_read:
             tau2 = max(float(np.mean(a[read] ** 2 + var_a[read])), 1e-3)
     sr = s[r_ix]
-    hp = np.bincount(i_ix[human], weights=(w * sr**2)[human], minlength=n_i) / sigma2
+    hp = np.bincount(h_i_ix, weights=human_rows(times_w(sr**2)), minlength=n_i) / sigma2
     jp = np.bincount(i_ix[~human], weights=(w * sr**2)[~human], minlength=n_i) / sigma2
     var_a = 1.0 / (hp + jp + 1.0 / tau2)
     if REVIEWER_UNCERTAINTY and human.any():
@@ -274,9 +303,9 @@ def fit_dimension(
         var_a = (
             var_a
             + reviewer_effect_variance(
-                i_ix=i_ix[human],
-                r_ix=r_ix[human],
-                weight=w[human],
+                i_ix=h_i_ix,
+                r_ix=h_r_ix,
+                weight=h_w,
                 spread=s,
                 idea_precision=1.0 / var_a,
                 n_reviewers=n_r,
@@ -284,9 +313,9 @@ def fit_dimension(
                 severity_prior_reads=min(SEVERITY_PRIOR_READS, sigma2 / max(tau_b2, 1e-6)),
             )
             + spread_effect_variance(
-                i_ix=i_ix[human],
-                r_ix=r_ix[human],
-                weight=w[human],
+                i_ix=h_i_ix,
+                r_ix=h_r_ix,
+                weight=h_w,
                 quality=a,
                 quality_var=var_a,
                 spread=s,

@@ -45,8 +45,8 @@ def test_the_iterative_fold_solves_are_the_fold_by_fold_solves(width, density):
     folds = rng.permutation(n) % text.FOLDS
     oof, c, ybar = text._fold_solves_iterative(x, y, w, folds)
     want_oof, want_c, want_ybar = text._fold_solves_directly((x @ x.T).toarray(), y, w, folds)
-    np.testing.assert_allclose(oof, want_oof, rtol=0, atol=1e-8)
-    np.testing.assert_allclose(c, want_c, rtol=0, atol=1e-8)
+    np.testing.assert_allclose(oof, want_oof, rtol=0, atol=1e-6)
+    np.testing.assert_allclose(c, want_c, rtol=0, atol=1e-6)
     assert ybar == pytest.approx(want_ybar, abs=1e-12)
     other, _, _ = text._fold_solves_iterative(x, y, w, np.roll(folds, 1))
     assert np.abs(other - oof).max() > 1e-6
@@ -64,8 +64,8 @@ def test_the_text_prior_of_many_read_ideas_is_the_dense_solves(monkeypatch):
     monkeypatch.setattr(text, "ITERATIVE_FROM", n + 1)
     dense, dense_check = text.text_prior(x, y, p)
     assert check.used and dense_check.used
-    np.testing.assert_allclose(iterative, dense, rtol=0, atol=1e-8)
-    assert check.error_var == pytest.approx(dense_check.error_var, abs=1e-9)
+    np.testing.assert_allclose(iterative, dense, rtol=0, atol=1e-6)
+    assert check.error_var == pytest.approx(dense_check.error_var, abs=1e-7)
 
 
 def test_a_kernel_kept_across_dimensions_gives_what_each_dimension_computes_alone():
