@@ -102,7 +102,7 @@ def build_boards(
     preds = predictions if unread else unread_predictions(frame, predictions)
     if len(preds):
         preds = preds.assign(basis=prediction_basis(preds))
-    frame = frame[frame["status"].astype(str) != "declined"]
+    frame = frame[frame["status"].astype(str).to_numpy(dtype=object) != "declined"]
     # Only the columns the model and the rows read, split by the catalogue's domains at once
     # (a stable sort: each domain's ratings keep their order).
     frame = frame[[c for c in FRAME_COLUMNS if c in frame]]

@@ -77,8 +77,13 @@ def _offsets(pos: np.ndarray, n: int) -> list[int]:
 
 def _pairs(pos: np.ndarray, who: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Sort cells by (idea, reviewer): returns the order, each sorted cell's pair number and
-    whether it opens a pair (a reviewer's first cell on the idea)."""
-    order = np.lexsort((who, pos))
+    whether it opens a pair (a reviewer's first cell on the idea). Cells already in that order
+    (domain_slices sorts a domain's once) are not sorted again: a stable sort keeps them."""
+    same = pos[1:] == pos[:-1]
+    if ((pos[1:] > pos[:-1]) | (same & (who[1:] >= who[:-1]))).all():
+        order = np.arange(len(pos))
+    else:
+        order = np.lexsort((who, pos))
     p, w = pos[order], who[order]
     opens = np.ones(len(p), bool)
     opens[1:] = (p[1:] != p[:-1]) | (w[1:] != w[:-1])
@@ -216,20 +221,26 @@ def domain_slices(
     codes, reviewers = pd.factorize(names, sort=True)
     reviewer_names = [str(r) for r in reviewers]
     # Plain arrays: comparing them is several times faster than comparing pandas strings.
-    dims = frame["dimension"].astype(str).to_numpy(dtype=object)
-    status = frame["status"].astype(str).to_numpy(dtype=object)
-    score = frame["score"].to_numpy(dtype=float)
+    # Each frame's cells sorted once by (idea, reviewer), stably: every ranking's cells are a
+    # subset of them in the order its rows list them.
     pos = _positions(frame["idea_id"].to_numpy(np.int64), ideas)
     code = codes[:n_frame]
+    cells = np.lexsort((code, pos))
+    pos, code = pos[cells], code[cells]
+    dims = frame["dimension"].astype(str).to_numpy(dtype=object)[cells]
+    status = frame["status"].astype(str).to_numpy(dtype=object)[cells]
+    score = frame["score"].to_numpy(dtype=float)[cells]
     if len(preds):
-        p_dims = preds["dimension"].astype(str).to_numpy(dtype=object)
         p_pos = _positions(preds["idea_id"].to_numpy(np.int64), ideas)
         p_code = codes[n_frame:]
-        p_score = preds["score"].to_numpy(dtype=float)
-        p_conf = pd.to_numeric(preds["confidence"], errors="coerce").to_numpy(dtype=float)
+        p_cells = np.lexsort((p_code, p_pos))
+        p_pos, p_code = p_pos[p_cells], p_code[p_cells]
+        p_dims = preds["dimension"].astype(str).to_numpy(dtype=object)[p_cells]
+        p_score = preds["score"].to_numpy(dtype=float)[p_cells]
+        p_conf = pd.to_numeric(preds["confidence"], errors="coerce").to_numpy(dtype=float)[p_cells]
         p_basis = (
             preds["basis"] if "basis" in preds else pd.Series(prediction_basis(preds))
-        ).to_numpy(dtype=object)
+        ).to_numpy(dtype=object)[p_cells]
     category = np.zeros(n_frame, bool)
     for d, sc in scales.items():
         if sc.categories:

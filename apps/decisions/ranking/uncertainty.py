@@ -229,18 +229,20 @@ def resolution_floors(obs, fits, ideas: np.ndarray) -> np.ndarray:
     fit)."""
     n = len(ideas)
     out = np.zeros((n, len(fits)))
-    dims = obs["dimension"].astype(str).to_numpy()
-    status = obs["status"].astype(str).to_numpy()
+    dims = obs["dimension"].astype(str).to_numpy(dtype=object)
     score = obs["score"].to_numpy(dtype=float)
+    scored = (obs["status"].astype(str).to_numpy(dtype=object) == "scored") & np.isfinite(score)
+    idea_ids = obs["idea_id"].to_numpy(np.int64)
+    reviewer_ids = obs["reviewer_id"].to_numpy(np.int64)
     for j, f in enumerate(fits):
         sc = f.scale
         grades = np.array([g for g in range(sc.low, sc.high + 1) if g not in sc.categories])
-        m = (dims == f.dimension) & (status == "scored") & np.isfinite(score)
+        m = (dims == f.dimension) & scored
         m &= np.isin(score, grades)
-        ix = np.searchsorted(ideas, obs["idea_id"].to_numpy(np.int64)[m])
+        ix = np.searchsorted(ideas, idea_ids[m])
         inside = ix < n
         out[:, j] = grade_resolution(
-            obs["reviewer_id"].to_numpy(np.int64)[m][inside],
+            reviewer_ids[m][inside],
             ix[inside],
             score[m][inside].astype(np.int64),
             grades,
