@@ -4,8 +4,9 @@
         .venv/bin/python bench/bench_rating_reads.py [--repeat 3]
 
 Run bench/bench_import.py first (it leaves its ratings in the database). Times
-`apps.disagreement.selectors._rating_columns` (PostgreSQL: one string_agg CSV text parsed by
-pandas) against `_rating_columns_portable` (plain tuples, the path every other database uses), best
+`apps.screening.selectors.frame._rating_columns` (PostgreSQL: one string_agg of each
+rating's fields in binary form, read by numpy) against `_rating_columns_portable` (plain
+tuples, the path every other database uses), best
 of --repeat runs each, and prints the ratio: the PostgreSQL path stays only while it is >= 2x.
 """
 
@@ -41,7 +42,7 @@ def main() -> None:
     print(f"ratings: {n:,}")
     best = {}
     for name, read in (
-        ("postgres string_agg", _rating_columns),
+        ("postgres packed", _rating_columns),
         ("portable", _rating_columns_portable),
     ):
         times = []
@@ -52,9 +53,7 @@ def main() -> None:
             assert len(cols["idea_id"]) == n
         best[name] = min(times)
         print(f"{name:<22}{best[name]:>8.2f} s (best of {args.repeat})")
-    print(
-        f"portable / postgres = {best['portable'] / best['postgres string_agg']:.2f}x (keep >= 2x)"
-    )
+    print(f"portable / postgres = {best['portable'] / best['postgres packed']:.2f}x (keep >= 2x)")
 
 
 if __name__ == "__main__":
