@@ -219,3 +219,47 @@ def test_the_partial_sort_gives_the_full_sorts_order_with_ties_and_missing_value
     # More rows than the first part holds, so both parts are sorted and joined.
     assert len(rows) > routing.SORTED_PER_SLOT * slots or slots == 50
     assert list(routing._best_first(rows, keys, slots)) == want
+
+
+def test_a_round_on_columns_is_the_round_on_one_state_per_idea():
+    # The recompute hands route its ideas as columns (IdeaStates), in any order of the ideas;
+    # a mapping of IdeaState gives the same round, reasons included.
+    rng = np.random.default_rng(4)
+    states = {
+        int(i): IdeaState(
+            "ab"[i % 2],
+            float(rng.normal()),
+            float(rng.uniform(0.1, 1.0)),
+            int(rng.integers(0, 4)),
+            float(rng.uniform(0, 0.6)),
+            p_top=None if i % 5 == 0 else float(rng.uniform()),
+            top_n=None if i % 7 == 0 else 3,
+            focus="Market size" if i % 3 else "",
+        )
+        for i in range(40)
+    }
+    order = [int(i) for i in rng.permutation(list(states))]
+    shuffled = [states[i] for i in order]
+    columns = routing.IdeaStates.from_columns(
+        idea_id=order,
+        domain=[st.domain for st in shuffled],
+        estimate=[st.estimate for st in shuffled],
+        sd=[st.sd for st in shuffled],
+        n_reads=[st.n_reads for st in shuffled],
+        judge_share=[st.judge_share for st in shuffled],
+        p_top=[np.nan if st.p_top is None else st.p_top for st in shuffled],
+        top_n=[st.top_n or 0 for st in shuffled],
+        focus=[st.focus for st in shuffled],
+    )
+    assert [columns.state(j) for j in range(len(columns))] == [states[i] for i in sorted(states)]
+    kwargs = {
+        "candidates": all_pairs([1, 2, 3], range(40)),
+        "open_load": {2: 15},
+        "one_read_var": 0.2,
+        "policy": Policy(per_batch=6, random_share=0.2, min_reads=1),
+    }
+    by_state = route(ideas=states, **kwargs)
+    assert len(by_state) == 6 + 5 + 6
+    assert route(ideas=columns, **kwargs) == by_state
+    assert routing.one_read_var(columns) == routing.one_read_var(states)
+    assert routing.domain_cuts(columns, 0.1) == routing.domain_cuts(states, 0.1)
