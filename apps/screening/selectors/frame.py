@@ -12,7 +12,7 @@ import numpy as np
 import pandas as pd
 import psycopg
 from django.db import connection
-from django.db.models import F, FloatField, Func, QuerySet
+from django.db.models import BigIntegerField, F, Func, QuerySet
 from django.db.models.functions import Cast
 from django.utils import timezone
 
@@ -159,7 +159,7 @@ def rating_frame(
             # None (gated, declined) becomes NaN here: missing, not zero.
             "score": scores,
             "status": statuses,
-            "rated_at": pd.to_datetime(stamps, unit="s", utc=True),
+            "rated_at": _utc_stamps(stamps),
         }
     )
     return frame
@@ -180,6 +180,13 @@ def _with_ids(qs: QuerySet, ids: np.ndarray) -> QuerySet:
 _RAW_COLUMNS = ["idea_id", "reviewer_id", "dimension_id", "status", "score", "ts"]
 
 
+def _utc_stamps(micros: np.ndarray) -> pd.DatetimeIndex:
+    """Microseconds since the epoch (``ts``) as UTC times (nanosecond unit, as before): exact,
+    where float seconds lost the last microsecond, and a cast rather than a conversion of
+    each value (0.08 s at a million ratings)."""
+    return pd.DatetimeIndex(micros.astype("datetime64[us]")).as_unit("ns").tz_localize("UTC")
+
+
 # One rating as _rating_columns reads it: each column's binary send form (big-endian), one
 # after the other; every field is fixed-size and never NULL there, so the rows are too.
 _PACKED_ROW = np.dtype(
@@ -189,7 +196,7 @@ _PACKED_ROW = np.dtype(
         ("dimension_id", ">i8"),
         ("status", ">i2"),
         ("score", ">f8"),
-        ("ts", ">f8"),
+        ("ts", ">i8"),
     ]
 )
 _STATUSES = np.array([str(value) for value in Rating.Status.values], dtype=object)
@@ -203,14 +210,17 @@ def _rating_columns(qs) -> dict[str, np.ndarray]:
     numpy reads as one record array. At a million ratings a CSV text parsed by pandas took
     0.4 s of CPU, this a few hundredths (a COPY would send a message per row, and reading a
     million of them costs seconds). A status outside the model's choices (written around the
-    model) is read the portable way.
+    model) is read the portable way. ``ts``: the rating's last change, in microseconds since
+    the epoch.
     """
     if connection.vendor != "postgresql":
         return _rating_columns_portable(qs)
     values = (
         qs.annotate(
+            # Microseconds since the epoch: EXTRACT gives an exact numeric (PostgreSQL 14+).
             ts=Cast(
-                Func(F("updated_at"), template="EXTRACT(EPOCH FROM %(expressions)s)"), FloatField()
+                Func(F("updated_at"), template="EXTRACT(EPOCH FROM %(expressions)s) * 1000000"),
+                BigIntegerField(),
             )
         )
         .values_list(*_RAW_COLUMNS)
@@ -221,7 +231,7 @@ def _rating_columns(qs) -> dict[str, np.ndarray]:
     packed = (
         "int8send(t.idea_id::int8) || int8send(t.reviewer_id::int8) || "
         f"int8send(t.dimension_id::int8) || int2send((CASE t.status {status} ELSE -1 END)::int2)"
-        " || float8send(coalesce(t.score::float8, 'NaN')) || float8send(t.ts::float8)"
+        " || float8send(coalesce(t.score::float8, 'NaN')) || int8send(t.ts::int8)"
     )
     connection.ensure_connection()
     # A server-side-binding cursor of the same connection (and transaction): Django's own is
@@ -245,7 +255,7 @@ def _rating_columns(qs) -> dict[str, np.ndarray]:
         "dimension_id": rows["dimension_id"].astype(np.int64),
         "status": _STATUSES[rows["status"]],
         "score": rows["score"].astype(float),
-        "ts": rows["ts"].astype(float),
+        "ts": rows["ts"].astype(np.int64),
     }
 
 
@@ -263,7 +273,7 @@ def _rating_columns_portable(qs) -> dict[str, np.ndarray]:
         "status": np.array(status, dtype=object),
         # None (gated, declined) becomes NaN: missing, not zero.
         "score": np.array(score, dtype=float),
-        "ts": pd.to_datetime(list(ts), utc=True).as_unit("ns").asi8 / 1e9,
+        "ts": pd.to_datetime(list(ts), utc=True).as_unit("us").asi8,
     }
 
 
