@@ -212,7 +212,8 @@ def routing_candidates(*, rated: np.ndarray) -> RoutingCandidates:
         np.concatenate(
             [
                 _pair_keys(Assignment.objects.values_list("reviewer_id", "idea_id")),
-                rated[:, 0] * PAIR_KEY + rated[:, 1],
+                # Distinct first (hashed): each rated pair comes once per dimension.
+                pd.unique(rated[:, 0] * PAIR_KEY + rated[:, 1]),
             ]
         )
     )
