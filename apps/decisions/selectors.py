@@ -16,7 +16,7 @@ from apps.accounts.models import User
 from apps.catalog.models import Domain, Idea
 from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
-from apps.decisions.ranking.board import people_rows, scales_from
+from apps.decisions.ranking.board import FRAME_COLUMNS, people_rows, scales_from
 from apps.decisions.ranking.model import ALL, Scale
 from apps.decisions.ranking.rows import slice_rows
 from apps.judges.models import JudgeConfig, JudgeFinal, JudgeRun, JudgeScheduleRequest
@@ -26,6 +26,8 @@ from apps.screening.models import Assignment, Rating
 from apps.screening.selectors import frame as ratings
 
 SCOPE = "all"
+# The rating frame's columns the decision recompute reads: the board's and the times.
+DECISION_FRAME_COLUMNS = [*FRAME_COLUMNS, "rated_at"]
 
 
 @dataclass
@@ -45,7 +47,8 @@ def decision_inputs() -> DecisionInputs:
     scales and the ideas' text vectors."""
     catalog = ratings.idea_catalog()
     return DecisionInputs(
-        frame=ratings.rating_frame(),
+        # The ideas' labels come with the catalogue: the frame needs none of its own.
+        frame=ratings.rating_frame(columns=DECISION_FRAME_COLUMNS),
         predictions=prediction_frame(),
         catalog=catalog,
         scales=scales_from(ratings.rubric_scales(), ratings.rubric_categories()),

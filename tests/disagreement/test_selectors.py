@@ -125,3 +125,15 @@ def test_the_packed_read_on_postgresql_is_the_portable_read_and_a_foreign_status
     one_dimension = frames._rating_columns(frames.ratings_queryset(dimension="specificity"))
     assert len(one_dimension["idea_id"]) == 2
     assert len(frames._rating_columns(frames.ratings_queryset(domain="no-such"))["idea_id"]) == 0
+
+
+def test_a_frame_of_some_columns_is_those_columns_of_the_whole_frame(reviewer, idea):
+    rating_submit(reviewer=reviewer, idea=idea, scores=PASSING)
+    whole = rating_frame()
+    some = ["rated_at", "reviewer", "idea_id", "status", "score", "dimension"]
+    pd.testing.assert_frame_equal(rating_frame(columns=some), whole[some])
+    assert list(rating_frame(columns=["score"]).columns) == ["score"]
+    with pytest.raises(ValueError, match="rating_score"):
+        rating_frame(columns=["score", "rating_score"])
+    Rating.objects.all().delete()
+    assert list(rating_frame(columns=some).columns) == some

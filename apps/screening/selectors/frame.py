@@ -7,6 +7,8 @@ idea catalogue. Screening owns the ratings; the metrics (apps/disagreement), the
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -91,8 +93,11 @@ def rating_frame(
     background: str | None = None,
     since: dt.date | dt.datetime | None = None,
     until: dt.date | dt.datetime | None = None,
+    columns: Sequence[str] = FRAME_COLUMNS,
 ) -> pd.DataFrame:
-    """Every stored rating as one row of the analysis frame (see docs/metrics.md).
+    """Every stored rating as one row of the analysis frame (see docs/metrics.md); ``columns``:
+    only these of FRAME_COLUMNS, in that order (the ideas are not looked up when none of their
+    labels is asked for: the decision board takes them from the catalogue).
 
     Gated-out and declined ratings keep their row with score NaN: they are missing values, never
     zeros. The ratings table is read with one narrow values_list query of ids and numbers
@@ -104,8 +109,11 @@ def rating_frame(
     qs = ratings_queryset(
         domain=domain, dimension=dimension, background=background, since=since, until=until
     )
-    columns = _rating_columns(qs)
-    n = len(columns["idea_id"])
+    unknown = sorted(set(columns) - set(FRAME_COLUMNS))
+    if unknown:
+        raise ValueError(f"Not columns of the rating frame: {', '.join(unknown)}.")
+    read = _rating_columns(qs)
+    n = len(read["idea_id"])
     if n == 0:
         frame = pd.DataFrame({c: pd.Series(dtype=object) for c in FRAME_COLUMNS})
         frame["idea_id"] = frame["idea_id"].astype("int64")
@@ -113,12 +121,33 @@ def rating_frame(
         frame["reviewer_id"] = frame["reviewer_id"].astype("int64")
         frame["score"] = frame["score"].astype(float)
         frame["rated_at"] = pd.to_datetime(frame["rated_at"], utc=True)
-        return frame
-    idea_ids_arr = columns["idea_id"]
-    reviewer_ids_arr = columns["reviewer_id"]
-    dimension_ids_arr = columns["dimension_id"]
-    scores, statuses, stamps = columns["score"], columns["status"], columns["ts"]
+        return frame[list(columns)]
+    idea_ids_arr = read["idea_id"]
+    reviewer_ids_arr = read["reviewer_id"]
+    dimension_ids_arr = read["dimension_id"]
+    scores, statuses, stamps = read["score"], read["status"], read["ts"]
+    values: dict[str, Any] = {
+        "idea_id": idea_ids_arr,
+        "reviewer_id": reviewer_ids_arr,
+        # None (gated, declined) becomes NaN here: missing, not zero.
+        "score": scores,
+        "status": statuses,
+    }
+    wanted = set(columns)
+    if "dimension" in wanted:
+        dims = pd.Series(dict(Dimension.objects.values_list("id", "key")), dtype=object)
+        values["dimension"] = dims.reindex(dimension_ids_arr).to_numpy(dtype=object)
+    if "rated_at" in wanted:
+        values["rated_at"] = _utc_stamps(stamps)
+    if wanted & {"idea", "title", "patent_id", "domain"}:
+        values.update(_idea_labels(idea_ids_arr))
+    if wanted & {"reviewer", "background"}:
+        values.update(_reviewer_labels(reviewer_ids_arr))
+    return pd.DataFrame({c: values[c] for c in columns})
 
+
+def _idea_labels(idea_ids_arr: np.ndarray) -> dict[str, np.ndarray]:
+    """Each rating's idea columns (idea, title, patent_id, domain), by a lookup of its ideas."""
     # The labels from the fetched tuples: iterating the frame's columns instead cost a pandas
     # call per value (0.3 s of CPU for 55,000 ideas).
     ideas = pd.DataFrame.from_records(
@@ -132,6 +161,17 @@ def rating_frame(
         ],
         columns=["id", "idea", "patent_id", "domain", "title"],
     ).set_index("id")
+    idea_pos = ideas.index.get_indexer(idea_ids_arr)
+    return {
+        "idea": ideas["idea"].to_numpy(dtype=object)[idea_pos],
+        "title": ideas["title"].to_numpy(dtype=object)[idea_pos],
+        "patent_id": ideas["patent_id"].to_numpy(dtype=np.int64)[idea_pos],
+        "domain": ideas["domain"].to_numpy(dtype=object)[idea_pos],
+    }
+
+
+def _reviewer_labels(reviewer_ids_arr: np.ndarray) -> dict[str, np.ndarray]:
+    """Each rating's reviewer columns (reviewer, background), by a lookup of its reviewers."""
     users = pd.DataFrame.from_records(
         list(
             _with_ids(User.objects.all(), reviewer_ids_arr)
@@ -141,28 +181,11 @@ def rating_frame(
         columns=["id", "reviewer", "background"],
     ).set_index("id")
     users["background"] = users["background"].fillna("")
-    dims = pd.Series(dict(Dimension.objects.values_list("id", "key")), dtype=object)
-
-    idea_pos = ideas.index.get_indexer(idea_ids_arr)
     user_pos = users.index.get_indexer(reviewer_ids_arr)
-    frame = pd.DataFrame(
-        {
-            "idea_id": idea_ids_arr,
-            "idea": ideas["idea"].to_numpy(dtype=object)[idea_pos],
-            "title": ideas["title"].to_numpy(dtype=object)[idea_pos],
-            "patent_id": ideas["patent_id"].to_numpy(dtype=np.int64)[idea_pos],
-            "domain": ideas["domain"].to_numpy(dtype=object)[idea_pos],
-            "reviewer_id": reviewer_ids_arr,
-            "reviewer": users["reviewer"].to_numpy(dtype=object)[user_pos],
-            "background": users["background"].to_numpy(dtype=object)[user_pos],
-            "dimension": dims.reindex(dimension_ids_arr).to_numpy(dtype=object),
-            # None (gated, declined) becomes NaN here: missing, not zero.
-            "score": scores,
-            "status": statuses,
-            "rated_at": _utc_stamps(stamps),
-        }
-    )
-    return frame
+    return {
+        "reviewer": users["reviewer"].to_numpy(dtype=object)[user_pos],
+        "background": users["background"].to_numpy(dtype=object)[user_pos],
+    }
 
 
 def _with_ids(qs: QuerySet, ids: np.ndarray) -> QuerySet:
