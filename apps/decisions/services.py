@@ -27,7 +27,7 @@ from apps.decisions import selectors
 from apps.decisions.models import DecisionSlice, DecisionSnapshot, DomainRouting, RoutingSuggestion
 from apps.decisions.ranking.board import DEFAULT_TOP_SHARE, build_boards, unread_predictions
 from apps.decisions.ranking.cut import top_n_of
-from apps.decisions.ranking.model import ALL
+from apps.decisions.ranking.model import ALL, Z90
 from apps.decisions.ranking.routing import (
     IdeaStates,
     Policy,
@@ -241,6 +241,8 @@ def _suggest(overall: Sequence[Any], preds: pd.DataFrame, *, rated: np.ndarray) 
     columns: dict[str, list[Any]] = {}
     for stored in overall:
         ids = slice_column(stored, "idea_id")
+        if not ids:
+            continue
         domain = stored["domain"] if isinstance(stored, dict) else stored[0]["domain"]
         size = shortlist_size(domain=domain)
         low = np.asarray(slice_column(stored, "low"), dtype=float)
@@ -251,7 +253,7 @@ def _suggest(overall: Sequence[Any], preds: pd.DataFrame, *, rated: np.ndarray) 
             ("idea_id", ids),
             ("domain", [domain] * len(ids)),
             ("estimate", estimate),
-            ("sd", (high - low) / 2 / 1.6448536269514722),
+            ("sd", (high - low) / 2 / Z90),
             ("n_reads", slice_column(stored, "n_reviewers")),
             ("judge_share", [x or 0.0 for x in slice_column(stored, "judge_share")]),
             ("p_top", top_n_of(estimate, low, high, n=size)),
