@@ -44,6 +44,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -171,8 +172,10 @@ class IdeaStates:
             focus=str(self.focus[j]),
         )
 
+    @cached_property
     def by_domain(self) -> list[tuple[str, np.ndarray]]:
-        """Each domain with the positions of its ideas (in id order)."""
+        """Each domain with the positions of its ideas (in id order); grouped once, as the
+        cut, the priors and the round all read it."""
         keys, code = np.unique(self.domain.astype(str), return_inverse=True)
         order = np.argsort(code, kind="stable")
         bounds = np.searchsorted(code[order], np.arange(len(keys) + 1))
@@ -183,7 +186,7 @@ def domain_cuts(ideas: Mapping[int, IdeaState] | IdeaStates, share: float) -> di
     """The estimate halfway between the last idea in the shortlist and the first one out."""
     states = IdeaStates.of(ideas)
     cuts = {}
-    for dom, at in states.by_domain():
+    for dom, at in states.by_domain:
         e = np.sort(states.estimate[at])[::-1]
         k = max(1, math.ceil(share * len(e)))
         cuts[dom] = float(e[k - 1] if k >= len(e) else (e[k - 1] + e[k]) / 2)
@@ -213,7 +216,7 @@ def pair_confidence(predictions: pd.DataFrame) -> dict[tuple[int, int], float]:
 def prior_vars(ideas: Mapping[int, IdeaState] | IdeaStates) -> dict[str, float]:
     """Each domain's prior variance: the widest interval (an idea nobody read sits there)."""
     states = IdeaStates.of(ideas)
-    return {dom: float(np.max(states.sd[at] ** 2)) for dom, at in states.by_domain()}
+    return {dom: float(np.max(states.sd[at] ** 2)) for dom, at in states.by_domain}
 
 
 def human_sds(sd: np.ndarray, judge_share: np.ndarray, prior_var: np.ndarray) -> np.ndarray:
@@ -470,7 +473,7 @@ def route(
     sd = np.maximum(states.sd, 1e-9)
     share = states.judge_share
     cut, prior = np.zeros(len(states)), np.zeros(len(states))
-    for dom, at in states.by_domain():
+    for dom, at in states.by_domain:
         cut[at], prior[at] = cuts[dom], priors[dom]
     p_top = board_p_tops(states.p_top, est, sd, cut)
     # The probability that the idea sits on the other side of the cut than its estimate says,
