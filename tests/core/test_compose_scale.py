@@ -1,6 +1,6 @@
 """The scaling-out Compose file (docs/operations.md, "Scaling out") fits the base file and can be
-scaled. No Docker engine on the development machine: this reads the files; it does not run them.
-"""
+scaled. This reads the files; it does not run them (no Docker engine in CI; the stack was run by
+hand, docs/operations.md, "Compose with several workers")."""
 
 from __future__ import annotations
 

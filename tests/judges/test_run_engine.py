@@ -219,3 +219,41 @@ def test_a_finished_prediction_run_makes_the_decision_board_stale(
         assert DecisionSnapshot.objects.filter(status=DecisionSnapshot.Status.QUEUED).count() == 1
     finally:
         purge_queue()
+
+
+def test_a_local_evaluation_is_stored_calibrated_once_with_the_rows_calibrating_stored_ones_gives(
+    domain, two_reviewers_history, monkeypatch
+):
+    """A local evaluation is one chunk, judged whole, calibrated in memory and written once:
+    no second pass over its stored rows, and the same rows as storing each batch and then
+    calibrating what was stored (the path of LLM runs, resumed runs and large studies)."""
+    from apps.judges.services import chunks, execution
+
+    rita, _, _ = two_reviewers_history
+    fields = ("idea_id", "kind", "k", "seed", "score", "raw_confidence", "confidence")
+    recalibrated: list[int] = []
+    real_calibrate = execution.calibrate_run
+    monkeypatch.setattr(
+        execution,
+        "calibrate_run",
+        lambda run, plan: (recalibrated.append(run.id), real_calibrate(run, plan)),
+    )
+    configs = small_configs()
+    whole = _loo(domain, rita, configs)
+    assert services.judge_run_execute(run_id=whole.id) == "done"
+    assert JudgeRunChunk.objects.filter(run=whole).count() == 1
+    assert recalibrated == []
+    stored = sorted(JudgePrediction.objects.filter(run=whole).values_list(*fields))
+    whole.refresh_from_db()
+    assert len(stored) == whole.total == whole.done == 12 * 3  # 12 ratings x 3 configurations
+    assert any(raw != confidence for *_, raw, confidence in stored), "calibration changed none"
+    fits = sorted(JudgeCalibration.objects.values_list("kind", "n"))
+
+    monkeypatch.setattr(chunks, "WHOLE_MAX_UNITS", 0)
+    JudgeCalibration.objects.all().delete()
+    batched = _loo(domain, rita, configs)
+    assert batched.id != whole.id
+    assert services.judge_run_execute(run_id=batched.id) == "done"
+    assert recalibrated == [batched.id]
+    assert sorted(JudgePrediction.objects.filter(run=batched).values_list(*fields)) == stored
+    assert sorted(JudgeCalibration.objects.values_list("kind", "n")) == fits

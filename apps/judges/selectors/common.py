@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import cast
 
 import pandas as pd
 
@@ -67,6 +68,26 @@ def rating_pool_frame(*, domain: Domain, dimension_ids: Iterable[int]) -> pd.Dat
         [(r[0], r[1], r[2], r[3], domain.key, r[4], r[5]) for r in rows], columns=POOL_COLUMNS
     )
     return frame.astype({"rating_id": int, "idea_id": int, "patent_id": int, "reviewer_id": int})
+
+
+def rating_pool_rows(*, domain: Domain, dimension_ids: Iterable[int]) -> dict[int, list[list[int]]]:
+    """The example pool as a run's plan stores it: per dimension id, every scored rating in the
+    domain as [rating id, idea id, patent id, reviewer id, score], by rating id.
+
+    One query for every dimension of the run, plain integers (no frame): a run's plan read the
+    pool one dimension at a time through a frame, a fifth of a prediction run (issue 28)."""
+    ids = list(dimension_ids)
+    pools: dict[int, list[list[int]]] = {int(d): [] for d in ids}
+    rows = (
+        Rating.objects.filter(
+            status=Rating.Status.SCORED, idea__patent__domain=domain, dimension_id__in=ids
+        )
+        .order_by("id")
+        .values_list("dimension_id", "id", "idea_id", "idea__patent_id", "reviewer_id", "score")
+    )
+    for dimension_id, *row in rows:
+        pools[dimension_id].append(cast(list[int], row))  # a scored rating has a score
+    return pools
 
 
 def idea_rows(idea_ids: Iterable[int]) -> dict[int, Idea]:

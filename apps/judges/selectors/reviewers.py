@@ -54,14 +54,15 @@ def reviewers_profile_domain_ids(*, reviewer_ids: Iterable[int]) -> dict[int, se
     return out
 
 
-def reviewer_unrated_idea_ids(*, reviewer_id: int, domain: Domain) -> list[int]:
-    """Ideas of the domain the reviewer never rated (no rating row at all, on any dimension)."""
+def reviewer_unrated_ideas(*, reviewer_id: int, domain: Domain) -> list[tuple[int, int]]:
+    """(idea id, patent id) of the domain's ideas the reviewer never rated (no rating row at
+    all, on any dimension), by idea id."""
     rated = Rating.objects.filter(reviewer_id=reviewer_id).values("idea_id")
     return list(
         Idea.objects.filter(patent__domain=domain)
         .exclude(id__in=rated)
         .order_by("id")
-        .values_list("id", flat=True)
+        .values_list("id", "patent_id")
     )
 
 

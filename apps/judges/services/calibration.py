@@ -5,6 +5,7 @@ fit per (domain, dimension, kind, backend) for later prediction runs.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
@@ -27,68 +28,91 @@ from apps.judges.services.run_plans import Plan
 SMALL_UPDATE = 500
 
 
-def calibrate_run(run: JudgeRun, plan: Plan) -> None:
-    """Leave-one-out runs: calibrate each seed's confidence empirically, cross-fitted by
-    reviewer (a reviewer's confidences come from a fit that did not see them), and store the
-    fit per (domain, dimension, kind, backend) for later prediction runs of that scope.
+# The order a run's rows are cross-fitted in (the plan's: planning.plan_units). A single
+# reviewer's rows are split into folds by position, which must depend neither on where
+# PostgreSQL keeps the rows nor on the order they were stored in (batches, a resumed run).
+ROW_ORDER = ("dimension_id", "kind", "config_id", "k", "seed", "reviewer_id", "idea_id")
+_CALIBRATED_FIELDS = ("reviewer_id", "idea_id", "dimension_id", "kind", "config_id", "score")
 
-    Only rows whose calibrated confidence differs are written (see SMALL_UPDATE)."""
+
+def _order_key(row: Mapping[str, Any]) -> tuple:
+    return tuple(-1 if row[f] is None else row[f] for f in ROW_ORDER)
+
+
+def calibrated_confidences(
+    run: JudgeRun, plan: Plan, rows: Sequence[Mapping[str, Any]]
+) -> list[int | None]:
+    """Leave-one-out runs: each row's confidence calibrated empirically, cross-fitted by
+    reviewer (a reviewer's confidences come from a fit that did not see them), and the fit
+    stored per (domain, dimension, kind, backend) for later prediction runs of that scope.
+
+    `rows` hold the fields of ROW_ORDER and _CALIBRATED_FIELDS with `raw_confidence` and
+    `confidence`; returns each row's calibrated confidence (its `confidence` where it has no
+    score, no raw confidence or no rating to be right about)."""
     truth = {
         (int(r[3]), int(r[1]), dim_id): int(r[4])
-        for dim_id, rows in plan.pools.items()
-        for r in rows
+        for dim_id, rows_ in plan.pools.items()
+        for r in rows_
     }
     backend_of = {s.id: s.backend for s in plan.specs.values()}
     # Right = within the scale's tolerance (exact on coarse scales; engine.panel.tolerance).
     tolerances = {d_id: tolerance(d.scale_min, d.scale_max) for d_id, d in plan.dims.items()}
-    # (prediction id, reviewer id, raw confidence, correct, stored confidence) per scope.
-    groups: dict[tuple[int, str, str], list[tuple[int, int, float, bool, int | None]]] = (
-        defaultdict(list)
-    )
-    rows = JudgePrediction.objects.filter(run_id=run.id, score__isnull=False).values_list(
-        "id",
-        "reviewer_id",
-        "idea_id",
-        "dimension_id",
-        "kind",
-        "config_id",
-        "score",
-        "raw_confidence",
-        "confidence",
-    )
-    for pid, reviewer, idea, dim_id, kind, config_id, score, raw_conf, current in rows:
-        if raw_conf is None or (reviewer, idea, dim_id) not in truth:
+    out: list[int | None] = [row["confidence"] for row in rows]
+    # (position in rows, reviewer id, raw confidence, correct) per scope.
+    groups: dict[tuple[int, str, str], list[tuple[int, int, float, bool]]] = defaultdict(list)
+    for n in sorted(range(len(rows)), key=lambda i: _order_key(rows[i])):
+        row = rows[n]
+        target = (row["reviewer_id"], row["idea_id"], row["dimension_id"])
+        if row["score"] is None or row["raw_confidence"] is None or target not in truth:
             continue
-        backend = backend_of.get(config_id, JudgeConfig.Backend.LOCAL)
-        is_correct = abs(truth[(reviewer, idea, dim_id)] - cast(int, score)) <= tolerances[dim_id]
-        groups[(dim_id, kind, backend)].append((pid, reviewer, raw_conf, is_correct, current))
-    changed: dict[int, list[int]] = defaultdict(list)
+        backend = backend_of.get(row["config_id"], JudgeConfig.Backend.LOCAL)
+        dim_id = row["dimension_id"]
+        is_correct = abs(truth[target] - cast(int, row["score"])) <= tolerances[dim_id]
+        groups[(dim_id, row["kind"], backend)].append(
+            (n, row["reviewer_id"], row["raw_confidence"], is_correct)
+        )
     for (dim_id, kind, backend), items in groups.items():
         raw = np.array([i[2] for i in items], dtype=float)
         correct = np.array([i[3] for i in items], dtype=bool)
         reviewers = np.array([i[1] for i in items])
-        calibrated = cross_fit_confidence(raw, correct, reviewers)
-        for item, value in zip(items, calibrated, strict=True):
-            if item[4] != int(value):
-                changed[int(value)].append(item[0])
-        fit = fit_calibration(raw, correct)
-        scope: dict[str, Any] = {
-            "domain_id": run.domain_id,
-            "dimension": plan.dims[dim_id].key,
-            "kind": kind,
-            "backend": backend,
-        }
-        # A fit on more predictions (a study) is not replaced by one on fewer (one reviewer's
-        # evaluation); equal or larger ones replace it, so it follows the newer ratings.
-        stored_n = JudgeCalibration.objects.filter(**scope).values_list("n", flat=True).first()
-        if stored_n is None or len(items) >= stored_n:
-            try:
-                with transaction.atomic():
-                    JudgeCalibration.objects.update_or_create(
-                        **scope, defaults={"fit": fit.to_dict(), "n": len(items), "run": run}
-                    )
-            except IntegrityError:  # another run of the scope stored its fit at the same moment
-                pass
+        for item, value in zip(items, cross_fit_confidence(raw, correct, reviewers), strict=True):
+            out[item[0]] = int(value)
+        _store_fit(
+            run, plan.dims[dim_id].key, kind, backend, fit_calibration(raw, correct), len(items)
+        )
+    return out
+
+
+def _store_fit(run: JudgeRun, dimension: str, kind: str, backend: str, fit: Any, n: int) -> None:
+    scope: dict[str, Any] = {
+        "domain_id": run.domain_id,
+        "dimension": dimension,
+        "kind": kind,
+        "backend": backend,
+    }
+    # A fit on more predictions (a study) is not replaced by one on fewer (one reviewer's
+    # evaluation); equal or larger ones replace it, so it follows the newer ratings.
+    stored_n = JudgeCalibration.objects.filter(**scope).values_list("n", flat=True).first()
+    if stored_n is None or n >= stored_n:
+        try:
+            with transaction.atomic():
+                JudgeCalibration.objects.update_or_create(
+                    **scope, defaults={"fit": fit.to_dict(), "n": n, "run": run}
+                )
+        except IntegrityError:  # another run of the scope stored its fit at the same moment
+            pass
+
+
+def calibrate_run(run: JudgeRun, plan: Plan) -> None:
+    """Calibrate a leave-one-out run's stored rows (calibrated_confidences) and write back the
+    confidences that changed (see SMALL_UPDATE). A run judged whole in memory was stored
+    calibrated already (services.chunks): this is for the runs stored batch by batch."""
+    fields = ("id", *_CALIBRATED_FIELDS, "k", "seed", "raw_confidence", "confidence")
+    rows = list(JudgePrediction.objects.filter(run_id=run.id, score__isnull=False).values(*fields))
+    changed: dict[int, list[int]] = defaultdict(list)
+    for row, value in zip(rows, calibrated_confidences(run, plan, rows), strict=True):
+        if value is not None and row["confidence"] != value:
+            changed[value].append(row["id"])
     n_changed = sum(len(ids) for ids in changed.values())
     if connection.vendor == "postgresql":
         _update_confidences_postgresql(changed)

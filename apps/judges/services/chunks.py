@@ -42,6 +42,7 @@ from apps.judges.models import (
 )
 from apps.judges.selectors import rubric_dimension
 from apps.judges.services import planning
+from apps.judges.services.calibration import calibrated_confidences
 from apps.judges.services.configs import config_run_error
 from apps.judges.services.prediction_store import predictions_upsert
 from apps.judges.services.run_plans import Plan
@@ -55,6 +56,11 @@ LOCAL_BATCH = 5000
 LLM_ROUNDS_PER_BATCH = 2
 # Progress is recounted from the stored rows (a full aggregate of the run): not after every batch.
 PROGRESS_EVERY_SECONDS = 3.0
+# A local evaluation of at most this many units is judged whole, then calibrated and stored
+# once (_judged_whole): about 1 KB a row held, so some 50 MB at most. One reviewer's
+# evaluation in a domain is a few thousand units (15 per scored rating); a study of a large
+# domain can be more, and is stored batch by batch.
+WHOLE_MAX_UNITS = 50_000
 
 
 # The leases of judge run chunks (apps/core/leases.py).
@@ -213,28 +219,31 @@ class _Executor:
         config = self.configs.get(spec.id)
         return judge_many(backend, requests, concurrency=config.concurrency if config else 1)
 
-    def store(
+    def rows(
         self,
         spec: planning.ConfigSpec,
         units: Sequence[planning.WorkUnit],
         requests: Sequence[JudgeRequest],
         replies: Sequence[Any],
-    ) -> None:
+    ) -> list[dict[str, Any]]:
+        """The per-seed prediction rows of a judged batch (prediction_store's fields)."""
         backend, model = self.backend(spec)
-        calibration = (
-            self.calibrations.get(
-                (self.plan.dims[units[0].dimension_id].key, spec.kind, spec.backend)
-            )
-            if units
-            else None
-        )
         raw = [r.confidence for r in replies]
         calibrated: list[int | None] = list(raw)
-        if calibration is not None:
-            known = [i for i, c in enumerate(raw) if c is not None]
-            if known:
-                values = calibration.apply(np.array([raw[i] for i in known], dtype=float))
-                for i, v in zip(known, values, strict=True):
+        if self.calibrations:
+            # A local batch spans configurations and dimensions (planning.chunk_bounds): each
+            # unit takes the fit of its own dimension and kind.
+            known: dict[tuple[str, str, str], list[int]] = {}
+            for i, (u, c) in enumerate(zip(units, raw, strict=True)):
+                if c is not None:
+                    key = (self.plan.dims[u.dimension_id].key, u.kind, spec.backend)
+                    known.setdefault(key, []).append(i)
+            for key, positions in known.items():
+                calibration = self.calibrations.get(key)
+                if calibration is None:
+                    continue
+                values = calibration.apply(np.array([raw[i] for i in positions], dtype=float))
+                for i, v in zip(positions, values, strict=True):
                     calibrated[i] = int(v)
         rows = [
             {
@@ -268,8 +277,7 @@ class _Executor:
             }
             for u, request, reply, conf in zip(units, requests, replies, calibrated, strict=True)
         ]
-        # COPY on PostgreSQL for a batch of the local judge (services.prediction_store).
-        predictions_upsert(rows)
+        return rows
 
 
 def _stored_calibrations(run: JudgeRun) -> dict[tuple[str, str, str], Calibration]:
@@ -307,9 +315,16 @@ def _refresh_progress(run_id: int) -> None:
     )
 
 
-def _work_chunk(ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tuple]) -> None:
-    """Judge the chunk's units that have no stored prediction, batch by batch."""
+def _work_chunk(ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tuple]) -> bool:
+    """Judge the chunk's units that have no stored prediction, batch by batch (a local chunk's
+    batches span its configurations and dimensions; an LLM chunk has one configuration).
+
+    A whole evaluation judged locally (`_judged_whole`) is calibrated before it is stored, so
+    each row is written once; returns True then. Otherwise each batch is stored as it is judged
+    (a resumed run skips what was stored) and the run is calibrated from its stored rows."""
     units = [u for u in ex.plan.units[chunk.start : chunk.stop] if u.key not in stored]
+    whole = _judged_whole(ex, units)
+    held: list[dict[str, Any]] = []
     last_progress = time.monotonic()
     position = 0
     while position < len(units):
@@ -324,17 +339,47 @@ def _work_chunk(ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tup
         requests = ex.requests(batch)
         replies = ex.judge(spec, requests)
         LEASES.beat(ex.run.id, chunk.id, token)  # before storing: a taken-over chunk stores nothing
-        ex.store(spec, batch, requests, replies)
+        rows = ex.rows(spec, batch, requests, replies)
+        if whole:
+            held.extend(rows)
+            continue
+        # COPY on PostgreSQL for a batch of the local judge (services.prediction_store).
+        predictions_upsert(rows)
         if time.monotonic() - last_progress >= PROGRESS_EVERY_SECONDS:
             _refresh_progress(ex.run.id)
             last_progress = time.monotonic()
+    if whole:
+        for row, confidence in zip(
+            held, calibrated_confidences(ex.run, ex.plan, held), strict=True
+        ):
+            row["confidence"] = confidence
+        LEASES.beat(ex.run.id, chunk.id, token)
+        predictions_upsert(held)
     LEASES.done(chunk.id, token)
+    return whole
 
 
-def work_chunks(run: JudgeRun, plan: Plan, token: str) -> bool:
-    """Claim and judge every chunk this worker can get; True when every chunk is done."""
+def _judged_whole(ex: _Executor, units: Sequence[planning.WorkUnit]) -> bool:
+    """Whether a chunk's units to judge are a whole evaluation to judge before storing any of
+    it: an evaluation (not a prediction run, whose confidences come from stored fits), every
+    unit of the run (one local chunk, planning.chunk_bounds, with nothing stored yet), all
+    local, and few enough to hold (WHOLE_MAX_UNITS). Stored batch by batch, each row was
+    inserted, then updated with its calibrated confidence: half a leave-one-out refresh's
+    writes (issue 28)."""
+    return (
+        ex.run.purpose != JudgeRun.Purpose.PREDICTION
+        and len(units) == len(ex.plan.units)
+        and len(units) <= WHOLE_MAX_UNITS
+        and all(ex.plan.specs[u.config_id].backend == JudgeConfig.Backend.LOCAL for u in units)
+    )
+
+
+def work_chunks(run: JudgeRun, plan: Plan, token: str) -> tuple[bool, bool]:
+    """Claim and judge every chunk this worker can get. Returns (every chunk is done, the run
+    was calibrated before it was stored: see _work_chunk)."""
     ex: _Executor | None = None
     stored: set[tuple] | None = None
+    calibrated = False
     for chunk in JudgeRunChunk.objects.filter(run_id=run.id).order_by("index"):
         if chunk.status == JudgeRunChunk.Status.DONE or not LEASES.claim(chunk.id, token):
             continue
@@ -347,10 +392,11 @@ def work_chunks(run: JudgeRun, plan: Plan, token: str) -> bool:
                 )
             )
         LEASES.beat(run.id, chunk.id, token)
-        _work_chunk(ex, chunk, token, stored)
+        calibrated = _work_chunk(ex, chunk, token, stored) or calibrated
     _refresh_progress(run.id)
-    return (
+    complete = (
         not JudgeRunChunk.objects.filter(run_id=run.id)
         .exclude(status=JudgeRunChunk.Status.DONE)
         .exists()
     )
+    return complete, calibrated

@@ -115,13 +115,13 @@ def judge_run_execute(*, run_id: int) -> str:
     token = lease_token()
     try:
         plan = ensure_plan(run)
-        complete = work_chunks(run, plan, token)
+        complete, calibrated = work_chunks(run, plan, token)
         if not complete:
             # A run deleted meanwhile has no status: it is not found.
             current = _status(run_id) or "not-found"
             return current if current != JudgeRun.Status.RUNNING else "working"
         forget_deleted_references(run)
-        if run.purpose != JudgeRun.Purpose.PREDICTION:
+        if run.purpose != JudgeRun.Purpose.PREDICTION and not calibrated:
             calibrate_run(run, plan)
         finalize_run(run)
     except LeaseLost:

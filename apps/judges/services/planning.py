@@ -217,20 +217,25 @@ def chunk_bounds(
 ) -> list[tuple[int, int]]:
     """[start, stop) ranges of the units, one range per chunk.
 
-    LLM calls (one per target and seed) are split into chunks of `llm_size`, which several
-    workers process in parallel; the local judge's units stay one chunk per configuration and
-    dimension, judged in vectorised batches by one worker.
+    LLM calls (one per target and seed) are split into chunks of `llm_size` per configuration
+    and dimension, which several workers process in parallel. The local judge's units stay one
+    chunk however many configurations and dimensions they span, judged in vectorised batches by
+    one worker: a chunk per configuration and dimension made a prediction run six chunks of 300
+    units, each with its own lease, heartbeats and store (issue 28).
     """
+
+    def segment(unit: WorkUnit) -> tuple[int, int] | None:
+        if backends.get(unit.config_id, "local") == "local":
+            return None
+        return (unit.config_id, unit.dimension_id)
+
     bounds: list[tuple[int, int]] = []
     start = 0
     size = max(1, int(llm_size))
     for i in range(1, len(units) + 1):
-        end_of_segment = i == len(units) or (
-            (units[i].config_id, units[i].dimension_id)
-            != (units[start].config_id, units[start].dimension_id)
-        )
-        is_llm = backends.get(units[start].config_id, "local") != "local"
-        if end_of_segment or (is_llm and i - start >= size):
+        current = segment(units[start])
+        end_of_segment = i == len(units) or segment(units[i]) != current
+        if end_of_segment or (current is not None and i - start >= size):
             bounds.append((start, i))
             start = i
     return bounds

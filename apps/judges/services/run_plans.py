@@ -62,25 +62,25 @@ def _config_specs(run: JudgeRun) -> list[planning.ConfigSpec]:
 
 
 def _snapshot(run: JudgeRun, dims: list[Dimension], specs: list[planning.ConfigSpec]) -> dict:
+    pools = selectors.rating_pool_rows(domain=run.domain, dimension_ids=[d.id for d in dims])
+    unrated: list[list[int]] = []
+    if run.purpose == JudgeRun.Purpose.PREDICTION:
+        # A prediction run is always for one reviewer; its targets are the same ideas on every
+        # dimension (those it never rated on any).
+        reviewer_id = cast(int, run.reviewer_id)
+        unrated = [
+            [reviewer_id, idea_id, patent_id]
+            for idea_id, patent_id in selectors.reviewer_unrated_ideas(
+                reviewer_id=reviewer_id, domain=run.domain
+            )
+        ]
     pool: dict[str, list[list[int]]] = {}
     targets: dict[str, list[list[int]]] = {}
     for dim in dims:
-        frame = selectors.rating_pool_frame(domain=run.domain, dimension_ids=[dim.id])
-        rows = (
-            frame[["rating_id", "idea_id", "patent_id", "reviewer_id", "score"]]
-            .astype(int)
-            .values.tolist()
-        )
+        rows = pools[dim.id]
         pool[str(dim.id)] = rows
         if run.purpose == JudgeRun.Purpose.PREDICTION:
-            # A prediction run is always for one reviewer.
-            reviewer_id = cast(int, run.reviewer_id)
-            ideas = selectors.idea_rows(
-                selectors.reviewer_unrated_idea_ids(reviewer_id=reviewer_id, domain=run.domain)
-            )
-            targets[str(dim.id)] = sorted(
-                [reviewer_id, i, idea.patent_id] for i, idea in ideas.items()
-            )
+            targets[str(dim.id)] = [list(t) for t in unrated]
         elif run.purpose == JudgeRun.Purpose.LOO_EVALUATION:
             targets[str(dim.id)] = planning.leave_one_out_targets(
                 rows, reviewer_id=run.reviewer_id, min_history=1

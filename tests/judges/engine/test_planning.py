@@ -116,13 +116,11 @@ def test_the_calls_for_one_reviewer_and_dimension_are_planned_back_to_back():
 @pytest.mark.parametrize(
     ("backend", "expected"),
     [
-        ("local", [(0, 10), (10, 20)]),
+        ("local", [(0, 20)]),
         ("openai", [(0, 4), (4, 8), (8, 10), (10, 14), (14, 18), (18, 20)]),
     ],
 )
-def test_llm_runs_are_split_into_chunks_and_local_runs_stay_whole_per_configuration(
-    backend, expected
-):
+def test_llm_runs_are_split_into_chunks_and_local_runs_stay_whole(backend, expected):
     configs = [
         planning.ConfigSpec(1, "aggregate", (2,), 1, backend),
         planning.ConfigSpec(2, "personalized", (2,), 1, backend),
@@ -130,3 +128,23 @@ def test_llm_runs_are_split_into_chunks_and_local_runs_stay_whole_per_configurat
     targets = [[1, i, i] for i in range(10)]
     units = planning.plan_units(dimension_ids=[1], targets={1: targets}, configs=configs)
     assert planning.chunk_bounds(units, {1: backend, 2: backend}, 4) == expected
+
+
+def test_a_local_chunk_spans_dimensions_and_configurations_and_llm_chunks_do_not():
+    configs = [
+        planning.ConfigSpec(1, "aggregate", (2,), 1, "local"),
+        planning.ConfigSpec(2, "personalized", (2,), 1, "openai"),
+        planning.ConfigSpec(3, "zero_shot", (0,), 1, "local"),
+    ]
+    targets = [[1, i, i] for i in range(3)]
+    units = planning.plan_units(
+        dimension_ids=[1, 2], targets={1: targets, 2: targets}, configs=configs
+    )
+    bounds = planning.chunk_bounds(units, {1: "local", 2: "openai", 3: "local"}, 2)
+    # Per dimension: 3 aggregate (local), 3 personalized (LLM, chunks of 2), 3 zero-shot (local);
+    # the zero-shot units of dimension 1 and the aggregate units of dimension 2 are one chunk.
+    assert bounds == [(0, 3), (3, 5), (5, 6), (6, 12), (12, 14), (14, 15), (15, 18)]
+    for start, stop in bounds:
+        chunk = units[start:stop]
+        if any(u.config_id == 2 for u in chunk):
+            assert {(u.config_id, u.dimension_id) for u in chunk} in ({(2, 1)}, {(2, 2)})
