@@ -31,7 +31,7 @@ from apps.judges.engine.judgment import (
     JudgeRequest,
     judge_many,
 )
-from apps.judges.engine.panel import PanelIndex, level_only
+from apps.judges.engine.panel import PanelIndex, PanelScore, level_only
 from apps.judges.engine.prompting import idea_text, patent_text
 from apps.judges.models import (
     JudgeCalibration,
@@ -106,6 +106,7 @@ class _Executor:
             int(r[0]): (int(r[1]), int(r[4])) for rows in plan.pools.values() for r in rows
         }
         self._examples: dict[int, Example] = {}
+        self._panels: dict[tuple[int, int, int], tuple[PanelScore, ...]] = {}
         self.rubric = {d_id: rubric_dimension(d) for d_id, d in plan.dims.items()}
         # The panel signal: who else scored each idea, per dimension (engine.panel). For the
         # offline judge and LLM configurations with panel evidence, and only when the run uses
@@ -189,11 +190,7 @@ class _Executor:
             # for panel evidence in the prompt (engine.prompting.panel_block). Never the target
             # reviewer's own scores: the panel leaves them out.
             uses_panel = local or bool(config is not None and config.panel_evidence)
-            panel = (
-                index.panel(u.idea_id, exclude_reviewer=u.reviewer_id)
-                if index is not None and uses_panel
-                else ()
-            )
+            panel = self._panel(index, u) if index is not None and uses_panel else ()
             out.append(
                 JudgeRequest(
                     dimension=self.rubric[u.dimension_id],
@@ -208,6 +205,16 @@ class _Executor:
                 )
             )
         return out
+
+    def _panel(self, index: PanelIndex, u: planning.WorkUnit) -> tuple[PanelScore, ...]:
+        """The unit's panel, built once per run for each (dimension, idea, reviewer): every
+        seed, k and configuration of a target reads the same one (15 units a rating in an
+        evaluation)."""
+        key = (u.dimension_id, u.idea_id, u.reviewer_id)
+        panel = self._panels.get(key)
+        if panel is None:
+            panel = self._panels[key] = index.panel(u.idea_id, exclude_reviewer=u.reviewer_id)
+        return panel
 
     def judge(self, spec: planning.ConfigSpec, requests: list[JudgeRequest]) -> list[Any]:
         backend, _ = self.backend(spec)
