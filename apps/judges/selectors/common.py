@@ -75,7 +75,7 @@ def rating_pool_rows(*, domain: Domain, dimension_ids: Iterable[int]) -> dict[in
     domain as [rating id, idea id, patent id, reviewer id, score], by rating id.
 
     One query for every dimension of the run, plain integers (no frame): a run's plan read the
-    pool one dimension at a time through a frame, a fifth of a prediction run (issue 28)."""
+    pool one dimension at a time through a frame (issue 28: the plan 0.07-0.13 -> 0.03 s)."""
     ids = list(dimension_ids)
     pools: dict[int, list[list[int]]] = {int(d): [] for d in ids}
     rows = (

@@ -51,8 +51,8 @@ def calibrated_confidences(
     score, no raw confidence or no rating to be right about)."""
     truth = {
         (int(r[3]), int(r[1]), dim_id): int(r[4])
-        for dim_id, rows_ in plan.pools.items()
-        for r in rows_
+        for dim_id, pool in plan.pools.items()
+        for r in pool
     }
     backend_of = {s.id: s.backend for s in plan.specs.values()}
     # Right = within the scale's tolerance (exact on coarse scales; engine.panel.tolerance).
