@@ -11,7 +11,7 @@ from typing import Any, cast
 import numpy as np
 from django.db import IntegrityError, connection, transaction
 
-from apps.judges.engine.calibration import cross_fit_confidence, fit_calibration
+from apps.judges.engine.calibration import Calibration, cross_fit_confidence, fit_calibration
 from apps.judges.engine.panel import tolerance
 from apps.judges.models import (
     JudgeCalibration,
@@ -83,7 +83,9 @@ def calibrated_confidences(
     return out
 
 
-def _store_fit(run: JudgeRun, dimension: str, kind: str, backend: str, fit: Any, n: int) -> None:
+def _store_fit(
+    run: JudgeRun, dimension: str, kind: str, backend: str, fit: Calibration, n: int
+) -> None:
     scope: dict[str, Any] = {
         "domain_id": run.domain_id,
         "dimension": dimension,
