@@ -13,7 +13,8 @@ of their domain's ideas under the PBIG gates (the importer adds the gate-closed 
 rationale in ten. At 300x: 98 domains, 980 reviewers, 26,460 ideas, 999,600 stored ratings, and
 every reviewer has 100 unrated ideas x 6 dimensions to predict (588,000 predicted targets, 3
 seeds each: 1,764,000 prediction rows), beside the leave-one-out evaluations of every scored
-rating (15 units each: the three default configurations' k values x 3 seeds).
+rating (13 units each: the three default configurations' k values x 3 seeds, the zero-shot
+configuration's once: planning.seeds_judged).
 
 Then `--workers` separate `celery worker` processes (pool solo, concurrency 1 each: separate
 hosts in spirit, sharing only PostgreSQL and Redis; CELERY_BROKER_URL, default Redis db 12) are

@@ -97,13 +97,13 @@ def test_copy_stores_the_same_rows_as_bulk_create_and_updates_conflicts_alike(
     rows = _rows(by_copy, reviewers, ideas, dimension, config)
     assert len(rows) >= COPY_MIN_ROWS  # the COPY path
     copied = []
-    real_copy = bulk_upsert._copy_upsert
+    real_copy = bulk_upsert._copy
 
     def counted(model, rows, **kw):
         copied.append(len(rows))
         return real_copy(model, rows, **kw)
 
-    monkeypatch.setattr(bulk_upsert, "_copy_upsert", counted)
+    monkeypatch.setattr(bulk_upsert, "_copy", counted)
     predictions_upsert(rows)
     assert copied == [len(rows)]
     monkeypatch.setattr(bulk_upsert, "COPY_MIN_ROWS", 10**9)  # the bulk_create path
@@ -175,15 +175,18 @@ def test_finals_stored_through_copy_are_the_ones_bulk_create_stores(domain, batc
             rows = _rows(run, reviewers, ideas, dimension, config, score_shift=seed % 2)
             predictions_upsert([{**row, "seed": seed} for row in rows])
     copied = []
-    real_copy = bulk_upsert._copy_upsert
-    monkeypatch.setattr(
-        bulk_upsert, "_copy_upsert", lambda m, r, **kw: copied.append(m) or real_copy(m, r, **kw)
-    )
+    real_copy = bulk_upsert._copy
+
+    def counted(model, rows, **kw):
+        copied.append((model, kw.get("into_table", False)))
+        return real_copy(model, rows, **kw)
+
+    monkeypatch.setattr(bulk_upsert, "_copy", counted)
     finalize_run(by_copy)
-    assert copied == [JudgeFinal]
+    assert copied == [(JudgeFinal, True)]  # new finals: straight into the table
     monkeypatch.setattr(bulk_upsert, "COPY_MIN_ROWS", 10**9)
     finalize_run(by_orm)
-    assert copied == [JudgeFinal]
+    assert copied == [(JudgeFinal, True)]
     assert len(_finals(by_copy)) == 240
     assert _finals(by_copy) == _finals(by_orm)
     scores = set(JudgeFinal.objects.filter(run=by_copy).values_list("score", flat=True))
@@ -191,7 +194,32 @@ def test_finals_stored_through_copy_are_the_ones_bulk_create_stores(domain, batc
 
     monkeypatch.setattr(bulk_upsert, "COPY_MIN_ROWS", COPY_MIN_ROWS)
     finalize_run(by_copy)
+    # Stored already: the straight COPY fails on the key and the batch is upserted instead.
+    assert copied[1:] == [(JudgeFinal, True), (JudgeFinal, False)]
     assert JudgeFinal.objects.filter(run=by_copy).count() == 240
+    assert _finals(by_copy) == _finals(by_orm)
+
+
+def test_rows_expected_new_that_collide_with_stored_ones_are_upserted_and_nothing_is_lost(
+    domain, batch
+):
+    """`expect_new` copies straight into the table; a batch holding one key stored meanwhile (a
+    chunk taken over by a second worker) is rolled back to its savepoint and upserted, and the
+    rows stored earlier in the same transaction stay."""
+    reviewers, ideas, dimension, config = batch
+    run = _run(domain)
+    rows = _rows(run, reviewers, ideas, dimension, config)
+    predictions_upsert(rows[:100], expect_new=True)
+    predictions_upsert(rows[100:200], expect_new=True)
+    again = [{**row, "score": 0} for row in rows[150:151]]  # stored with 1 to 5 or none
+    predictions_upsert(again + rows[200:], expect_new=True)
+    stored = JudgePrediction.objects.filter(run=run)
+    assert stored.count() == 240
+    key = {f: rows[150][f"{f}_id"] for f in ("reviewer", "idea", "dimension")}
+    assert (
+        stored.get(**key, kind=rows[150]["kind"], k=rows[150]["k"], seed=rows[150]["seed"]).score
+        == 0
+    )
 
 
 def test_a_field_left_out_gets_what_the_orm_gives_it_on_both_paths(domain, batch, monkeypatch):

@@ -58,7 +58,7 @@ LLM_ROUNDS_PER_BATCH = 2
 PROGRESS_EVERY_SECONDS = 3.0
 # A local evaluation of at most this many units is judged whole, then calibrated and stored
 # once (_judged_whole): about 1 KB a row held, so some 50 MB at most. One reviewer's
-# evaluation in a domain is a few thousand units (15 per scored rating); a study of a large
+# evaluation in a domain is a few thousand units (13 per scored rating); a study of a large
 # domain can be more, and is stored batch by batch.
 WHOLE_MAX_UNITS = 50_000
 
@@ -208,7 +208,7 @@ class _Executor:
 
     def _panel(self, index: PanelIndex, u: planning.WorkUnit) -> tuple[PanelScore, ...]:
         """The unit's panel, built once per run for each (dimension, idea, reviewer): every
-        seed, k and configuration of a target reads the same one (15 units a rating in an
+        seed, k and configuration of a target reads the same one (13 units a rating in an
         evaluation)."""
         key = (u.dimension_id, u.idea_id, u.reviewer_id)
         panel = self._panels.get(key)
@@ -350,8 +350,9 @@ def _work_chunk(ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tup
         if whole:
             held.extend(rows)
             continue
-        # COPY on PostgreSQL for a batch of the local judge (services.prediction_store).
-        predictions_upsert(rows)
+        # COPY on PostgreSQL for a batch of the local judge (services.prediction_store); the
+        # units stored already were skipped above.
+        predictions_upsert(rows, expect_new=True)
         if time.monotonic() - last_progress >= PROGRESS_EVERY_SECONDS:
             _refresh_progress(ex.run.id)
             last_progress = time.monotonic()
@@ -361,7 +362,7 @@ def _work_chunk(ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tup
         ):
             row["confidence"] = confidence
         LEASES.beat(ex.run.id, chunk.id, token)
-        predictions_upsert(held)
+        predictions_upsert(held, expect_new=True)
     LEASES.done(chunk.id, token)
     return whole
 

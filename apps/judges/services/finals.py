@@ -84,6 +84,7 @@ def finalize_run(run: JudgeRun) -> None:
     bulk_upsert(
         JudgeFinal,
         finals,
+        expect_new=True,  # a run's finals are voted once; a retried finish upserts them
         unique_fields=["run", "reviewer", "idea", "dimension", "kind", "k"],
         update_fields=[
             "score",

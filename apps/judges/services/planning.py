@@ -22,6 +22,7 @@ import numpy as np
 
 ZERO_SHOT, AGGREGATE, PERSONALIZED = "zero_shot", "aggregate", "personalized"
 PURPOSE_PREDICTION = "prediction"
+LOCAL_BACKEND = "local"
 
 # Pool rows, as stored in JudgeRunPlan.pool: [rating_id, idea_id, patent_id, reviewer_id, score].
 PoolRow = Sequence[int]
@@ -38,6 +39,9 @@ class ConfigSpec:
     k_values: tuple[int, ...]
     seeds: int
     backend: str = "local"
+    # seeds_judged's rule. A plan stored before it lacks the key and keeps every seed: a run
+    # resumed across the upgrade must derive the units its chunks were cut from.
+    one_seed_without_examples: bool = True
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -46,6 +50,7 @@ class ConfigSpec:
             "k_values": list(self.k_values),
             "seeds": self.seeds,
             "backend": self.backend,
+            "one_seed_without_examples": self.one_seed_without_examples,
         }
 
     @classmethod
@@ -56,6 +61,7 @@ class ConfigSpec:
             k_values=tuple(int(k) for k in data["k_values"]),  # type: ignore[attr-defined]
             seeds=int(data["seeds"]),  # type: ignore[call-overload]
             backend=str(data.get("backend", "local")),
+            one_seed_without_examples=bool(data.get("one_seed_without_examples", False)),
         )
 
 
@@ -92,6 +98,18 @@ def k_values(
     return sorted({int(k) for k in config_k}) or [0]
 
 
+def seeds_judged(config: ConfigSpec, k: int) -> int:
+    """How many seeds a configuration is judged with at this k. A seed draws the examples and
+    nothing else in the offline judge, so without examples its seeds repeat one another exactly
+    (the same score, confidence, reason and fingerprint: checked on every zero-shot target of
+    bench_scale's 30x refresh); one is judged and its final is the same vote. That was two of
+    the 15 units of each rating a leave-one-out evaluation judged and stored (now 13). An
+    LLM's seeds are samples, and keep their count."""
+    if config.one_seed_without_examples and config.backend == LOCAL_BACKEND and k == 0:
+        return 1
+    return config.seeds
+
+
 def plan_units(
     *,
     dimension_ids: Sequence[int],
@@ -115,7 +133,7 @@ def plan_units(
         rows = sorted((int(r), int(i), int(p)) for r, i, p in targets.get(dim_id, []))
         for config in configs:
             for k in config.k_values:
-                for seed in range(config.seeds):
+                for seed in range(seeds_judged(config, k)):
                     for r, i, p in rows:
                         unit = WorkUnit(config.id, config.kind, k, seed, r, i, dim_id, p)
                         if unit.key not in seen:

@@ -47,10 +47,15 @@ UPDATE_FIELDS = [
 ]
 
 
-def predictions_upsert(rows: Sequence[Row]) -> int:
-    """Insert these predictions, or update the stored ones with the same key; returns the count."""
+def predictions_upsert(rows: Sequence[Row], *, expect_new: bool = False) -> int:
+    """Insert these predictions, or update the stored ones with the same key; returns the count.
+    ``expect_new``: none of these keys is likely stored (apps.core.bulk_upsert)."""
     return bulk_upsert(
-        JudgePrediction, rows, unique_fields=UNIQUE_FIELDS, update_fields=UPDATE_FIELDS
+        JudgePrediction,
+        rows,
+        unique_fields=UNIQUE_FIELDS,
+        update_fields=UPDATE_FIELDS,
+        expect_new=expect_new,
     )
 
 

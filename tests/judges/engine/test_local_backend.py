@@ -166,6 +166,22 @@ def test_it_is_deterministic_and_labelled_as_not_an_llm(local_backend):
     )
 
 
+def test_the_seed_changes_nothing_the_local_backend_replies(local_backend):
+    """Planning judges a local configuration once without examples, whatever its seeds
+    (planning.seeds_judged): that holds only while the seed draws the examples and nothing
+    else. With a panel and without."""
+    from apps.judges.engine.panel import PanelScore
+
+    backend = local_backend()
+    panel = (PanelScore(7, 2, 2.5, 0.8, False), PanelScore(8, 4, 3.0, 0.9, False))
+    for extra in ({}, {"panel": panel}):
+        replies = [
+            backend.judge(make_request(examples=(), seed=seed, **extra)) for seed in (0, 1, 5)
+        ]
+        seen = {(r.score, r.confidence, r.reason, r.prompt_fingerprint, r.signal) for r in replies}
+        assert len(seen) == 1
+
+
 def _stored_batch():
     """Requests over six items with stored vectors, mixed k (0, 1, 3, 9) and dimensions."""
     rng = np.random.default_rng(3)

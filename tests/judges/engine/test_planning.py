@@ -148,3 +148,30 @@ def test_a_local_chunk_spans_dimensions_and_configurations_and_llm_chunks_do_not
         chunk = units[start:stop]
         if any(u.config_id == 2 for u in chunk):
             assert {(u.config_id, u.dimension_id) for u in chunk} in ({(2, 1)}, {(2, 2)})
+
+
+def test_a_local_configuration_without_examples_is_judged_with_one_seed_and_an_llm_with_all():
+    configs = [
+        planning.ConfigSpec(1, "zero_shot", (0,), 3, "local"),
+        planning.ConfigSpec(2, "personalized", (0, 2), 3, "local"),
+        planning.ConfigSpec(3, "aggregate", (0,), 3, "openai"),
+    ]
+    targets = [[1, i, i] for i in range(4)]
+    units = planning.plan_units(dimension_ids=[1], targets={1: targets}, configs=configs)
+    seeds = {}
+    for u in units:
+        seeds.setdefault((u.config_id, u.k), set()).add(u.seed)
+    assert seeds == {(1, 0): {0}, (2, 0): {0}, (2, 2): {0, 1, 2}, (3, 0): {0, 1, 2}}
+    assert len(units) == 4 * (1 + 1 + 3 + 3)
+
+
+def test_a_plan_stored_before_the_one_seed_rule_keeps_every_seed():
+    """A run planned by the earlier code and resumed after the upgrade derives the units its
+    chunks were cut from."""
+    stored = {"id": 1, "kind": "zero_shot", "k_values": [0], "seeds": 3, "backend": "local"}
+    spec = planning.ConfigSpec.from_dict(stored)
+    assert planning.seeds_judged(spec, 0) == 3
+    assert planning.ConfigSpec.from_dict(
+        planning.ConfigSpec(**{**stored, "k_values": (0,)}).to_dict()
+    ) == (planning.ConfigSpec(1, "zero_shot", (0,), 3, "local"))
+    assert planning.seeds_judged(planning.ConfigSpec(1, "zero_shot", (0,), 3, "local"), 0) == 1
