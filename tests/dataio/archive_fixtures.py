@@ -114,7 +114,7 @@ def busy_installation(examples_loaded, run_import, admin, manager):
         dimensions=["style"],
         configs=configs,
         shots=[0, 2],
-        seeds=2,
+        seeds=3,  # the predictions file several times the largest other one (the split test)
         enqueue=False,
     )
     judges.judge_run_execute(run_id=study.id)

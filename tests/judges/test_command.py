@@ -62,9 +62,10 @@ def test_it_runs_a_study_in_process_and_prints_json(two_reviewers_history, setti
             "coverage",
             "discard_rate",
         }
-    # 2 reviewers x 12 items x 2 seeds x (1 zero-shot + 3 aggregate + 3 personalized)
-    assert JudgePrediction.objects.filter(run=run).count() == 24 * 2 * 7
-    assert result["calls"] == 24 * 2 * 7
+    # 2 reviewers x 12 items x (k = 0 of the three configurations once: the offline judge
+    # without examples repeats itself; k = 1 and 2 of aggregate and personalized x 2 seeds)
+    assert JudgePrediction.objects.filter(run=run).count() == 24 * (3 + 2 * 4)
+    assert result["calls"] == 24 * (3 + 2 * 4)
 
 
 def test_it_prints_a_readable_table_by_default(two_reviewers_history):
