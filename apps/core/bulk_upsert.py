@@ -59,9 +59,8 @@ def bulk_upsert(
         )
         return len(rows)
     if expect_new:
-        try:
-            with transaction.atomic():  # a savepoint inside the caller's transaction
-                return _copy(model, rows, into_table=True)
+        try:  # _copy's atomic block is a savepoint inside the caller's transaction
+            return _copy(model, rows, into_table=True)
         except pg_errors.UniqueViolation:
             pass  # one was stored after all: upsert the batch instead
     return _copy(model, rows, unique_fields=unique_fields, update_fields=update_fields)

@@ -38,7 +38,7 @@ class ConfigSpec:
     kind: str
     k_values: tuple[int, ...]
     seeds: int
-    backend: str = "local"
+    backend: str = LOCAL_BACKEND
     # seeds_judged's rule. A plan stored before it lacks the key and keeps every seed: a run
     # resumed across the upgrade must derive the units its chunks were cut from.
     one_seed_without_examples: bool = True
@@ -60,7 +60,7 @@ class ConfigSpec:
             kind=str(data["kind"]),
             k_values=tuple(int(k) for k in data["k_values"]),  # type: ignore[attr-defined]
             seeds=int(data["seeds"]),  # type: ignore[call-overload]
-            backend=str(data.get("backend", "local")),
+            backend=str(data.get("backend", LOCAL_BACKEND)),
             one_seed_without_examples=bool(data.get("one_seed_without_examples", False)),
         )
 
