@@ -35,7 +35,7 @@ nonzeros (a few KB), whatever the size of the vocabulary.
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
@@ -170,6 +170,22 @@ def _refit_domain(
     return vectors
 
 
+# The decoded vectors of the domains read lately in this process, by (domain, model, corpus
+# fingerprint). Rows are stored for a fingerprint only by a fit of those very texts, so one key
+# always reads the same rows; a domain's refresh runs two judge runs a reviewer, and decoding
+# the vectors again in each was a sixteenth of a prediction run (issue 28). Bounded by rows.
+_DECODED: OrderedDict[tuple[int, str, str], dict[int, sparse.csr_matrix]] = OrderedDict()
+DECODED_MAX_ROWS = 20_000
+
+
+def _remember(key: tuple[int, str, str], decoded: dict[int, sparse.csr_matrix]) -> None:
+    if len(decoded) > DECODED_MAX_ROWS:
+        return
+    _DECODED[key] = decoded
+    while sum(len(v) for v in _DECODED.values()) > DECODED_MAX_ROWS:
+        _DECODED.popitem(last=False)
+
+
 def item_vectors(
     idea_ids: Iterable[int], *, known_texts: Mapping[int, dict[int, tuple[str, str]]] | None = None
 ) -> dict[int, sparse.csr_matrix]:
@@ -188,14 +204,21 @@ def item_vectors(
     for domain_id, ids in by_domain.items():
         parts = domain_parts(domain_id)
         corpus, _ = corpus_fingerprint(domain_id)
-        rows = {
-            idea_id: (vector, width)
-            for idea_id, vector, width in ItemVector.objects.filter(
-                idea_id__in=ids, model=vector_model(parts), corpus_sha256=corpus
-            ).values_list("idea_id", "vector", "dimensions")
-        }
-        if len(rows) == len(ids):
-            result.update({i: _decode(*row) for i, row in rows.items()})
+        key = (domain_id, vector_model(parts), corpus)
+        decoded = _DECODED.get(key)
+        if decoded is None or not ids <= decoded.keys():
+            decoded = {
+                idea_id: _decode(vector, width)
+                for idea_id, vector, width in ItemVector.objects.filter(
+                    idea__patent__domain_id=domain_id, model=key[1], corpus_sha256=corpus
+                ).values_list("idea_id", "vector", "dimensions")
+            }
+            if ids <= decoded.keys():
+                _remember(key, decoded)
+        else:
+            _DECODED.move_to_end(key)
+        if ids <= decoded.keys():
+            result.update({i: decoded[i] for i in ids})
         else:
             texts = (known_texts or {}).get(domain_id)
             if texts is None:

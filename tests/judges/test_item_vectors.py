@@ -132,3 +132,27 @@ def test_the_fingerprint_follows_every_text_the_vectors_are_fitted_on(domain, ed
     # The next read refits the domain: every row carries the new fingerprint.
     assert item_vector_matrix([i.id for i in ideas]) is not None
     assert set(ItemVector.objects.values_list("corpus_sha256", flat=True)) == {after}
+
+
+def test_a_domain_read_again_is_not_decoded_again_until_its_texts_change(domain):
+    """The decoded vectors are kept per (domain, model, texts' fingerprint): the runs of one
+    refresh read them once; an edited idea is a new fingerprint, read and refitted."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    ideas = make_ideas(domain, 4)
+    item_vectors([i.id for i in ideas])  # fitted and stored
+    first = item_vectors([i.id for i in ideas])  # read and decoded
+    with CaptureQueriesContext(connection) as queries:
+        again = item_vectors([i.id for i in ideas[:3]])
+    assert not [q for q in queries.captured_queries if "judges_itemvector" in q["sql"]]
+    assert set(again) == {i.id for i in ideas[:3]}
+    assert all((again[i] != first[i]).nnz == 0 for i in again)
+
+    ideas[1].description = "Something else entirely: a kettle that reads the news."
+    ideas[1].save()
+    with CaptureQueriesContext(connection) as queries:
+        edited = item_vectors([i.id for i in ideas])
+    assert [q for q in queries.captured_queries if "judges_itemvector" in q["sql"]]
+    old, new = first[ideas[1].id], edited[ideas[1].id]
+    assert old.shape != new.shape or (old != new).nnz > 0

@@ -168,6 +168,29 @@ def test_an_evaluation_stores_a_calibration_that_later_predictions_of_the_scope_
     assert [c for _, c in rows] == [int(v) for v in expected]
 
 
+def test_a_fit_on_more_predictions_is_kept_and_one_on_as_many_or_fewer_is_replaced(
+    domain, two_reviewers_history
+):
+    rita, _, _ = two_reviewers_history
+    configs = small_configs()
+    assert services.judge_run_execute(run_id=_loo(domain, rita, configs).id) == "done"
+    scope = {"dimension": "innovativeness", "kind": "personalized", "backend": "local"}
+    fitted = JudgeCalibration.objects.get(**scope)
+    # A study's fit on more predictions than one reviewer's evaluation has is kept...
+    JudgeCalibration.objects.filter(**scope).update(n=1000, fit={"kind": "identity"})
+    assert services.judge_run_execute(run_id=_loo(domain, rita, configs).id) == "done"
+    kept = JudgeCalibration.objects.get(**scope)
+    assert (kept.n, kept.fit) == (1000, {"kind": "identity"})
+    # ...one on fewer is replaced by the evaluation's, as is a fit of the same size.
+    JudgeCalibration.objects.filter(**scope).update(n=fitted.n, fit={"kind": "identity"})
+    third = _loo(domain, rita, configs)
+    assert services.judge_run_execute(run_id=third.id) == "done"
+    replaced = JudgeCalibration.objects.get(**scope)
+    assert (replaced.n, replaced.fit, replaced.run_id) == (fitted.n, fitted.fit, third.id)
+    assert replaced.updated_at > fitted.updated_at
+    assert JudgeCalibration.objects.count() == 3  # one per kind, never a second row
+
+
 def test_an_llm_run_is_split_into_chunks_that_other_workers_are_asked_to_help_with(
     domain, two_reviewers_history, fake_llm, settings, broker, django_capture_on_commit_callbacks
 ):

@@ -44,8 +44,8 @@ import hashlib
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
-from typing import cast
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, cast
 
 import numpy as np
 from scipy import sparse
@@ -107,24 +107,38 @@ def _text_key(example: Example) -> str:
     return hashlib.sha256(f"{example.patent_text}\n{example.idea_text}".encode()).hexdigest()
 
 
-def local_fingerprint(request: JudgeRequest) -> str:
+def local_fingerprint(request: JudgeRequest, parts: dict[int, str] | None = None) -> str:
     """What identifies a local judgment: dimension, target and example ids (or their texts
     when no ids are given). A cheap stand-in for the prompt fingerprint: the local judge never
-    builds a prompt."""
+    builds a prompt.
+
+    `parts` keeps the text of each example and panel object by its id while the requests of a
+    batch hold them: every seed and k of a target share its panel, many units an example."""
     d = request.dimension
     if request.idea_id is not None:
         target = f"idea:{request.idea_id}"
     else:
         target = hashlib.sha256(f"{request.patent_text}\n{request.idea_text}".encode()).hexdigest()
-    examples = ",".join(
-        f"{e.item_id}:{e.idea_id if e.idea_id is not None else _text_key(e)}:{e.score}"
-        for e in request.examples
-    )
-    panel = ",".join(
-        f"{p.reviewer_id}:{p.score}:{p.mean:.4f}:{p.spread:.4f}" for p in request.panel
-    )
+    parts = {} if parts is None else parts
+    examples = ",".join([_part(parts, e, _example_part) for e in request.examples])
+    panel = _part(parts, request.panel, _panel_part)
     key = f"{MODEL_NAME}|{d.key}|{d.scale_min}-{d.scale_max}|{target}|{examples}|{panel}"
     return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _part(parts: dict[int, str], obj: object, render: Callable[[Any], str]) -> str:
+    text = parts.get(id(obj))
+    if text is None:
+        text = parts[id(obj)] = render(obj)
+    return text
+
+
+def _example_part(e: Example) -> str:
+    return f"{e.item_id}:{e.idea_id if e.idea_id is not None else _text_key(e)}:{e.score}"
+
+
+def _panel_part(panel: Sequence[panel_method.PanelScore]) -> str:
+    return ",".join(f"{p.reviewer_id}:{p.score}:{p.mean:.4f}:{p.spread:.4f}" for p in panel)
 
 
 class LocalBackend:
@@ -145,9 +159,21 @@ class LocalBackend:
     def judge_batch(self, requests: Sequence[JudgeRequest]) -> list[JudgeReply]:
         started = time.perf_counter()
         replies: list[JudgeReply | None] = [None] * len(requests)
+        # Each panel summarised once for the batch (its seeds, k and kinds share it), by the
+        # ids of its tuple and dimension, which the requests hold while it runs.
+        summaries: dict[tuple[int, int], panel_method.PanelSummary] = {}
         for i, request in enumerate(requests):
             if request.panel:
-                replies[i] = self._panel(request)
+                key = (id(request.panel), id(request.dimension))
+                if key not in summaries:
+                    d = request.dimension
+                    summaries[key] = panel_method.PanelSummary(
+                        request.panel,
+                        scale_min=d.scale_min,
+                        scale_max=d.scale_max,
+                        categories=d.categories,
+                    )
+                replies[i] = self._panel(request, summaries[key])
         few = [i for i, r in enumerate(requests) if replies[i] is None and r.examples]
         for i, request in enumerate(requests):
             if replies[i] is None and not request.examples:
@@ -157,27 +183,24 @@ class LocalBackend:
                 replies[i] = few_reply
         per_request_ms = int((time.perf_counter() - started) * 1000 / max(1, len(requests)))
         done: list[JudgeReply] = []
+        parts: dict[int, str] = {}
         for request, reply in zip(requests, replies, strict=True):
             assert reply is not None
-            reply.prompt_fingerprint = local_fingerprint(request)
+            reply.prompt_fingerprint = local_fingerprint(request, parts)
             reply.latency_ms = per_request_ms
             done.append(reply)
         return done
 
     # ------------------------------------------------------------------ panel
 
-    def _panel(self, request: JudgeRequest) -> JudgeReply | None:
-        """The other reviewers' scores mapped onto the examples' scale (engine.panel); None
-        when none of them gave a usable score (the text judge answers instead)."""
-        d = request.dimension
+    def _panel(
+        self, request: JudgeRequest, summary: panel_method.PanelSummary
+    ) -> JudgeReply | None:
+        """The other reviewers' scores (`summary`, of the request's panel) mapped onto the
+        examples' scale (engine.panel); None when none of them gave a usable score (the text
+        judge answers instead)."""
         scores = [e.score for e in request.examples]
-        pred = panel_method.predict(
-            request.panel,
-            scores,
-            scale_min=d.scale_min,
-            scale_max=d.scale_max,
-            categories=d.categories,
-        )
+        pred = summary.predict(scores)
         if pred is None:
             return None
         k = len(scores)

@@ -219,51 +219,87 @@ def predict(
 ) -> PanelPrediction | None:
     """The panel's prediction on the scale of the examples (module docstring); None when no
     other reviewer scored the idea."""
-    if not panel:
-        return None
-    cats = frozenset(int(c) for c in categories)
-    degree = [p for p in panel if not p.is_category]
-    category = [p for p in panel if p.is_category]
-    examples = [float(s) for s in example_scores if int(s) not in cats]
-    if category and len(category) * 2 > len(panel):
-        counts: dict[int, int] = defaultdict(int)
-        for p in category:
-            counts[p.score] += 1
-        chosen = min(counts, key=lambda c: (-counts[c], c))
-        share = counts[chosen] / len(panel)
-        return PanelPrediction(
-            score=chosen,
-            value=float(chosen),
-            z=0.0,
-            panel_size=len(panel),
-            level=float(chosen),
-            spread=0.0,
-            confidence=int(round(100 * share * len(panel) / (len(panel) + 1))),
+    return PanelSummary(
+        panel, scale_min=scale_min, scale_max=scale_max, categories=categories
+    ).predict(example_scores)
+
+
+class PanelSummary:
+    """What `predict` takes from one panel, computed once: every seed, k and kind of a target
+    reads the same panel with other examples (13 units a rating in an evaluation)."""
+
+    def __init__(
+        self,
+        panel: Sequence[PanelScore],
+        *,
+        scale_min: int,
+        scale_max: int,
+        categories: Iterable[int] = (),
+    ) -> None:
+        self.scale_min, self.scale_max = scale_min, scale_max
+        self.cats = cats = frozenset(int(c) for c in categories)
+        # The answer whatever the examples: none (no panel, or no member who gave a degree),
+        # or the category most of the panel gave.
+        self.fixed: PanelPrediction | None = None
+        self.has_degrees = False
+        if not panel:
+            return
+        degree = [p for p in panel if not p.is_category]
+        category = [p for p in panel if p.is_category]
+        if category and len(category) * 2 > len(panel):
+            counts: dict[int, int] = defaultdict(int)
+            for p in category:
+                counts[p.score] += 1
+            chosen = min(counts, key=lambda c: (-counts[c], c))
+            share = counts[chosen] / len(panel)
+            self.fixed = PanelPrediction(
+                score=chosen,
+                value=float(chosen),
+                z=0.0,
+                panel_size=len(panel),
+                level=float(chosen),
+                spread=0.0,
+                confidence=int(round(100 * share * len(panel) / (len(panel) + 1))),
+            )
+            return
+        if not degree:
+            return
+        self.has_degrees = True
+        self.degree = degree
+        zs = [(p.score - p.mean) / p.spread for p in degree]
+        self.n = n = len(zs)
+        self.z = sum(zs) / n
+        self.z_sd = _mean_sd(zs)[1] if n > 1 else 1.0
+        self.lo = min(
+            (s for s in range(scale_min, scale_max + 1) if s not in cats), default=scale_min
         )
-    if not degree:
-        return None
-    zs = [(p.score - p.mean) / p.spread for p in degree]
-    n = len(zs)
-    z = sum(zs) / n
-    level, spread, k = _mapping(degree, examples)
-    value = level + spread * z
-    lo = min((s for s in range(scale_min, scale_max + 1) if s not in cats), default=scale_min)
-    score = int(min(scale_max, max(lo, math.floor(value + 0.5))))
-    # Error of the prediction, in levels: the panel's disagreement (standard error of its mean
-    # z, at least one member's worth of noise shared), the level's error from k examples.
-    z_sd = _mean_sd(zs)[1] if n > 1 else 1.0
-    se_panel = spread * math.sqrt((z_sd**2 + 0.25) / n)
-    se_level = spread / math.sqrt(k) if k else spread
-    sigma = math.sqrt(se_panel**2 + se_level**2)
-    half = tolerance(scale_min, scale_max) + 0.5
-    offset = value - score
-    inside = _normal_cdf((half - offset) / sigma) - _normal_cdf((-half - offset) / sigma)
-    return PanelPrediction(
-        score=score,
-        value=value,
-        z=z,
-        panel_size=n,
-        level=level,
-        spread=spread,
-        confidence=int(max(1, min(99, round(100 * inside)))),
-    )
+        self.half = tolerance(scale_min, scale_max) + 0.5
+
+    def predict(self, example_scores: Sequence[int]) -> PanelPrediction | None:
+        if not self.has_degrees:
+            return self.fixed
+        cats = self.cats
+        examples = [float(s) for s in example_scores if int(s) not in cats]
+        n, z = self.n, self.z
+        level, spread, k = _mapping(self.degree, examples)
+        value = level + spread * z
+        score = int(min(self.scale_max, max(self.lo, math.floor(value + 0.5))))
+        # Error of the prediction, in levels: the panel's disagreement (standard error of its
+        # mean z, at least one member's worth of noise shared), the level's error from k
+        # examples.
+        se_panel = spread * math.sqrt((self.z_sd**2 + 0.25) / n)
+        se_level = spread / math.sqrt(k) if k else spread
+        sigma = math.sqrt(se_panel**2 + se_level**2)
+        offset = value - score
+        inside = _normal_cdf((self.half - offset) / sigma) - _normal_cdf(
+            (-self.half - offset) / sigma
+        )
+        return PanelPrediction(
+            score=score,
+            value=value,
+            z=z,
+            panel_size=n,
+            level=level,
+            spread=spread,
+            confidence=int(max(1, min(99, round(100 * inside)))),
+        )

@@ -65,16 +65,19 @@ def aggregate_seeds(
     by_score: dict[int, list[int]] = defaultdict(list)
     for score, confidence in kept:
         by_score[score].append(confidence)
-    median = statistics.median(s for s, _ in kept)
-    winner = min(
-        by_score,
-        key=lambda s: (
-            -len(by_score[s]),
-            abs(s - median),
-            -statistics.fmean(by_score[s]),
-            s,
-        ),
-    )
+    if len(by_score) == 1:  # the seeds agree (the usual case): no tie to break
+        (winner,) = by_score
+    else:
+        median = statistics.median(s for s, _ in kept)
+        winner = min(
+            by_score,
+            key=lambda s: (
+                -len(by_score[s]),
+                abs(s - median),
+                -statistics.fmean(by_score[s]),
+                s,
+            ),
+        )
     return FinalPrediction(
         score=winner,
         kept=len(kept),

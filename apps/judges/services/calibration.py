@@ -9,7 +9,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 import numpy as np
-from django.db import IntegrityError, connection, transaction
+from django.db import connection
 
 from apps.judges.engine.calibration import Calibration, cross_fit_confidence, fit_calibration
 from apps.judges.engine.panel import tolerance
@@ -71,38 +71,55 @@ def calibrated_confidences(
         groups[(dim_id, row["kind"], backend)].append(
             (n, row["reviewer_id"], row["raw_confidence"], is_correct)
         )
+    fits: dict[tuple[str, str, str], tuple[Calibration, int]] = {}
     for (dim_id, kind, backend), items in groups.items():
         raw = np.array([i[2] for i in items], dtype=float)
         correct = np.array([i[3] for i in items], dtype=bool)
         reviewers = np.array([i[1] for i in items])
         for item, value in zip(items, cross_fit_confidence(raw, correct, reviewers), strict=True):
             out[item[0]] = int(value)
-        _store_fit(
-            run, plan.dims[dim_id].key, kind, backend, fit_calibration(raw, correct), len(items)
-        )
+        scope = (plan.dims[dim_id].key, kind, backend)
+        if scope not in fits or len(items) >= fits[scope][1]:
+            fits[scope] = (fit_calibration(raw, correct), len(items))
+    _store_fits(run, fits)
     return out
 
 
-def _store_fit(
-    run: JudgeRun, dimension: str, kind: str, backend: str, fit: Calibration, n: int
+def _store_fits(
+    run: JudgeRun, fits: Mapping[tuple[str, str, str], tuple[Calibration, int]]
 ) -> None:
-    scope: dict[str, Any] = {
-        "domain_id": run.domain_id,
-        "dimension": dimension,
-        "kind": kind,
-        "backend": backend,
+    """Store a run's fits by (dimension key, kind, backend): one read of the sizes stored and
+    one upsert (a read, an update_or_create and a savepoint per fit took a twentieth of an
+    evaluation, 18 fits each). A fit on more predictions (a study) is not replaced by one on
+    fewer (one reviewer's evaluation); equal or larger ones replace it, so it follows the newer
+    ratings."""
+    if not fits:
+        return
+    stored = {
+        (dimension, kind, backend): n
+        for dimension, kind, backend, n in JudgeCalibration.objects.filter(
+            domain_id=run.domain_id, dimension__in={scope[0] for scope in fits}
+        ).values_list("dimension", "kind", "backend", "n")
     }
-    # A fit on more predictions (a study) is not replaced by one on fewer (one reviewer's
-    # evaluation); equal or larger ones replace it, so it follows the newer ratings.
-    stored_n = JudgeCalibration.objects.filter(**scope).values_list("n", flat=True).first()
-    if stored_n is None or n >= stored_n:
-        try:
-            with transaction.atomic():
-                JudgeCalibration.objects.update_or_create(
-                    **scope, defaults={"fit": fit.to_dict(), "n": n, "run": run}
-                )
-        except IntegrityError:  # another run of the scope stored its fit at the same moment
-            pass
+    JudgeCalibration.objects.bulk_create(
+        [
+            JudgeCalibration(
+                domain_id=run.domain_id,
+                dimension=dimension,
+                kind=kind,
+                backend=backend,
+                fit=fit.to_dict(),
+                n=n,
+                run=run,
+            )
+            for (dimension, kind, backend), (fit, n) in fits.items()
+            if n >= stored.get((dimension, kind, backend), 0)
+        ],
+        # Another run of the scope storing its fit at the same moment: the later write wins.
+        update_conflicts=True,
+        unique_fields=["domain", "dimension", "kind", "backend"],
+        update_fields=["fit", "n", "run", "updated_at"],
+    )
 
 
 def calibrate_run(run: JudgeRun, plan: Plan) -> None:

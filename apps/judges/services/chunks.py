@@ -180,28 +180,36 @@ class _Executor:
 
     def requests(self, units: Sequence[planning.WorkUnit]) -> list[JudgeRequest]:
         examples = planning.examples_for_units(units, self.plan.pools)
+        # What a request takes from its configuration, looked up once per configuration.
+        by_config: dict[int | None, tuple[bool, str, float]] = {}
+        example = self._examples.get
         out = []
         for u, ids in zip(units, examples, strict=True):
-            config = self.configs.get(u.config_id)
+            if u.config_id not in by_config:
+                config = self.configs.get(u.config_id)
+                spec = self.plan.specs[u.config_id]
+                # The offline judge always reads the panel; an LLM only when its configuration
+                # asks for panel evidence in the prompt (engine.prompting.panel_block). Never
+                # the target reviewer's own scores: the panel leaves them out.
+                uses_panel = spec.backend == JudgeConfig.Backend.LOCAL or bool(
+                    config is not None and config.panel_evidence
+                )
+                temperature = config.temperature if config else 0.0
+                by_config[u.config_id] = (uses_panel, self.backend(spec)[1], temperature)
+            uses_panel, model, temperature = by_config[u.config_id]
             patent, idea = self.texts[u.idea_id]
-            index = self.panels.get(u.dimension_id)
-            local = self.plan.specs[u.config_id].backend == JudgeConfig.Backend.LOCAL
-            # The offline judge always reads the panel; an LLM only when its configuration asks
-            # for panel evidence in the prompt (engine.prompting.panel_block). Never the target
-            # reviewer's own scores: the panel leaves them out.
-            uses_panel = local or bool(config is not None and config.panel_evidence)
-            panel = self._panel(index, u) if index is not None and uses_panel else ()
+            index = self.panels.get(u.dimension_id) if uses_panel else None
             out.append(
                 JudgeRequest(
                     dimension=self.rubric[u.dimension_id],
-                    examples=tuple(self.example(rid) for rid in ids),
+                    examples=tuple([example(rid) or self.example(rid) for rid in ids]),
                     patent_text=patent,
                     idea_text=idea,
                     seed=u.seed,
-                    model=self.backend(self.plan.specs[u.config_id])[1],
-                    temperature=config.temperature if config else 0.0,
+                    model=model,
+                    temperature=temperature,
                     idea_id=u.idea_id,
-                    panel=panel,
+                    panel=self._panel(index, u) if index is not None else (),
                 )
             )
         return out
@@ -322,13 +330,16 @@ def _refresh_progress(run_id: int) -> None:
     )
 
 
-def _work_chunk(ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tuple]) -> bool:
+def _work_chunk(
+    ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tuple]
+) -> list[dict[str, Any]] | None:
     """Judge the chunk's units that have no stored prediction, batch by batch (a local chunk's
     batches span its configurations and dimensions; an LLM chunk has one configuration).
 
     A whole evaluation judged locally (`_judged_whole`) is calibrated before it is stored, so
-    each row is written once; returns True then. Otherwise each batch is stored as it is judged
-    (a resumed run skips what was stored) and the run is calibrated from its stored rows."""
+    each row is written once; returns its rows then, which its finals are voted from. Otherwise
+    each batch is stored as it is judged (a resumed run skips what was stored), returns None,
+    and the run is calibrated from its stored rows."""
     units = [u for u in ex.plan.units[chunk.start : chunk.stop] if u.key not in stored]
     whole = _judged_whole(ex, units)
     held: list[dict[str, Any]] = []
@@ -364,7 +375,7 @@ def _work_chunk(ex: _Executor, chunk: JudgeRunChunk, token: str, stored: set[tup
         LEASES.beat(ex.run.id, chunk.id, token)
         predictions_upsert(held, expect_new=True)
     LEASES.done(chunk.id, token)
-    return whole
+    return held if whole else None
 
 
 def _judged_whole(ex: _Executor, units: Sequence[planning.WorkUnit]) -> bool:
@@ -382,12 +393,12 @@ def _judged_whole(ex: _Executor, units: Sequence[planning.WorkUnit]) -> bool:
     )
 
 
-def work_chunks(run: JudgeRun, plan: Plan, token: str) -> tuple[bool, bool]:
-    """Claim and judge every chunk this worker can get. Returns (every chunk is done, the run
-    was calibrated before it was stored: see _work_chunk)."""
+def work_chunks(run: JudgeRun, plan: Plan, token: str) -> tuple[bool, list[dict[str, Any]] | None]:
+    """Claim and judge every chunk this worker can get. Returns (every chunk is done, the
+    rows of a run judged whole and calibrated before it was stored, else None: _work_chunk)."""
     ex: _Executor | None = None
     stored: set[tuple] | None = None
-    calibrated = False
+    whole: list[dict[str, Any]] | None = None
     for chunk in JudgeRunChunk.objects.filter(run_id=run.id).order_by("index"):
         if chunk.status == JudgeRunChunk.Status.DONE or not LEASES.claim(chunk.id, token):
             continue
@@ -400,11 +411,11 @@ def work_chunks(run: JudgeRun, plan: Plan, token: str) -> tuple[bool, bool]:
                 )
             )
         LEASES.beat(run.id, chunk.id, token)
-        calibrated = _work_chunk(ex, chunk, token, stored) or calibrated
+        whole = _work_chunk(ex, chunk, token, stored) or whole
     _refresh_progress(run.id)
     complete = (
         not JudgeRunChunk.objects.filter(run_id=run.id)
         .exclude(status=JudgeRunChunk.Status.DONE)
         .exists()
     )
-    return complete, calibrated
+    return complete, whole

@@ -115,15 +115,16 @@ def judge_run_execute(*, run_id: int) -> str:
     token = lease_token()
     try:
         plan = ensure_plan(run)
-        complete, calibrated = work_chunks(run, plan, token)
+        complete, whole = work_chunks(run, plan, token)
         if not complete:
             # A run deleted meanwhile has no status: it is not found.
             current = _status(run_id) or "not-found"
             return current if current != JudgeRun.Status.RUNNING else "working"
-        forget_deleted_references(run)
-        if run.purpose != JudgeRun.Purpose.PREDICTION and not calibrated:
+        deleted = forget_deleted_references(run)
+        if run.purpose != JudgeRun.Purpose.PREDICTION and whole is None:
             calibrate_run(run, plan)
-        finalize_run(run)
+        # The rows of a run judged whole, unless some are gone: then those stored.
+        finalize_run(run, rows=None if deleted else whole)
     except LeaseLost:
         status = _status(run_id)
         return "working" if status == JudgeRun.Status.RUNNING else (status or "not-found")

@@ -5,6 +5,9 @@ prediction run's finals then make the reviewer's shortlists (services.shortlists
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from operator import itemgetter
+from typing import Any
 
 from apps.core.bulk_upsert import bulk_upsert
 from apps.judges.engine.panel import level_only
@@ -17,32 +20,42 @@ from apps.judges.models import (
 )
 from apps.judges.services.shortlists import store_shortlist
 
+# What a final is voted from, per per-seed prediction.
+_VOTED_FIELDS = (
+    "reviewer_id",
+    "idea_id",
+    "dimension_id",
+    "kind",
+    "k",
+    "config_id",
+    "score",
+    "confidence",
+    "reason",
+    "signal",
+    "panel_size",
+    "level_score",
+)
 
-def finalize_run(run: JudgeRun) -> None:
-    """Majority vote over each target's kept seeds (postprocess.aggregate_seeds); upserted."""
+
+def finalize_run(run: JudgeRun, *, rows: Sequence[Mapping[str, Any]] | None = None) -> None:
+    """Majority vote over each target's kept seeds (postprocess.aggregate_seeds); upserted.
+
+    From `rows` when given: every per-seed prediction of the run as it was stored (a run judged
+    whole: services.chunks), which is not read back; otherwise from the stored rows."""
     thresholds = dict(
         JudgeConfig.objects.filter(runs=run).values_list("id", "confidence_threshold")
     )
     groups: dict[tuple[int, int, int, str, int], list[tuple]] = defaultdict(list)
-    rows = (
-        JudgePrediction.objects.filter(run_id=run.id)
-        .order_by("seed")
-        .values_list(
-            "reviewer_id",
-            "idea_id",
-            "dimension_id",
-            "kind",
-            "k",
-            "config_id",
-            "score",
-            "confidence",
-            "reason",
-            "signal",
-            "panel_size",
-            "level_score",
+    voted: Iterable[tuple]
+    if rows is None:
+        voted = (
+            JudgePrediction.objects.filter(run_id=run.id)
+            .order_by("seed")
+            .values_list(*_VOTED_FIELDS)
         )
-    )
-    for reviewer, idea, dim_id, kind, k, config_id, score, confidence, reason, *more in rows:
+    else:
+        voted = map(itemgetter(*_VOTED_FIELDS), sorted(rows, key=itemgetter("seed")))
+    for reviewer, idea, dim_id, kind, k, config_id, score, confidence, reason, *more in voted:
         groups[(reviewer, idea, dim_id, kind, k)].append(
             (config_id, score, confidence, reason, *more)
         )

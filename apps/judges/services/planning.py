@@ -149,37 +149,46 @@ def _priority(seed: int, rating_id: int) -> int:
 
 
 class _RankedPool:
-    """One dimension's pool, ordered by the draw priority of one seed."""
+    """One dimension's pool, ordered by the draw priority of one seed.
+
+    Plain lists, walked from the front: a unit takes the first k ratings it may use, which are
+    a few steps in (only the target's idea, patent and, for other reviewers' examples, the
+    target reviewer's own ratings are skipped); comparing the whole pool for each unit, as
+    arrays, cost more."""
 
     def __init__(self, pool: Sequence[PoolRow], seed: int) -> None:
         by_id = {int(row[0]): row for row in pool}
         order = sorted(by_id, key=lambda rid: (_priority(seed, rid), rid))
         rows = [by_id[rid] for rid in order]
-        self.rating = np.array([int(r[0]) for r in rows], dtype=np.int64)
-        self.idea = np.array([int(r[1]) for r in rows], dtype=np.int64)
-        self.patent = np.array([int(r[2]) for r in rows], dtype=np.int64)
-        self.reviewer = np.array([int(r[3]) for r in rows], dtype=np.int64)
-        self._own: dict[int, np.ndarray] = {}
+        self.rating = [int(r[0]) for r in rows]
+        self.idea = [int(r[1]) for r in rows]
+        self.patent = [int(r[2]) for r in rows]
+        self.reviewer = [int(r[3]) for r in rows]
+        self._own: dict[int, list[int]] = {}
 
-    def own(self, reviewer_id: int) -> np.ndarray:
+    def own(self, reviewer_id: int) -> list[int]:
         """Positions of one reviewer's ratings, in priority order (cached)."""
         if reviewer_id not in self._own:
-            self._own[reviewer_id] = np.flatnonzero(self.reviewer == reviewer_id)
+            self._own[reviewer_id] = [n for n, r in enumerate(self.reviewer) if r == reviewer_id]
         return self._own[reviewer_id]
 
     def pick(
         self, *, kind: str, reviewer_id: int, idea_id: int, patent_id: int, k: int
     ) -> list[int]:
-        if kind == PERSONALIZED:
-            pos = self.own(reviewer_id)
-            ok = (self.patent[pos] != patent_id) & (self.idea[pos] != idea_id)
-            chosen = pos[ok][:k]
-        else:
-            ok = (
-                (self.reviewer != reviewer_id) & (self.patent != patent_id) & (self.idea != idea_id)
-            )
-            chosen = np.flatnonzero(ok)[:k]
-        return [int(x) for x in self.rating[chosen]]
+        own = kind == PERSONALIZED
+        chosen: list[int] = []
+        if k <= 0:
+            return chosen
+        for n in self.own(reviewer_id) if own else range(len(self.rating)):
+            if (
+                self.patent[n] != patent_id
+                and self.idea[n] != idea_id
+                and (own or self.reviewer[n] != reviewer_id)
+            ):
+                chosen.append(self.rating[n])
+                if len(chosen) == k:
+                    break
+        return chosen
 
 
 # Ranked pools recently built in this process, by (seed, the pool's rows): a run asks for the
@@ -189,9 +198,8 @@ _RANKED: OrderedDict[tuple[int, bytes], _RankedPool] = OrderedDict()
 RANKED_CACHE_SIZE = 64
 
 
-def _ranked_pool(pool: Sequence[PoolRow], seed: int) -> _RankedPool:
-    rows = np.array([[int(v) for v in row[:4]] for row in pool], dtype=np.int64).reshape(-1, 4)
-    key = (int(seed), hashlib.blake2b(rows.tobytes(), digest_size=16).digest())
+def _ranked_pool(pool: Sequence[PoolRow], seed: int, digest: bytes) -> _RankedPool:
+    key = (int(seed), digest)  # digest: pool_digest(pool)
     found = _RANKED.get(key)
     if found is None:
         found = _RANKED[key] = _RankedPool(pool, seed)
@@ -200,6 +208,12 @@ def _ranked_pool(pool: Sequence[PoolRow], seed: int) -> _RankedPool:
     else:
         _RANKED.move_to_end(key)
     return found
+
+
+def pool_digest(pool: Sequence[PoolRow]) -> bytes:
+    """What a ranked pool depends on: its rows' rating, idea, patent and reviewer ids."""
+    rows = np.array([row[:4] for row in pool], dtype=np.int64).reshape(-1, 4)
+    return hashlib.blake2b(rows.tobytes(), digest_size=16).digest()
 
 
 def examples_for_units(
@@ -212,11 +226,15 @@ def examples_for_units(
             key = (u.dimension_id, u.seed, u.kind, u.reviewer_id, u.idea_id, u.patent_id)
             wanted[key] = max(wanted[key], u.k)
     ranked: dict[tuple[int, int], _RankedPool] = {}
+    digests: dict[int, bytes] = {}  # a pool's digest serves each of its seeds
     longest: dict[tuple[int, int, str, int, int, int], list[int]] = {}
     for key, k in wanted.items():
         dim_id, seed, kind, reviewer_id, idea_id, patent_id = key
         if (dim_id, seed) not in ranked:
-            ranked[(dim_id, seed)] = _ranked_pool(pools.get(dim_id, []), seed)
+            pool = pools.get(dim_id, [])
+            if dim_id not in digests:
+                digests[dim_id] = pool_digest(pool)
+            ranked[(dim_id, seed)] = _ranked_pool(pool, seed, digests[dim_id])
         longest[key] = ranked[(dim_id, seed)].pick(
             kind=kind, reviewer_id=reviewer_id, idea_id=idea_id, patent_id=patent_id, k=k
         )

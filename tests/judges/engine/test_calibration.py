@@ -78,3 +78,26 @@ def test_the_coverage_accuracy_curve_counts_targets_above_each_threshold():
     assert curve[40]["kept"] == 3 and curve[40]["accuracy"] == pytest.approx(2 / 3)
     assert curve[41]["kept"] == 1 and curve[41]["accuracy"] == 1.0
     assert curve[81] == {"threshold": 81, "kept": 0, "coverage": 0.0, "accuracy": None}
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_its_breakpoints_are_the_estimators(seed):
+    """The fit computes IsotonicRegression's breakpoints without the estimator: the same arrays,
+    on whole-number confidences with many ties, on a handful of distinct values, and on
+    fractional ones (two of them closer than float resolution, which the estimator merges)."""
+    from sklearn.isotonic import IsotonicRegression
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(30, 3000))
+    raw = {
+        0: rng.integers(0, 101, n).astype(float),
+        1: rng.choice([20.0, 55.0, 86.0], n),
+        2: rng.random(n) * 100,
+        3: np.concatenate([rng.integers(0, 101, n - 2), [50.0, 50.0 + 1e-16]]),
+    }[seed % 4]
+    correct = rng.random(n) < (raw / 100) ** (1 + seed % 3)
+    model = IsotonicRegression(y_min=0.0, y_max=1.0, increasing=True, out_of_bounds="clip")
+    model.fit(raw, correct.astype(float))
+    fit = fit_calibration(raw, correct)
+    assert fit.x == tuple(round(float(v), 4) for v in model.X_thresholds_)
+    assert fit.y == tuple(round(float(v) * 100, 4) for v in model.y_thresholds_)
