@@ -108,9 +108,16 @@ def test_closing_and_reopening_a_stage_keeps_typed_answers_and_a_lowering_save_a
     expect(page.locator("#rationale-market_size")).to_have_value("Most plants have this problem.")
     assert page.evaluate("window.__noReload") is True
 
-    page.check("#score-innovativeness-3")
-    page.check("#answer-competitive_advantage-hard_to_imitate-yes")
-    page.check("#answer-competitive_advantage-technology_essential-no")
+    # Each answer posts the stage (htmx); the next one waits for its swap, which a loaded CI
+    # machine saw land after the next click and undo it ("did not change its state").
+    for answer in (
+        "#score-innovativeness-3",
+        "#answer-competitive_advantage-hard_to_imitate-yes",
+        "#answer-competitive_advantage-technology_essential-no",
+    ):
+        page.check(answer)
+        page.wait_for_function("() => !document.querySelector('#rating-form.htmx-request')")
+        expect(page.locator(answer)).to_be_checked()
     page.get_by_role("button", name="Submit rating").click()
     expect(page.locator(".msg-success")).to_contain_text("Saved your rating of")
     # The save moves the page to the queue by script; a goto that starts while that page is still
