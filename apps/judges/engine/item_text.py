@@ -32,8 +32,10 @@ from collections.abc import Sequence
 
 import numpy as np
 from scipy import sparse
-from sklearn.feature_extraction.text import HashingVectorizer, TfidfVectorizer
+from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.preprocessing import normalize
+
+from apps.judges.engine.embeddings import hashed_term_counts
 
 VECTOR_MODEL = "tfidf-domain-v2"
 HASH_FEATURES = 2**20
@@ -92,20 +94,10 @@ def fit_item_vectors(
     return sparse.csr_matrix(matrix, dtype=np.float32)
 
 
-_HASHER = HashingVectorizer(
-    n_features=HASH_FEATURES,
-    ngram_range=(1, 2),
-    stop_words="english",
-    alternate_sign=False,
-    norm=None,
-    dtype=np.float64,
-)
-
-
 def hash_item_vectors(items: Sequence[tuple[str, str]]) -> sparse.csr_matrix:
     """Stateless fallback rows (sparse, float32, L2-normalised) for (patent, idea) texts."""
     if not items:
         return sparse.csr_matrix((0, HASH_FEATURES), dtype=np.float32)
-    counts = _HASHER.transform([item_text(p, i) for p, i in items]).tocsr()
+    counts = hashed_term_counts([item_text(p, i) for p, i in items], n_features=HASH_FEATURES)
     counts.data = 1.0 + np.log(counts.data)  # sublinear tf, as the TF-IDF
     return sparse.csr_matrix(normalize(counts), dtype=np.float32)

@@ -1,7 +1,9 @@
 import numpy as np
+import pytest
+from sklearn.feature_extraction.text import HashingVectorizer
 
 from apps.judges.backends import embed_texts
-from apps.judges.engine.embeddings import cosine_matrix
+from apps.judges.engine.embeddings import _bucket_for_hash, cosine_matrix, hashed_term_counts
 
 
 def test_local_embeddings_are_normalised_and_comparable_across_calls():
@@ -31,3 +33,45 @@ def test_remote_embeddings_go_through_the_openai_wire_format(fake_llm):
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     sims = cosine_matrix(vectors, vectors)
     assert sims[0, 1] > sims[0, 2]
+
+
+def _vectorizer_counts(texts, n_features):
+    vectorizer = HashingVectorizer(
+        n_features=n_features,
+        ngram_range=(1, 2),
+        stop_words="english",
+        alternate_sign=False,
+        norm=None,
+    )
+    return vectorizer.transform(texts).tocsr()
+
+
+TEXTS = [
+    "Local baseline (not an LLM), panel signal: 5 other reviewers scored this idea; z = -1.12.",
+    "",
+    "the and of",  # only stop words
+    "a b c",  # only one-letter words
+    "Ünïcode Straße naïve café CAFÉ déjà-vu 東京 タワー",
+    "snake_case_words and __dunder__ x_y 12 3.14 1,000,000",
+    "repeat repeat repeat repeat the repeat",
+    "tabs\tand\nnewlines\r\nand  spaces",
+    "qxjzpluralistseparatorqxjz sits inside this text",  # the separator word itself
+]
+
+
+@pytest.mark.parametrize("n_features", [2**13, 2**4, 3])
+@pytest.mark.parametrize("texts", [TEXTS, TEXTS[:1], TEXTS[1:4], TEXTS[:-1] * 50])
+def test_hashed_counts_equal_the_vectorizers_to_the_bit(texts, n_features):
+    ours = hashed_term_counts(texts, n_features=n_features)
+    theirs = _vectorizer_counts(texts, n_features)
+    assert ours.shape == theirs.shape
+    assert np.array_equal(ours.indptr, theirs.indptr)
+    assert np.array_equal(ours.indices, theirs.indices)
+    assert np.array_equal(ours.data, theirs.data)
+
+
+def test_a_term_whose_hash_is_the_smallest_int32_lands_in_the_vectorizers_bucket():
+    # No short term hashes to -2**31, so the rule is checked on the bucket function itself
+    # against the vectorizer's formula for the same (signed) hash.
+    assert _bucket_for_hash(-(2**31), 2**13) == (2**31 - 1 - (2**13 - 1)) % 2**13
+    assert _bucket_for_hash(-5, 7) == 5 and _bucket_for_hash(12, 7) == 5
