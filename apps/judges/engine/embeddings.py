@@ -63,8 +63,9 @@ def _bucket_for_hash(h: int, n_features: int) -> int:
 def _words(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
     """Every word of the texts in order (an object array) and the text each comes from.
 
-    One regex pass over the texts joined by a separator word costs a third less than a pass
-    per text; a text that holds the separator is matched text by text instead."""
+    One regex pass over the texts joined by a separator word spares the per-text overhead of
+    the matching (a fifth of it on judges' reasons); if a text holds the separator, each text is
+    matched on its own instead."""
     lowered = [t.lower() for t in texts]
     joined = f" {_SEPARATOR} ".join(lowered)
     if joined.count(_SEPARATOR) == len(lowered) - 1:
@@ -86,19 +87,16 @@ def hashed_term_counts(texts: Sequence[str | None], *, n_features: int) -> spars
     distinct word and word pair is hashed once and the rest is array work.
     tests/judges/engine/test_embeddings.py holds it equal to the vectorizer.
     """
-    n = len(texts)
     words, text_of = _words([t or "" for t in texts])
     codes, vocabulary = pd.factorize(words)
-    kept = np.array([w not in ENGLISH_STOP_WORDS for w in vocabulary], dtype=bool)
-    if len(vocabulary):
-        keep = kept[codes]
-        codes, text_of = codes[keep], text_of[keep]
+    size = len(vocabulary)
+    kept = np.array([w not in ENGLISH_STOP_WORDS for w in vocabulary], dtype=bool)[codes]
+    codes, text_of = codes[kept], text_of[kept]
     # A pair is two kept words next to each other in one text (the vectorizer drops the stop
     # words first, then pairs what is left).
     same_text = text_of[1:] == text_of[:-1]
-    pairs = codes[:-1][same_text].astype(np.int64) * len(vocabulary) + codes[1:][same_text]
+    pairs = codes[:-1][same_text].astype(np.int64) * size + codes[1:][same_text]
     pair_codes, distinct_pairs = pd.factorize(pairs)
-    size = len(vocabulary)
     word_buckets = np.array([_bucket(w, n_features) for w in vocabulary], dtype=np.int64)
     pair_buckets = np.array(
         [
@@ -108,8 +106,10 @@ def hashed_term_counts(texts: Sequence[str | None], *, n_features: int) -> spars
         dtype=np.int64,
     )
     rows = np.concatenate([text_of, text_of[:-1][same_text]])
-    columns = np.concatenate([word_buckets[codes] if size else codes, pair_buckets[pair_codes]])
-    counts = sparse.coo_matrix((np.ones(len(rows)), (rows, columns)), shape=(n, n_features)).tocsr()
+    columns = np.concatenate([word_buckets[codes], pair_buckets[pair_codes]])
+    counts = sparse.coo_matrix(
+        (np.ones(len(rows)), (rows, columns)), shape=(len(texts), n_features)
+    ).tocsr()
     counts.sum_duplicates()  # and sorts each row's indices, as the vectorizer's
     return counts
 

@@ -60,7 +60,9 @@ TEXTS = [
 
 
 @pytest.mark.parametrize("n_features", [2**13, 2**4, 3])
-@pytest.mark.parametrize("texts", [TEXTS, TEXTS[:1], TEXTS[1:4], TEXTS[:-1] * 50])
+@pytest.mark.parametrize(
+    "texts", [TEXTS, TEXTS[:1], TEXTS[1:4], [""], ["a b", "x"], TEXTS[:-1] * 50]
+)
 def test_hashed_counts_equal_the_vectorizers_to_the_bit(texts, n_features):
     ours = hashed_term_counts(texts, n_features=n_features)
     theirs = _vectorizer_counts(texts, n_features)
