@@ -3,6 +3,7 @@ import pytest
 from sklearn.feature_extraction.text import HashingVectorizer
 
 from apps.judges.backends import embed_texts
+from apps.judges.engine import embeddings
 from apps.judges.engine.embeddings import _bucket_for_hash, cosine_matrix, hashed_term_counts
 
 
@@ -70,6 +71,25 @@ def test_hashed_counts_equal_the_vectorizers_to_the_bit(texts, n_features):
     assert np.array_equal(ours.indptr, theirs.indptr)
     assert np.array_equal(ours.indices, theirs.indices)
     assert np.array_equal(ours.data, theirs.data)
+
+
+@pytest.mark.parametrize("per_pass", [1, 2, 4, 1000])
+def test_counted_pass_by_pass_the_counts_and_vectors_are_the_same(monkeypatch, per_pass):
+    texts = TEXTS * 3
+    whole = hashed_term_counts(texts, n_features=2**13)
+    vectors = embeddings.embed_texts_local_sparse(texts)
+    monkeypatch.setattr(embeddings, "TEXTS_PER_PASS", per_pass)
+    passes = hashed_term_counts(texts, n_features=2**13)
+    for ours, theirs in [(passes, whole), (embeddings.embed_texts_local_sparse(texts), vectors)]:
+        assert ours.shape == theirs.shape and ours.dtype == theirs.dtype
+        assert np.array_equal(ours.indptr, theirs.indptr)
+        assert np.array_equal(ours.indices, theirs.indices)
+        assert np.array_equal(ours.data, theirs.data)
+
+
+def test_no_text_gives_an_empty_matrix():
+    assert hashed_term_counts([], n_features=8).shape == (0, 8)
+    assert embeddings.embed_texts_local_sparse([]).shape == (0, embeddings.LOCAL_DIM)
 
 
 def test_a_term_whose_hash_is_the_smallest_int32_lands_in_the_vectorizers_bucket():
