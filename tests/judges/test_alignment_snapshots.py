@@ -268,8 +268,15 @@ def test_a_reviewer_section_computed_from_the_same_rows_is_taken_from_the_last_s
     assert set(sections) == {f"r{rita.id}", f"r{otto.id}"}
     assert all(len(s["rows_hash"]) == 64 for s in sections.values())
     # Mark both stored sections; make Otto's digest stale.
+    computed: dict[int, set[str]] = {}
+    for v in first.result["verdicts"]:
+        computed.setdefault(v["reviewer_id"], set()).add(v["reason"])
+    assert set(computed) == {rita.id, otto.id}
     for section in sections.values():
         section["coarse"] = [{"marker": "kept"}]
+        assert section["verdicts"]
+        for v in section["verdicts"]:
+            v["reason"] = "kept"
     sections[f"r{otto.id}"]["rows_hash"] = "0" * 64
     AlignmentSnapshot.objects.filter(id=first.id).update(per_reviewer=sections)
 
@@ -278,6 +285,17 @@ def test_a_reviewer_section_computed_from_the_same_rows_is_taken_from_the_last_s
     assert again.per_reviewer[f"r{rita.id}"]["coarse"] == [{"marker": "kept"}]
     assert again.per_reviewer[f"r{otto.id}"]["coarse"] != [{"marker": "kept"}]
     assert again.per_reviewer[f"r{otto.id}"]["rows_hash"] not in ("0" * 64, None)
+    # The verdicts go with the section: Rita's kept (in her section and the scope's list),
+    # Otto's computed again.
+    reasons = {}
+    for v in again.result["verdicts"]:
+        reasons.setdefault(v["reviewer_id"], set()).add(v["reason"])
+    assert reasons[rita.id] == {"kept"} and "kept" not in reasons[otto.id]
+    assert {v["reason"] for v in again.per_reviewer[f"r{rita.id}"]["verdicts"]} == {"kept"}
+    assert all(
+        v["reviewer"] == rita.username for v in again.per_reviewer[f"r{rita.id}"]["verdicts"]
+    )
+    assert reasons[otto.id] == computed[otto.id]
 
 
 PREDICTION_HOOK_CALLS: list[list[int]] = []

@@ -140,7 +140,12 @@ def alignment_report(
         if not scored.empty
         else pd.DataFrame(columns=["reviewer_id", "reviewer", "idea_id", "dimension", "score"])
     )
-    verdicts = alignment.reviewer_verdicts(scored, scales=scales) if not scored.empty else []
+    # A reviewer's verdicts, like their section, depend on their rows alone: those whose rows
+    # hash as in the last snapshot keep its section and verdicts (at 1,000 reviewers the
+    # verdicts' bootstraps were a fifth of the overall scope, recomputed for every reviewer).
+    hashes = _section_hashes(scored, scales) if by_reviewer else {}
+    kept = _kept_sections(hashes, previous_per_reviewer or {})
+    verdicts = _verdicts(scored, scales=scales, kept=kept)
     for v in verdicts:
         v["reviewer"] = names.get(v["reviewer_id"], str(v["reviewer_id"]))
     ideas = {i.id: i for i in Idea.objects.filter(id__in=case_ids)}
@@ -164,11 +169,7 @@ def alignment_report(
     }
     if by_reviewer:
         report["per_reviewer"] = _per_reviewer(
-            scored,
-            scales=scales,
-            verdicts=verdicts,
-            names=names,
-            previous=previous_per_reviewer or {},
+            scored, scales=scales, verdicts=verdicts, names=names, hashes=hashes, kept=kept
         )
     if with_reasoning and not scored.empty:
         reasoned = scored.loc[alignment.reasoned_rows(scored), _REASONED_COLUMNS]
@@ -186,43 +187,81 @@ def alignment_report(
 _REASONED_COLUMNS = ["reviewer_id", "idea_id", "dimension", "kind", "k", "pred", "final_id"]
 
 
+def _section_hashes(scored: pd.DataFrame, scales: dict[str, tuple[int, int]]) -> dict[int, str]:
+    """Each reviewer's rows_hash (what their section and verdicts are computed from)."""
+    return {
+        int(reviewer_id): _rows_hash(g, scales)
+        for reviewer_id, g in scored.groupby("reviewer_id", sort=True)
+    }
+
+
+def _kept_sections(
+    hashes: dict[int, str], previous: dict[str, dict[str, Any]]
+) -> dict[int, dict[str, Any]]:
+    """The last snapshot's sections still true: computed from the same rows (and by this
+    SECTION_VERSION, which the digest holds)."""
+    kept = {}
+    for reviewer_id, rows_hash in hashes.items():
+        before = previous.get(f"r{reviewer_id}")
+        if before is not None and before.get("rows_hash") == rows_hash and "verdicts" in before:
+            kept[reviewer_id] = before
+    return kept
+
+
+def _verdicts(
+    scored: pd.DataFrame, *, scales: dict[str, tuple[int, int]], kept: dict[int, dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """Every reviewer's verdicts, in reviewer_verdicts' order: a kept section's as stored
+    (without the reviewer's name, set again by the caller), the others computed."""
+    if scored.empty:
+        return []
+    fresh = scored[~scored["reviewer_id"].isin(list(kept))] if kept else scored
+    verdicts = alignment.reviewer_verdicts(fresh, scales=scales) if not fresh.empty else []
+    for section in kept.values():
+        verdicts += [
+            {k: v for k, v in verdict.items() if k != "reviewer"} for verdict in section["verdicts"]
+        ]
+    return sorted(verdicts, key=lambda v: (v["reviewer_id"], v["dimension"]))
+
+
 def _per_reviewer(
     scored: pd.DataFrame,
     *,
     scales: dict[str, tuple[int, int]],
     verdicts: list[dict[str, Any]],
     names: dict[int, str],
-    previous: dict[str, dict[str, Any]],
+    hashes: dict[int, str],
+    kept: dict[int, dict[str, Any]],
 ) -> dict[str, dict[str, Any]]:
     """Each reviewer's section. A section is a function of the reviewer's rows alone (its
-    bootstraps are seeded), so one whose rows hash as before is taken from the last snapshot:
-    after a burst that touched ten reviewers of a thousand, ten sections are computed, where
-    each costs a fraction of a second (bench/bench_scale.py)."""
+    bootstraps are seeded), so one whose rows hash as before is taken from the last snapshot
+    (`kept`): after a burst that touched ten reviewers of a thousand, ten sections are
+    computed, where each costs a fraction of a second (bench/bench_scale.py)."""
     out: dict[str, dict[str, Any]] = {}
     if scored.empty:
         return out
+    mine: dict[int, list[dict[str, Any]]] = {}
+    for v in verdicts:
+        mine.setdefault(v["reviewer_id"], []).append(v)
     for reviewer_id, g in scored.groupby("reviewer_id", sort=True):
-        key = f"r{int(reviewer_id)}"
-        name = names.get(reviewer_id, str(reviewer_id))
-        mine = [v for v in verdicts if v["reviewer_id"] == int(reviewer_id)]
-        rows_hash = _rows_hash(g, scales)
-        before = previous.get(key)
-        if before is not None and before.get("rows_hash") == rows_hash:
-            out[key] = {**before, "reviewer": name, "verdicts": mine}
+        rid = int(reviewer_id)
+        key, name = f"r{rid}", names.get(reviewer_id, str(reviewer_id))
+        if rid in kept:
+            out[key] = {**kept[rid], "reviewer": name, "verdicts": mine.get(rid, [])}
             continue
         out[key] = {
             "reviewer": name,
             "curve": alignment.alignment_curve(g, scales=scales),
             "coarse": alignment.coarse_alignment(g),
-            "verdicts": mine,
-            "rows_hash": rows_hash,
+            "verdicts": mine.get(rid, []),
+            "rows_hash": hashes[rid],
         }
     return out
 
 
 # Part of every section's digest: change it when a section's computation changes, so an upgrade
 # recomputes every section instead of keeping the old ones.
-SECTION_VERSION = 1
+SECTION_VERSION = 2  # 2: the verdicts are kept with the sections
 
 
 def _rows_hash(frame: pd.DataFrame, scales: dict[str, tuple[int, int]]) -> str:
