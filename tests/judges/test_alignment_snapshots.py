@@ -267,11 +267,9 @@ def test_a_reviewer_section_computed_from_the_same_rows_is_taken_from_the_last_s
     sections = first.per_reviewer
     assert set(sections) == {f"r{rita.id}", f"r{otto.id}"}
     assert all(len(s["rows_hash"]) == 64 for s in sections.values())
-    # Mark both stored sections; make Otto's digest stale.
-    computed: dict[int, set[str]] = {}
-    for v in first.result["verdicts"]:
-        computed.setdefault(v["reviewer_id"], set()).add(v["reason"])
+    computed = _reasons_by_reviewer(first.result["verdicts"])
     assert set(computed) == {rita.id, otto.id}
+    # Mark both stored sections; make Otto's digest stale.
     for section in sections.values():
         section["coarse"] = [{"marker": "kept"}]
         assert section["verdicts"]
@@ -287,15 +285,20 @@ def test_a_reviewer_section_computed_from_the_same_rows_is_taken_from_the_last_s
     assert again.per_reviewer[f"r{otto.id}"]["rows_hash"] not in ("0" * 64, None)
     # The verdicts go with the section: Rita's kept (in her section and the scope's list),
     # Otto's computed again.
-    reasons = {}
-    for v in again.result["verdicts"]:
-        reasons.setdefault(v["reviewer_id"], set()).add(v["reason"])
+    reasons = _reasons_by_reviewer(again.result["verdicts"])
     assert reasons[rita.id] == {"kept"} and "kept" not in reasons[otto.id]
     assert {v["reason"] for v in again.per_reviewer[f"r{rita.id}"]["verdicts"]} == {"kept"}
     assert all(
         v["reviewer"] == rita.username for v in again.per_reviewer[f"r{rita.id}"]["verdicts"]
     )
     assert reasons[otto.id] == computed[otto.id]
+
+
+def _reasons_by_reviewer(verdicts: list[dict]) -> dict[int, set[str]]:
+    reasons: dict[int, set[str]] = {}
+    for v in verdicts:
+        reasons.setdefault(v["reviewer_id"], set()).add(v["reason"])
+    return reasons
 
 
 PREDICTION_HOOK_CALLS: list[list[int]] = []
