@@ -66,5 +66,14 @@ def lower_priority(**_: object) -> None:
             pass
 
 
+def return_freed_blocks(**_: object) -> None:
+    """A worker gives its freed large arrays back to the system (apps/core/malloc.py). Before
+    the pool forks, so its processes inherit it."""
+    from apps.core.malloc import fix_mmap_threshold
+
+    fix_mmap_threshold()
+
+
 worker_init.connect(lower_priority, weak=False)
+worker_init.connect(return_freed_blocks, weak=False)
 beat_init.connect(lower_priority, weak=False)

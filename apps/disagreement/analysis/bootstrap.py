@@ -21,6 +21,8 @@ _BLOCK = 250  # resamples per block: bounds memory at _BLOCK x n_units weights
 # Up to this many draws, a block's counts in one bincount (faster for small blocks: a loop over
 # 250 rows of 170 units cost more than counting them); above it, row by row (less memory).
 _COUNT_AT_ONCE = 250_000
+# Weights a block of bootstrap_samples holds at most (40 MB of floats), past _BLOCK x 20,000.
+_WEIGHT_CELLS = _BLOCK * 20_000
 
 
 class UnitContributions:
@@ -82,20 +84,21 @@ class UnitContributions:
 
 def resample_weights(n_units: int, n_boot: int, rng: np.random.Generator) -> np.ndarray:
     """B x n_units matrix of draw counts: each row is one bootstrap resample of the units."""
-    draws = rng.integers(0, n_units, size=(n_boot, n_units))
-    if draws.size <= _COUNT_AT_ONCE:
+    if n_boot * n_units <= _COUNT_AT_ONCE:
+        draws = rng.integers(0, n_units, size=(n_boot, n_units))
         draws += (np.arange(n_boot) * n_units)[:, None]
         return (
             np.bincount(draws.ravel(), minlength=n_boot * n_units)
             .reshape(n_boot, n_units)
             .astype(np.float64)
         )
-    # Large: counted row by row into the result. Counting them all at once held two more
-    # matrices of this size (the counts, then their float copy), 340 MB at 56,000 units, the
-    # alignment job's peak at 100x the demo (bench/bench_scale.py). The same counts.
+    # Large: drawn and counted row by row into the result (a row's draws are the same numbers
+    # as that row of one B x n_units draw). Drawn at once, the draws were one more matrix of
+    # the result's size, as integers: 270 MB more at the overall alignment scope's peak at 1M
+    # ratings (250 x 166,600 units).
     weights = np.empty((n_boot, n_units), dtype=np.float64)
-    for row, drawn in enumerate(draws):
-        weights[row] = np.bincount(drawn, minlength=n_units)
+    for row in range(n_boot):
+        weights[row] = np.bincount(rng.integers(0, n_units, size=n_units), minlength=n_units)
     return weights
 
 
@@ -122,8 +125,13 @@ def bootstrap_samples(
         for arr in out:
             arr[:] = np.nan
         return out
-    for start in range(0, n_boot, _BLOCK):
-        size = min(_BLOCK, n_boot - start)
+    # Fewer resamples a block where units are many: the weights are block x units floats
+    # (332 MB at the 166,600 units of one cell of the overall alignment scope at 1M ratings).
+    # The same draws (resample_weights draws row by row); a smaller block's products differ
+    # from a larger one's in the last bits only, and up to 20,000 units nothing changes.
+    block = min(_BLOCK, max(1, _WEIGHT_CELLS // n_units))
+    for start in range(0, n_boot, block):
+        size = min(block, n_boot - start)
         w = resample_weights(n_units, size, rng)
         for arr, contrib in zip(out, contributions, strict=True):
             arr[start : start + size] = contrib.alphas(w)

@@ -173,10 +173,19 @@ def alignment_report(
         )
     if with_reasoning and not scored.empty:
         reasoned = scored.loc[alignment.reasoned_rows(scored), _REASONED_COLUMNS]
-        reasoned["reason"] = final_reasons(run_ids=run_ids, final_ids=reasoned.pop("final_id"))
+        # The reasons and their vectors are the peak: not beside every final's row as well.
+        del scored
+
+        def reasons(kind: str, final_ids: Any) -> list[str]:
+            return final_reasons(run_ids=run_ids, final_ids=final_ids, kind=kind)
+
         try:
             report["reasoning"] = alignment.reasoning_structure(
-                truth, reasoned, scales=scales, embed=_cached_embedder(embed_texts)
+                truth,
+                reasoned,
+                scales=scales,
+                embed=_cached_embedder(embed_texts),
+                reasons=reasons,
             )
         except Exception as exc:  # an unreachable embeddings endpoint must not break it
             report["reasoning_note"] = f"Reasoning similarity could not be computed: {exc}"
@@ -191,7 +200,7 @@ def _section_hashes(scored: pd.DataFrame, scales: dict[str, tuple[int, int]]) ->
     """Each reviewer's rows_hash (what their section and verdicts are computed from)."""
     return {
         int(reviewer_id): _rows_hash(g, scales)
-        for reviewer_id, g in scored.groupby("reviewer_id", sort=True)
+        for reviewer_id, g in alignment.frame_groups(scored, "reviewer_id")
     }
 
 
@@ -243,7 +252,7 @@ def _per_reviewer(
     mine: dict[int, list[dict[str, Any]]] = {}
     for v in verdicts:
         mine.setdefault(v["reviewer_id"], []).append(v)
-    for reviewer_id, g in scored.groupby("reviewer_id", sort=True):
+    for reviewer_id, g in alignment.frame_groups(scored, "reviewer_id"):
         rid = int(reviewer_id)
         key, name = f"r{rid}", names.get(reviewer_id, str(reviewer_id))
         if rid in kept:

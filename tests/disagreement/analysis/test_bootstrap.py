@@ -65,3 +65,17 @@ def test_large_blocks_are_counted_as_small_ones_are():
     assert draws.size > bootstrap._COUNT_AT_ONCE
     want = np.stack([np.bincount(row, minlength=n_units) for row in draws]).astype(float)
     assert np.array_equal(weights, want)
+
+
+def test_smaller_blocks_for_many_units_draw_the_same_resamples(monkeypatch):
+    from apps.disagreement.analysis.bootstrap import bootstrap_samples
+
+    rng = np.random.default_rng(7)
+    counts = rng.integers(0, 3, size=(3000, 4)).astype(float)
+    contrib = UnitContributions(counts, np.arange(4.0), "ordinal")
+    (whole,) = bootstrap_samples([contrib], len(counts), 300, 11)
+    # Blocks of 7 resamples at 3,000 units: the same draws, products equal but for the last bits.
+    monkeypatch.setattr(bootstrap, "_WEIGHT_CELLS", 7 * 3000)
+    (blocked,) = bootstrap_samples([contrib], len(counts), 300, 11)
+    assert np.allclose(blocked, whole, rtol=0, atol=1e-12)
+    assert not np.allclose(whole[1:], whole[:-1])  # resamples that differ from each other

@@ -117,3 +117,40 @@ def test_no_scored_item_gives_no_scatter():
         alignment.reasoning_structure(truth, finals, scales=SCALES, embed=embed_texts_local_sparse)
         == []
     )
+
+
+def test_reasons_read_one_kind_at_a_time_give_the_same_scatter():
+    truth, finals = frames(1, 1500)
+    finals = finals.assign(final_id=np.arange(10_000, 10_000 + len(finals)))
+    whole = alignment.reasoning_structure(
+        truth, finals, scales=SCALES, embed=embed_texts_local_sparse
+    )
+    by_id = dict(zip(finals["final_id"], finals["reason"], strict=True))
+    asked: list[tuple[str, list[int]]] = []
+
+    def reasons(kind, final_ids):
+        asked.append((kind, [int(i) for i in final_ids]))
+        return [by_id[int(i)] for i in final_ids]
+
+    got = alignment.reasoning_structure(
+        truth, finals.drop(columns="reason"), scales=SCALES, embed=embed_texts_local_sparse,
+        reasons=reasons,
+    )  # fmt: skip
+    assert got == whole and whole
+    # Each kind asked once, for its own reasoned rows only.
+    reasoned = finals[alignment.reasoned_rows(finals)]
+    assert sorted(kind for kind, _ in asked) == sorted(reasoned["kind"].unique())
+    for kind, ids in asked:
+        assert ids == reasoned.loc[reasoned["kind"] == kind, "final_id"].tolist()
+
+
+@pytest.mark.parametrize("keys", ["kind", ["dimension", "kind", "k"], ["reviewer_id", "dimension"]])
+@pytest.mark.parametrize("sort", [True, False])
+def test_groups_taken_one_at_a_time_are_groupbys(keys, sort):
+    _, finals = frames(2, 400)
+    finals = finals.iloc[::-1]  # an index out of order, as a filtered frame's
+    got = list(alignment.frame_groups(finals, keys, sort=sort))
+    want = list(finals.groupby(keys, sort=sort))
+    assert [key for key, _ in got] == [key for key, _ in want]
+    for (_, ours), (_, theirs) in zip(got, want, strict=True):
+        pd.testing.assert_frame_equal(ours, theirs)

@@ -97,3 +97,21 @@ def test_a_term_whose_hash_is_the_smallest_int32_lands_in_the_vectorizers_bucket
     # against the vectorizer's formula for the same (signed) hash.
     assert _bucket_for_hash(-(2**31), 2**13) == (2**31 - 1 - (2**13 - 1)) % 2**13
     assert _bucket_for_hash(-5, 7) == 5 and _bucket_for_hash(12, 7) == 5
+
+
+def test_stacked_parts_are_vstacks_and_each_is_let_go():
+    from scipy import sparse
+
+    rng = np.random.default_rng(3)
+    parts = [
+        sparse.random(rows, 40, density=0.2, format="csr", dtype=np.float32, random_state=rng)
+        for rows in (5, 0, 1, 7)
+    ]
+    want = sparse.vstack(parts, format="csr")
+    given = list(parts)
+    got = embeddings._stacked(given, 40, np.float32)
+    assert given == []
+    assert got.shape == want.shape and got.dtype == want.dtype
+    assert np.array_equal(got.indptr, want.indptr)
+    assert np.array_equal(got.indices, want.indices)
+    assert np.array_equal(got.data, want.data)

@@ -49,6 +49,7 @@ from apps.judges.engine.alignment.figures import (
     KIND_ORDER,
     alignment_curve,
     alpha,
+    frame_groups,
     judge_vs_truth_alpha,
 )
 from apps.judges.engine.alignment.reasoning import (
@@ -90,6 +91,7 @@ __all__ = [
     "coverage_accuracy",
     "discard_rates",
     "jaccard",
+    "frame_groups",
     "judge_vs_truth_alpha",
     "pearson",
     "reasoned_rows",

@@ -5,6 +5,7 @@ judge's lift over it (engine.level). Definitions: the package docstring."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,18 @@ from apps.disagreement.analysis.alpha import krippendorff_alpha as _shared_alpha
 from apps.judges.engine import level as levels
 
 KIND_ORDER = ["zero_shot", "aggregate", "personalized"]
+
+
+def frame_groups(
+    frame: pd.DataFrame, keys: str | list[str], *, sort: bool = True
+) -> Iterator[tuple[Any, pd.DataFrame]]:
+    """(key, rows) as ``frame.groupby(keys, sort=sort)`` gives them, each group's rows in the
+    frame's order, taken one group at a time: iterating a groupby first sorts a copy of the
+    whole frame, a second frame of every final at the overall alignment scope (bench_scale)."""
+    cells = frame.groupby(keys, sort=sort).indices
+    order = sorted(cells) if sort else sorted(cells, key=lambda key: cells[key][0])
+    for key in order:
+        yield key, frame.take(cells[key])
 
 
 def _clean(x: float | np.floating | None) -> float | None:
@@ -101,7 +114,7 @@ def alignment_curve(
         return []
     keys = ["dimension", "kind", "k"] + (["reviewer_id"] if by_reviewer else [])
     rows = []
-    for key, group in finals.groupby(keys, sort=True):
+    for key, group in frame_groups(finals, keys):
         values = dict(zip(keys, key if isinstance(key, tuple) else (key,), strict=True))
         a, n = judge_vs_truth_alpha(group, _values(scales, values["dimension"]))
         values["k"] = int(values["k"])

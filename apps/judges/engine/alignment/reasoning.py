@@ -3,14 +3,14 @@ reasons on shared items; point sampling for the chart."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 from scipy import sparse
 
-from apps.judges.engine.alignment.figures import _clean, _kind_pos, _values, alpha
+from apps.judges.engine.alignment.figures import _clean, _kind_pos, _values, alpha, frame_groups
 
 
 def pearson(x: Iterable[float], y: Iterable[float]) -> float | None:
@@ -154,6 +154,39 @@ def _agreeing_pairs(
     return pairs, agreements, (number[of_pair[on]], a[on], b[on], idea[on], dim[on])
 
 
+def _similarity_sums(
+    kg: pd.DataFrame,
+    codes: _Codes,
+    shared: tuple[np.ndarray, ...],
+    n_pairs: int,
+    embed: Callable[[list[str]], Any],
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """One kind's reasons compared on the shared items (``_agreeing_pairs``'s): per pair, how
+    many items both readers' judges gave a reason for and the sum of those reasons' cosines;
+    None under two distinct reasons. Its own function so that the kind's reasons and vectors
+    are freed before the next kind's are read."""
+    owner, a, b, idea, dim = shared
+    kg = kg[kg["reason"].fillna("") != ""]
+    # Each target's reason (the last one given, should a target repeat), found for both
+    # readers of every shared item by binary search on the targets' codes.
+    keys = codes.key(
+        kg["reviewer_id"].to_numpy(np.int64), kg["idea_id"].to_numpy(np.int64), codes.dimension(kg)
+    )
+    last = ~pd.Series(keys).duplicated(keep="last").to_numpy()
+    reason_of, texts = pd.factorize(kg["reason"].astype(str).to_numpy(object)[last], sort=True)
+    if len(texts) < 2:
+        return None
+    keys = keys[last]
+    by_key = np.argsort(keys)
+    keys, reason_of = keys[by_key], reason_of[by_key]
+    left = _lookup(keys, reason_of, codes.key(a, idea, dim))
+    right = _lookup(keys, reason_of, codes.key(b, idea, dim))
+    both = (left >= 0) & (right >= 0)
+    sims = _row_products(embed(list(texts)), left[both], right[both])
+    count = np.bincount(owner[both], minlength=n_pairs)
+    return count, np.bincount(owner[both], weights=sims, minlength=n_pairs)
+
+
 def reasoned_rows(finals: pd.DataFrame, *, k: int | None = None) -> pd.Series:
     """Which finals' reasons the reasoning structure compares: each kind's at its largest k (or
     at `k`) that kept a prediction. Only kept predictions carry a reason worth comparing: a
@@ -171,18 +204,24 @@ def reasoning_structure(
     embed: Callable[[list[str]], Any],
     k: int | None = None,
     min_shared: int = 2,
+    reasons: Callable[[str, np.ndarray], Sequence[str]] | None = None,
 ) -> list[dict[str, Any]]:
     """Per configuration: points (reviewer pair, agreement, reason similarity) and Pearson r.
 
     truth: reviewer_id, reviewer, idea_id, dimension, score (scored ratings only).
-    finals: as in the module doc; reasons at the largest k (or `k`) of each kind.
+    finals: as in the module doc; reasons at the largest k (or `k`) of each kind: a `reason`
+    column, or `reasons(kind, final_ids)`, the reasons of those rows of `final_id` in order
+    (one kind's reasons held at a time: at 1M ratings, two million of them were the alignment
+    job's peak).
     Agreement of a pair = mean over shared dimensions (>= min_shared shared items) of their alpha.
     Similarity = mean cosine between the two reviewers' judges' reasons on the same shared items.
     """
     if truth.empty or finals.empty:
         return []
     names = truth.drop_duplicates("reviewer_id").set_index("reviewer_id")["reviewer"].to_dict()
-    finals = finals[reasoned_rows(finals, k=k) & (finals["reason"].fillna("") != "")]
+    finals = finals[reasoned_rows(finals, k=k)]
+    if reasons is None:
+        finals = finals[finals["reason"].fillna("") != ""]
     codes = _Codes(truth, finals)
     pairs, agreements, (owner, a, b, idea, dim) = _agreeing_pairs(
         truth, scales=scales, min_shared=min_shared, codes=codes
@@ -190,28 +229,15 @@ def reasoning_structure(
     if not pairs:
         return []
     out = []
-    for kind, kg in finals.groupby("kind", sort=False):
-        use_k = int(kg["k"].max())
-        # Each target's reason (the last one given, should a target repeat), found for both
-        # readers of every shared item by binary search on the targets' codes.
-        keys = codes.key(
-            kg["reviewer_id"].to_numpy(np.int64),
-            kg["idea_id"].to_numpy(np.int64),
-            codes.dimension(kg),
-        )
-        last = ~pd.Series(keys).duplicated(keep="last").to_numpy()
-        reason_of, texts = pd.factorize(kg["reason"].astype(str).to_numpy(object)[last], sort=True)
-        if len(texts) < 2:
+    for kind, kg in frame_groups(finals, "kind", sort=False):
+        if reasons is not None:
+            kg = kg.drop(columns="final_id").assign(
+                reason=np.asarray(reasons(str(kind), kg["final_id"].to_numpy()), dtype=object)
+            )
+        summed = _similarity_sums(kg, codes, (owner, a, b, idea, dim), len(pairs), embed)
+        if summed is None:
             continue
-        keys = keys[last]
-        by_key = np.argsort(keys)
-        keys, reason_of = keys[by_key], reason_of[by_key]
-        left = _lookup(keys, reason_of, codes.key(a, idea, dim))
-        right = _lookup(keys, reason_of, codes.key(b, idea, dim))
-        both = (left >= 0) & (right >= 0)
-        sims = _row_products(embed(list(texts)), left[both], right[both])
-        count = np.bincount(owner[both], minlength=len(pairs))
-        total = np.bincount(owner[both], weights=sims, minlength=len(pairs))
+        count, total = summed
         points = [
             {
                 "reviewer_a": names.get(ra, str(ra)),
@@ -226,7 +252,7 @@ def reasoning_structure(
         out.append(
             {
                 "kind": kind,
-                "k": use_k,
+                "k": int(kg["k"].max()),
                 "points": points,
                 "pearson_r": pearson(
                     [p["agreement"] for p in points], [p["similarity"] for p in points]

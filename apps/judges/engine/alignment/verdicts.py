@@ -10,7 +10,13 @@ import pandas as pd
 
 from apps.disagreement.analysis.bootstrap import bootstrap_alpha as _bootstrap_alpha
 from apps.judges.engine import level as levels
-from apps.judges.engine.alignment.figures import _baseline, _clean, _values, judge_vs_truth_alpha
+from apps.judges.engine.alignment.figures import (
+    _baseline,
+    _clean,
+    _values,
+    frame_groups,
+    judge_vs_truth_alpha,
+)
 
 # A judge "reproduces" a reviewer when its alpha reaches Krippendorff's threshold for tentative
 # conclusions (0.667) with an interval that stays clear of chance-level agreement, over enough
@@ -124,7 +130,7 @@ def reviewer_verdicts(
         return []
     g = g[g["k"] == g.groupby(["reviewer_id", "dimension"])["k"].transform("max")]
     out = []
-    for (reviewer_id, dimension), rg in g.groupby(["reviewer_id", "dimension"], sort=True):
+    for (reviewer_id, dimension), rg in frame_groups(g, ["reviewer_id", "dimension"]):
         values = _values(scales, str(dimension))
         a, n = judge_vs_truth_alpha(rg, values)
         low = high = None
