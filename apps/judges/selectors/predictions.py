@@ -229,8 +229,9 @@ def coverage_counts(*, run_ids: Iterable[int]) -> pd.DataFrame:
     configuration's), confidence (missing when the call gave no score) and correct (the score
     equals the reviewer's own): the coverage-accuracy curves (engine.alignment), counted in the
     database for the reason prediction_counts gives."""
+    run_ids = list(run_ids)
     predictions_sql, predictions_params = (
-        JudgePrediction.objects.filter(run_id__in=list(run_ids))
+        JudgePrediction.objects.filter(run_id__in=run_ids)
         .values(
             p_reviewer=F("reviewer_id"),
             p_idea=F("idea_id"),
@@ -243,7 +244,6 @@ def coverage_counts(*, run_ids: Iterable[int]) -> pd.DataFrame:
         )
         .query.sql_with_params()
     )
-    run_ids = list(run_ids)
     truth = Rating.objects.filter(status=Rating.Status.SCORED)
     reviewers = set(JudgeRun.objects.filter(id__in=run_ids).values_list("reviewer_id", flat=True))
     if reviewers and None not in reviewers:
