@@ -88,87 +88,74 @@ def test_coverage_counts_the_predictions_the_reviewer_answered(seeded):
     assert coverage_counts(run_ids=[run.id + 1]).empty
 
 
-def test_final_reasons_come_back_in_the_order_asked(two_reviewers_history, domain):
+def _finals_of(rita, domain, purpose: str, finals: list[dict]) -> tuple[JudgeRun, list]:
+    """A finished run of Rita's with these finals (kind personalized, k 2, score 1, her first
+    rated dimension unless given)."""
     from apps.judges.models import JudgeFinal
+
+    run = JudgeRun.objects.create(
+        purpose=purpose, status=JudgeRun.Status.DONE,
+        scope_key=f"finals-{JudgeRun.objects.count()}", domain=domain, reviewer=rita,
+    )  # fmt: skip
+    dimension = Rating.objects.filter(reviewer=rita).first().dimension
+    made = [
+        JudgeFinal.objects.create(
+            run=run,
+            reviewer=rita,
+            **{"kind": "personalized", "k": 2, "score": 1, "dimension": dimension, **fields},
+        )  # fmt: skip
+        for fields in finals
+    ]
+    return run, made
+
+
+def test_final_reasons_come_back_in_the_order_asked(two_reviewers_history, domain):
     from apps.judges.selectors.predictions import final_reasons
 
     rita, _, ideas = two_reviewers_history
-    run = JudgeRun.objects.create(
-        purpose=JudgeRun.Purpose.PREDICTION, status=JudgeRun.Status.DONE, scope_key="reasons",
-        domain=domain, reviewer=rita,
+    run, finals = _finals_of(
+        rita, domain, JudgeRun.Purpose.PREDICTION,
+        [{"idea": idea, "reason": f"reason {n}"} for n, idea in enumerate(ideas[:3])],
     )  # fmt: skip
-    dimension = Rating.objects.filter(reviewer=rita).first().dimension
-    finals = [
-        JudgeFinal.objects.create(
-            run=run,
-            kind="personalized",
-            k=2,
-            reviewer=rita,
-            idea=idea,
-            dimension=dimension,
-            score=1,
-            reason=f"reason {n}",
-        )  # fmt: skip
-        for n, idea in enumerate(ideas[:3])
-    ]
     ids = [finals[2].id, finals[0].id, finals[2].id]
     assert final_reasons(run_ids=[run.id], final_ids=ids) == ["reason 2", "reason 0", "reason 2"]
     assert final_reasons(run_ids=[run.id], final_ids=[]) == []
 
 
 def test_final_reasons_of_one_kind_read_that_kind_only(two_reviewers_history, domain):
-    from apps.judges.models import JudgeFinal
     from apps.judges.selectors.predictions import final_reasons
 
     rita, _, ideas = two_reviewers_history
-    run = JudgeRun.objects.create(
-        purpose=JudgeRun.Purpose.PREDICTION, status=JudgeRun.Status.DONE, scope_key="kinds",
-        domain=domain, reviewer=rita,
+    run, (personalized, aggregate) = _finals_of(
+        rita, domain, JudgeRun.Purpose.PREDICTION,
+        [{"kind": kind, "idea": ideas[0], "reason": f"{kind} reason"}
+         for kind in ("personalized", "aggregate")],
     )  # fmt: skip
-    dimension = Rating.objects.filter(reviewer=rita).first().dimension
-    finals = {
-        kind: JudgeFinal.objects.create(
-            run=run,
-            kind=kind,
-            k=2,
-            reviewer=rita,
-            idea=ideas[0],
-            dimension=dimension,
-            score=1,
-            reason=f"{kind} reason",
-        )  # fmt: skip
-        for kind in ("personalized", "aggregate")
-    }
-    ids = [finals["aggregate"].id, finals["aggregate"].id]
+    ids = [aggregate.id, aggregate.id]
     assert final_reasons(run_ids=[run.id], final_ids=ids, kind="aggregate") == [
         "aggregate reason",
         "aggregate reason",
     ]
     # An id of another kind is not among the rows read: asking for it is an error, not a guess.
     with pytest.raises(KeyError):
-        final_reasons(run_ids=[run.id], final_ids=[finals["personalized"].id], kind="aggregate")
+        final_reasons(run_ids=[run.id], final_ids=[personalized.id], kind="aggregate")
 
 
 def test_the_finals_frame_keeps_blank_signals_and_missing_scores_apart(
     two_reviewers_history, domain
 ):
-    from apps.judges.models import JudgeFinal
     from apps.judges.selectors.predictions import finals_frame
 
     rita, _, ideas = two_reviewers_history
-    run = JudgeRun.objects.create(
-        purpose=JudgeRun.Purpose.LOO_EVALUATION, status=JudgeRun.Status.DONE, scope_key="frame",
-        domain=domain, reviewer=rita,
-    )  # fmt: skip
     rating = Rating.objects.filter(reviewer=rita, idea=ideas[0], score__isnull=False).first()
-    JudgeFinal.objects.create(
-        run=run, kind="personalized", k=2, reviewer=rita, idea=ideas[0],
-        dimension=rating.dimension, score=None, confidence=None, level_score=None, signal="",
-        reason="a, \"quoted\"\nreason", failed=3,
-    )  # fmt: skip
-    JudgeFinal.objects.create(
-        run=run, kind="zero_shot", k=0, reviewer=rita, idea=ideas[1],
-        dimension=rating.dimension, score=2, confidence=90, level_score=1, signal="text", kept=3,
+    run, _ = _finals_of(
+        rita, domain, JudgeRun.Purpose.LOO_EVALUATION,
+        [
+            {"idea": ideas[0], "dimension": rating.dimension, "score": None, "confidence": None,
+             "level_score": None, "signal": "", "reason": 'a, "quoted"\nreason', "failed": 3},
+            {"kind": "zero_shot", "k": 0, "idea": ideas[1], "dimension": rating.dimension,
+             "score": 2, "confidence": 90, "level_score": 1, "signal": "text", "kept": 3},
+        ],
     )  # fmt: skip
     frame = finals_frame(run_ids=[run.id]).sort_values("kind").reset_index(drop=True)
     assert list(frame.columns[:8]) == [
@@ -192,22 +179,8 @@ def test_the_finals_frame_comes_in_the_order_the_finals_were_stored(two_reviewer
     from apps.judges.selectors.predictions import finals_frame
 
     rita, _, ideas = two_reviewers_history
-    run = JudgeRun.objects.create(
-        purpose=JudgeRun.Purpose.LOO_EVALUATION, status=JudgeRun.Status.DONE, scope_key="order",
-        domain=domain, reviewer=rita,
-    )  # fmt: skip
-    dimension = Rating.objects.filter(reviewer=rita).first().dimension
-    finals = [
-        JudgeFinal.objects.create(
-            run=run,
-            kind="personalized",
-            k=2,
-            reviewer=rita,
-            idea=idea,
-            dimension=dimension,
-            score=1,
-        )  # fmt: skip
-        for idea in reversed(ideas[:4])
-    ]
+    run, finals = _finals_of(
+        rita, domain, JudgeRun.Purpose.LOO_EVALUATION, [{"idea": i} for i in reversed(ideas[:4])]
+    )
     JudgeFinal.objects.filter(id=finals[0].id).update(reason="moved")
     assert finals_frame(run_ids=[run.id])["final_id"].tolist() == [f.id for f in finals]
