@@ -75,14 +75,38 @@ def pinned_frame(seed: int = 28) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
-def _computed() -> dict:
+def _computed(embed=embed_texts_local) -> dict:
     # Through JSON, as the snapshot stores it.
-    return json.loads(json.dumps(compute_findings(pinned_frame(), embed_texts_local)))
+    return json.loads(json.dumps(compute_findings(pinned_frame(), embed)))
 
 
 def test_the_findings_figures_are_those_pinned_before_the_speed_ups():
     expected = json.loads(PINNED.read_text())
     assert _computed() == expected
+
+
+def test_the_figures_do_not_depend_on_columns_no_unit_uses():
+    """The clustering keeps only the columns some unit of the domain uses: the same vectors
+    with unused columns between theirs, or with none unused, give the same figures."""
+
+    def spread_out(texts):
+        vectors = embed_texts_local(texts)
+        wide = np.zeros((len(vectors), 3 * vectors.shape[1]), dtype=vectors.dtype)
+        wide[:, 1::3] = vectors
+        return wide
+
+    had_unused = set()
+
+    def without_unused(texts):
+        vectors = embed_texts_local(texts)
+        used = np.flatnonzero(vectors.any(axis=0))
+        had_unused.add(len(used) < vectors.shape[1])
+        return vectors[:, used]
+
+    expected = json.loads(PINNED.read_text())
+    assert _computed(spread_out) == expected
+    assert _computed(without_unused) == expected
+    assert had_unused == {True}  # the local vectors leave most of their buckets empty
 
 
 if __name__ == "__main__" and "--write" in sys.argv:
