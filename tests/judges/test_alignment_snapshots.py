@@ -294,6 +294,29 @@ def test_a_reviewer_section_computed_from_the_same_rows_is_taken_from_the_last_s
     assert reasons[otto.id] == computed[otto.id]
 
 
+def test_a_domain_scope_reads_only_its_reviewers_sections_of_the_overall_one(
+    two_reviewers_history, executed_loo
+):
+    from apps.judges import selectors
+
+    rita, otto = _both_evaluated(two_reviewers_history, executed_loo)
+    overall = _compute_queued("auto")
+    sections = overall.per_reviewer
+    for section in sections.values():
+        section["coarse"] = [{"marker": "from the overall scope"}]
+    AlignmentSnapshot.objects.filter(id=overall.id).update(per_reviewer=sections)
+    # The database picks out the sections asked for; a reviewer without one is left out.
+    picked = selectors.alignment_sections(snapshot_id=overall.id, keys=[f"r{rita.id}", "r0"])
+    assert picked == {f"r{rita.id}": sections[f"r{rita.id}"]}
+    (scope,) = AlignmentSnapshot.objects.filter(
+        status="queued", scope__startswith="auto|"
+    ).values_list("scope", flat=True)
+    domain = _compute_queued(scope)
+    assert set(domain.per_reviewer) == {f"r{rita.id}", f"r{otto.id}"}
+    for section in domain.per_reviewer.values():
+        assert section["coarse"] == [{"marker": "from the overall scope"}]
+
+
 def _reasons_by_reviewer(verdicts: list[dict]) -> dict[int, set[str]]:
     reasons: dict[int, set[str]] = {}
     for v in verdicts:

@@ -94,8 +94,7 @@ def resample_weights(n_units: int, n_boot: int, rng: np.random.Generator) -> np.
         )
     # Large: drawn and counted row by row into the result (a row's draws are the same numbers
     # as that row of one B x n_units draw). Drawn at once, the draws were one more matrix of
-    # the result's size, as integers: 270 MB more at the overall alignment scope's peak at 1M
-    # ratings (250 x 166,600 units).
+    # the result's size, as integers (270 MB more for 250 x 166,600 units).
     weights = np.empty((n_boot, n_units), dtype=np.float64)
     for row in range(n_boot):
         weights[row] = np.bincount(rng.integers(0, n_units, size=n_units), minlength=n_units)
@@ -126,7 +125,7 @@ def bootstrap_samples(
             arr[:] = np.nan
         return out
     # Fewer resamples a block where units are many: the weights are block x units floats
-    # (332 MB at the 166,600 units of one cell of the overall alignment scope at 1M ratings).
+    # (332 MB for 250 resamples of 166,600 units).
     # The same draws (resample_weights draws row by row); a smaller block's products differ
     # from a larger one's in the last bits only, and up to 20,000 units nothing changes.
     block = min(_BLOCK, max(1, _WEIGHT_CELLS // n_units))
@@ -136,6 +135,28 @@ def bootstrap_samples(
         for arr, contrib in zip(out, contributions, strict=True):
             arr[start : start + size] = contrib.alphas(w)
     return out
+
+
+def bootstrap_samples_of_kinds(
+    contributions: Sequence[UnitContributions], n_of_kind: np.ndarray, n_boot: int, seed: int
+) -> list[np.ndarray]:
+    """``bootstrap_samples`` for units that repeat: each analysis's contributions hold one row
+    per kind of unit (units that add the same to every analysis), and ``n_of_kind`` how many
+    units are of each kind.
+
+    A resample of the n units, drawn with replacement, holds each kind a multinomial number of
+    times (n draws, chances ``n_of_kind / n``): the same distribution as ``bootstrap_samples``
+    over the units one by one, but not the same numbers, in time that grows with the kinds, not
+    the units. Two coders on a five-point scale make at most a few hundred kinds of unit;
+    one cell of the overall alignment at a million ratings holds 166,600 units.
+    """
+    counts = np.asarray(n_of_kind, dtype=np.int64)
+    n_units = int(counts.sum())
+    if n_units == 0:
+        return [np.full(n_boot, np.nan) for _ in contributions]
+    rng = np.random.default_rng(seed)
+    draws = rng.multinomial(n_units, counts / n_units, size=n_boot).astype(np.float64)
+    return [contrib.alphas(draws) for contrib in contributions]
 
 
 def bootstrap_alpha(

@@ -39,7 +39,7 @@ import pandas as pd
 from apps.disagreement.analysis.alpha import count_matrix, value_domain, value_index
 from apps.disagreement.analysis.bootstrap import (
     UnitContributions,
-    bootstrap_samples,
+    bootstrap_samples_of_kinds,
     percentile_interval,
 )
 
@@ -96,15 +96,25 @@ def paired_alphas(
     # rests on these alone (elsewhere the two are the same prediction).
     out["n_departs"] = int(np.count_nonzero(p != b))
     domain = value_domain(np.concatenate([t, p, b]), values)
-    cj, cb = _contributions(t, p, domain), _contributions(t, b, domain)
-    ones = np.ones((1, n))
-    judge, baseline = float(cj.alphas(ones)[0]), float(cb.alphas(ones)[0])
+    # Targets repeat: on a rubric's scale there are a few hundred (truth, judge, baseline)
+    # triples at most, however many targets. Each triple is one unit of the sums, weighted by
+    # how many targets have it, and the bootstrap draws how many of each (a cell of the overall
+    # alignment at a million ratings has 166,600 targets).
+    width = len(domain)
+    triple = (value_index(t, domain) * width + value_index(p, domain)) * width + value_index(
+        b, domain
+    )
+    _, first, n_of_triple = np.unique(triple, return_index=True, return_counts=True)
+    cj = _contributions(t[first], p[first], domain)
+    cb = _contributions(t[first], b[first], domain)
+    every_target = n_of_triple[None, :].astype(np.float64)
+    judge, baseline = float(cj.alphas(every_target)[0]), float(cb.alphas(every_target)[0])
     out["judge_alpha"], out["baseline_alpha"] = _finite(judge), _finite(baseline)
     if out["judge_alpha"] is None or out["baseline_alpha"] is None:
         return out
     out["lift"] = judge - baseline
     if n >= MIN_N:
-        sj, sb = bootstrap_samples([cj, cb], n, n_boot, seed)
+        sj, sb = bootstrap_samples_of_kinds([cj, cb], n_of_triple, n_boot, seed)
         low, high = percentile_interval(sj - sb)
         out["lift_low"], out["lift_high"] = _finite(low), _finite(high)
     return out

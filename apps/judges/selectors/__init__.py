@@ -63,6 +63,7 @@ from apps.judges.selectors.runs import (
 )
 from apps.judges.selectors.snapshots import (
     alignment_last_seconds,
+    alignment_sections,
     alignment_snapshot_failure,
     alignment_snapshot_is_stale,
     alignment_snapshot_latest,
@@ -79,6 +80,7 @@ __all__ = [
     "RUN_ORIGINS",
     "active_auto_configs",
     "alignment_last_seconds",
+    "alignment_sections",
     "alignment_report",
     "alignment_snapshot_failure",
     "alignment_snapshot_is_stale",

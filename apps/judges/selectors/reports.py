@@ -270,7 +270,8 @@ def _per_reviewer(
 
 # Part of every section's digest: change it when a section's computation changes, so an upgrade
 # recomputes every section instead of keeping the old ones.
-SECTION_VERSION = 2  # 2: the verdicts are kept with the sections
+# 2: the verdicts are kept with the sections; 3: the lift's bootstrap draws kinds of target.
+SECTION_VERSION = 3
 
 
 def _rows_hash(frame: pd.DataFrame, scales: dict[str, tuple[int, int]]) -> str:

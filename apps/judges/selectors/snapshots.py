@@ -3,7 +3,11 @@ a reviewer's own section and one run's rows."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from typing import Any
+
+from django.db import connection
 
 from apps.core.models import SNAPSHOT_NEWEST_FIRST
 from apps.judges.models import (
@@ -22,6 +26,25 @@ def alignment_snapshot_latest(*, scope: str, with_points: bool = False) -> Align
         .order_by(*SNAPSHOT_NEWEST_FIRST)
         .first()
     )
+
+
+def alignment_sections(*, snapshot_id: int, keys: Sequence[str]) -> dict[str, Any]:
+    """Some reviewers' sections of one snapshot ("r<id>": section), picked out by the database
+    in one pass over its per_reviewer: a domain's ten of the overall scope's thousand sections
+    (23 MB at a million ratings; read and parsed whole, a third of each domain's scope)."""
+    if not keys:
+        return {}
+    each = "jsonb_each" if connection.vendor == "postgresql" else "json_each"
+    wanted = ", ".join(["%s"] * len(keys))
+    sql = (
+        f"SELECT e.key, e.value FROM {AlignmentSnapshot._meta.db_table} s, "
+        f"{each}(s.per_reviewer) e WHERE s.id = %s AND e.key IN ({wanted})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [snapshot_id, *keys])
+        rows = cursor.fetchall()
+    # PostgreSQL's driver parses jsonb; SQLite hands back the text.
+    return {key: json.loads(value) if isinstance(value, str) else value for key, value in rows}
 
 
 def alignment_last_seconds(*, scope: str) -> float:

@@ -79,3 +79,33 @@ def test_smaller_blocks_for_many_units_draw_the_same_resamples(monkeypatch):
     (blocked,) = bootstrap_samples([contrib], len(counts), 300, 11)
     assert np.allclose(blocked, whole, rtol=0, atol=1e-12)
     assert not np.allclose(whole[1:], whole[:-1])  # resamples that differ from each other
+
+
+def test_drawing_kinds_of_unit_resamples_as_drawing_the_units():
+    from apps.disagreement.analysis.bootstrap import bootstrap_samples, bootstrap_samples_of_kinds
+
+    # 1,200 two-coder units on a five-point scale: 25 kinds of unit at most.
+    rng = np.random.default_rng(4)
+    truth = rng.integers(1, 6, size=1200)
+    pred = np.clip(truth + rng.integers(-1, 2, size=1200), 1, 5)
+    counts = np.zeros((1200, 5))
+    counts[np.arange(1200), truth - 1] += 1
+    counts[np.arange(1200), pred - 1] += 1
+    domain = np.arange(1.0, 6.0)
+    kinds, n_of_kind = np.unique(counts, axis=0, return_counts=True)
+    by_unit = UnitContributions(counts, domain, "ordinal")
+    by_kind = UnitContributions(kinds, domain, "ordinal")
+    # The point estimate: every kind weighted by its units is every unit once, exactly.
+    assert (
+        by_kind.alphas(n_of_kind[None, :].astype(float))[0] == by_unit.alphas(np.ones((1, 1200)))[0]
+    )
+    (units,) = bootstrap_samples([by_unit], 1200, 4000, 1)
+    (drawn,) = bootstrap_samples_of_kinds([by_kind], n_of_kind, 4000, 1)
+    # The same distribution (not the same numbers): its centre, spread and 95 % interval.
+    assert drawn.mean() == pytest.approx(units.mean(), abs=0.003)
+    assert drawn.std() == pytest.approx(units.std(), rel=0.05)
+    for q in (2.5, 97.5):
+        assert np.percentile(drawn, q) == pytest.approx(np.percentile(units, q), abs=0.006)
+    assert not np.allclose(drawn, units)
+    again = bootstrap_samples_of_kinds([by_kind], n_of_kind, 4000, 1)[0]
+    assert np.array_equal(again, drawn)  # reproducible with the seed

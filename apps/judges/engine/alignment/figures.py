@@ -150,12 +150,10 @@ def _baseline(group: pd.DataFrame, values: list[float] | None, n_boot: int = lev
     if "base" not in group.columns:
         figures = levels.paired_alphas(np.zeros(0), np.zeros(0), np.zeros(0), values, n_boot=n_boot)
     else:
-        # Units in a fixed order, so the bootstrap draws the same resamples whatever order
-        # the frame came in (a reviewer's section and their own report agree).
+        # The bootstrap draws how many targets of each (truth, judge, baseline) triple it
+        # takes, so the order the frame came in does not matter (a reviewer's section and
+        # their own report agree).
         rows = np.flatnonzero(~np.isnan(group["truth"].to_numpy(float)))
-        keys = [c for c in ("reviewer_id", "idea_id") if c in group.columns]
-        if keys:  # a stable sort by reviewer, then idea
-            rows = rows[np.lexsort([group[c].to_numpy()[rows] for c in reversed(keys)])]
         figures = levels.paired_alphas(
             group["truth"].to_numpy(float)[rows],
             group["pred"].to_numpy(float)[rows],
