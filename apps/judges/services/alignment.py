@@ -20,7 +20,7 @@ mechanics as the disagreement metrics, in one home: apps/core/snapshots.py):
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -161,16 +161,25 @@ def alignment_snapshot_compute(*, snapshot_id: int) -> AlignmentSnapshot:
 
 
 def _known_sections(
-    scope: str, *, reviewer_ids: Sequence[int] | None = None
+    scope: str, *, reviewer_ids: Collection[int | None] = ()
 ) -> dict[str, dict[str, Any]]:
     """Reviewer sections already computed: the newest finished snapshot's of this scope and,
     for an "auto" scope, of the other "auto" scopes (a reviewer of one domain has the same rows
     in the overall scope and in their domain's, so whichever is computed second reuses the
     first's sections; selectors.alignment_report checks each section's rows_hash).
 
-    With `reviewer_ids`, only those reviewers' sections are read, picked out by the database:
-    a domain's ten reviewers need ten of the overall scope's thousand sections, and parsing
-    all of them was a third of each domain scope at a million ratings."""
+    `reviewer_ids`, the scope's runs' reviewers: when they are at most SECTIONS_PICKED_AT_MOST
+    (a domain's), only their sections are read, picked out by the database; a domain's ten
+    reviewers need ten of the overall scope's thousand sections, and parsing all of them was a
+    third of each domain scope at a million ratings. A study's runs have no reviewer, and the
+    overall scope needs every section it can find: those read the snapshots whole."""
+    picked = (
+        sorted(rid for rid in reviewer_ids if rid is not None)
+        if reviewer_ids
+        and None not in reviewer_ids
+        and len(reviewer_ids) <= SECTIONS_PICKED_AT_MOST
+        else None
+    )
     scopes = [scope]
     if scope == AUTO_SCOPE:
         scopes += sorted(
@@ -187,14 +196,14 @@ def _known_sections(
         rows = AlignmentSnapshot.objects.filter(scope=name, status=snapshots.DONE).order_by(
             "-created_at", "-id"
         )
-        if reviewer_ids is None:
+        if picked is None:
             row = rows.values_list("computed_at", "per_reviewer").first()
             if row is not None and row[0] is not None:
                 newest.append((row[0], row[1]))
             continue
         found = rows.values_list("id", "computed_at").first()
         if found is not None and found[1] is not None:
-            keys = [f"r{rid}" for rid in reviewer_ids]
+            keys = [f"r{rid}" for rid in picked]
             newest.append((found[1], selectors.alignment_sections(snapshot_id=found[0], keys=keys)))
     known: dict[str, dict[str, Any]] = {}
     for _, sections in sorted(newest, key=lambda row: row[0]):  # the newest section wins
@@ -204,20 +213,14 @@ def _known_sections(
 
 def _compute(snapshot: AlignmentSnapshot, elapsed_ms: Callable[[], int]) -> None:
     run_ids = _run_ids_for_scope(snapshot.scope)
-    latest = JudgeRun.objects.filter(id__in=run_ids).aggregate(m=Max("finished_at"))["m"]
-    reviewer_ids = set(
-        JudgeRun.objects.filter(id__in=run_ids).values_list("reviewer_id", flat=True)
-    )
-    # A study's runs have no reviewer; the overall scope needs every section it can find.
-    picked = (
-        sorted(reviewer_ids)
-        if None not in reviewer_ids and len(reviewer_ids) <= SECTIONS_PICKED_AT_MOST
-        else None
-    )
+    runs = JudgeRun.objects.filter(id__in=run_ids)
+    latest = runs.aggregate(m=Max("finished_at"))["m"]
     report = selectors.alignment_report(
         run_ids=run_ids,
         by_reviewer=True,
-        previous_per_reviewer=_known_sections(snapshot.scope, reviewer_ids=picked),
+        previous_per_reviewer=_known_sections(
+            snapshot.scope, reviewer_ids=set(runs.values_list("reviewer_id", flat=True))
+        ),
     )
     per_reviewer = report.pop("per_reviewer", {})
     points = [{"kind": r["kind"], "k": r["k"], "points": r["points"]} for r in report["reasoning"]]
