@@ -7,6 +7,7 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
+from django.db import connection
 from django.utils import timezone
 
 from apps.decisions.models import DecisionSnapshot
@@ -280,3 +281,30 @@ def test_a_local_evaluation_is_stored_calibrated_once_with_the_rows_calibrating_
     assert recalibrated == [batched.id]
     assert sorted(JudgePrediction.objects.filter(run=batched).values_list(*fields)) == stored
     assert sorted(JudgeCalibration.objects.values_list("kind", "n")) == fits
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_finished_run_leaves_the_tables_it_grew_analyzed(domain, two_reviewers_history):
+    """The alignment snapshot a run queues is planned on statistics that count its rows
+    (apps.core.table_statistics), even where autovacuum is off or has not come round yet."""
+    rita, otto, _ = two_reviewers_history
+    table = JudgePrediction._meta.db_table
+
+    def planned_rows() -> float:
+        with connection.cursor() as cur:
+            cur.execute("SELECT reltuples FROM pg_class WHERE relname = %s", [table])
+            return float(cur.fetchone()[0])
+
+    with connection.cursor() as cur:
+        cur.execute(f"ANALYZE {table}")  # the empty table's statistics
+    configs = small_configs()
+    try:
+        assert services.judge_run_execute(run_id=_loo(domain, rita, configs).id) == "done"
+        first = JudgePrediction.objects.count()
+        # Under autovacuum's threshold (50 rows + 10 % of none): left as they were.
+        assert 0 < first <= 50 and planned_rows() == 0
+        assert services.judge_run_execute(run_id=_loo(domain, otto, configs).id) == "done"
+    finally:
+        purge_queue()
+    assert JudgePrediction.objects.count() > 50
+    assert planned_rows() == JudgePrediction.objects.count()

@@ -10,7 +10,9 @@ from typing import IO, Any, Protocol, cast
 from django.conf import settings
 from django.db import transaction
 
-from apps.catalog.models import ImportJob
+from apps.accounts.models import User
+from apps.catalog.models import Idea, ImportJob, Patent
+from apps.core import table_statistics
 from apps.core.errors import ApplicationError, FieldError, PermissionDenied
 from apps.dataio.importers import ImportResult
 from apps.dataio.importers.ideas import import_ideas
@@ -19,6 +21,7 @@ from apps.dataio.importers.ratings import import_ratings
 from apps.dataio.importers.reviewers import import_reviewers
 from apps.dataio.importers.rubric import import_rubric
 from apps.dataio.importers.streams import ImportContent, is_empty
+from apps.screening.models import Rating
 
 __all__ = ["IMPORT_KINDS", "ImportResult", "UploadOutcome", "import_file", "import_upload"]
 
@@ -26,6 +29,9 @@ logger = logging.getLogger(__name__)
 
 # In the order a new installation loads them: each kind refers to the ones before it.
 IMPORT_KINDS = ("rubric", "patents", "ideas", "reviewers", "ratings")
+# The tables an import grows by thousands of rows at once; their statistics are refreshed
+# after its commit (apps.core.table_statistics), before the judge runs it triggers plan on them.
+BULK_IMPORTED = (Patent, Idea, User, Rating)
 
 
 def import_file(
@@ -98,6 +104,8 @@ def import_file(
         result.dry_run = dry_run
         if dry_run:
             transaction.set_rollback(True)
+        else:
+            transaction.on_commit(lambda: table_statistics.analyze_stale(BULK_IMPORTED))
     logger.info("import %s from %s: %s", kind, filename, result.summary())
     return result
 

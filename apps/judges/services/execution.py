@@ -30,7 +30,7 @@ from django.db import transaction
 from django.db.models.functions import Now
 from django.utils import timezone
 
-from apps.core import hooks
+from apps.core import hooks, table_statistics
 from apps.core.errors import ApplicationError
 from apps.core.leases import LeaseLost, lease_token
 from apps.judges.engine.judgment import (
@@ -38,8 +38,11 @@ from apps.judges.engine.judgment import (
     TransientBackendError,
 )
 from apps.judges.models import (
+    JudgeFinal,
+    JudgePrediction,
     JudgeRun,
     JudgeRunChunk,
+    JudgeShortlist,
 )
 from apps.judges.services import alignment
 from apps.judges.services.bursts import recompute_due
@@ -54,6 +57,10 @@ from apps.judges.services.shortlists import panel_shortlist_after_run
 log = logging.getLogger(__name__)
 
 
+# What every finished run adds rows to.
+JUDGED = (JudgePrediction, JudgeFinal, JudgeShortlist)
+
+
 class RunDeferred(Exception):
     """The backend is temporarily unavailable; the task should retry the run later."""
 
@@ -61,12 +68,15 @@ class RunDeferred(Exception):
 def _finish(run: JudgeRun, status: str, *, error: str = "") -> bool:
     """Move a running run to a final status (once: conditional), and tell the alignment; a
     finished prediction run also runs PREDICTIONS_CHANGED_HOOKS (settings: the decision board,
-    which weighs the predicted scores)."""
+    which weighs the predicted scores). The tables a refresh grows by millions of rows get fresh
+    planner statistics once they have grown enough (apps.core.table_statistics), before the
+    snapshots that read them are planned."""
     n = JudgeRun.objects.filter(id=run.id, status=JudgeRun.Status.RUNNING).update(
         status=status, finished_at=timezone.now(), error=error[:5000], updated_at=timezone.now()
     )
     if n:
         history_status(run, JudgeRun.Status.RUNNING, status, note=error[:500])
+        transaction.on_commit(lambda: table_statistics.analyze_stale(JUDGED))
         transaction.on_commit(lambda: alignment.alignment_after_run(run))
         if run.purpose == JudgeRun.Purpose.PREDICTION:
             # Whatever its own status: the last run of a burst brings in the others' predictions.
