@@ -119,6 +119,10 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
         "DB_CONNECT_TIMEOUT", default=5
     )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# After an import or a judge run, a table that grew is analyzed at most once in this many
+# seconds unless it more than doubled (apps/core/table_statistics.py); unset: the server's own
+# autovacuum_naptime, as autovacuum does.
+TABLE_ANALYZE_INTERVAL_SECONDS = env.float("TABLE_ANALYZE_INTERVAL_SECONDS", default=None)
 
 # Django's standard four: not like the username or name, at least 8 characters, not one of the
 # 20,000 most common passwords ("password"), not all digits ("12345678"). They apply where a

@@ -46,7 +46,9 @@ def test_an_import_that_grows_a_table_leaves_it_analyzed(domain):
     assert table_statistics.analyze_stale([Patent]) == []  # nothing left to do
 
 
-def test_a_table_is_analyzed_when_autovacuum_would_and_not_before(domain):
+def test_a_table_is_analyzed_when_autovacuum_would_and_not_before(domain, settings):
+    # Autovacuum's threshold alone: its interval is the next test's.
+    settings.TABLE_ANALYZE_INTERVAL_SECONDS = 0
     import_file(kind="patents", content=patents_csv(300), filename="patents.csv")
     assert planned_rows() == 300
     # 50 rows + 10 % of 300 is autovacuum's default threshold (the server's own settings
@@ -57,6 +59,18 @@ def test_a_table_is_analyzed_when_autovacuum_would_and_not_before(domain):
     import_file(kind="patents", content=patents_csv(60, start=340), filename="patents.csv")
     assert planned_rows() == 400
     assert table_statistics.analyze_stale([Patent]) == []  # nothing changed since
+
+
+def test_a_table_analyzed_within_the_interval_waits_unless_it_more_than_doubled(domain):
+    # The server's interval (autovacuum_naptime, a minute by default): well past this test.
+    import_file(kind="patents", content=patents_csv(300), filename="patents.csv")
+    assert planned_rows() == 300
+    # Past the threshold (50 + 10 % of 300), analyzed a moment ago: left for later.
+    import_file(kind="patents", content=patents_csv(100, start=300), filename="patents.csv")
+    assert planned_rows() == 300
+    # More changed rows than the statistics describe (350 > 300): analyzed now.
+    import_file(kind="patents", content=patents_csv(250, start=400), filename="patents.csv")
+    assert planned_rows() == 650
 
 
 def test_a_table_another_session_is_analyzing_is_skipped_not_waited_for(domain):
