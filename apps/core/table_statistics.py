@@ -47,10 +47,8 @@ WHERE s.schemaname = current_schema() AND s.relname = ANY(%s)
   AND s.n_mod_since_analyze > current_setting('autovacuum_analyze_threshold')::float
       + current_setting('autovacuum_analyze_scale_factor')::float * GREATEST(c.reltuples, 0)
   AND (s.n_mod_since_analyze > GREATEST(c.reltuples, 0)
-       OR GREATEST(s.last_analyze, s.last_autoanalyze) IS NULL
-       OR GREATEST(s.last_analyze, s.last_autoanalyze) < now() - make_interval(secs => COALESCE(
-           %s::float8,
-           EXTRACT(epoch FROM current_setting('autovacuum_naptime')::interval)::float8)))
+       OR COALESCE(GREATEST(s.last_analyze, s.last_autoanalyze), '-infinity') < now()
+          - COALESCE(make_interval(secs => %s), current_setting('autovacuum_naptime')::interval))
 ORDER BY s.relname
 """
 
