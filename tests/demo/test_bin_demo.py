@@ -6,6 +6,7 @@ import http.cookiejar
 import os
 import re
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -266,3 +267,38 @@ def test_bin_demo_keeps_existing_data_and_still_prints_the_logins(tmp_path):
     assert "Demo data loaded" in first
     assert "not loaded again" in second and "Demo data loaded" not in second
     assert "pluralist-demo" in second and "manager" in second
+
+
+def test_bin_demo_stops_at_once_when_its_port_is_taken(tmp_path):
+    """Another program listening on the port (an earlier demo): bin/demo says so and which
+    setting picks another port, before installing, migrating or starting any worker."""
+    var = tmp_path / "var"
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        env.update(PORT=str(port), PLURALIST_VAR_DIR=str(var), PLURALIST_SKIP_INSTALL="1")
+        done = subprocess.run(
+            [str(ROOT / "bin" / "demo")],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert f"Cannot serve on 127.0.0.1:{port}: another program" in done.stderr
+    assert f"PORT={port + 80} bin/demo" in done.stderr
+    assert not var.exists()  # nothing prepared: no database, broker or logs
+    assert "Pluralist is running" not in done.stdout
+
+
+def test_bin_demo_names_a_port_that_is_not_a_number(tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    env.update(PORT="80a", PLURALIST_VAR_DIR=str(tmp_path / "var"), PLURALIST_SKIP_INSTALL="1")
+    done = subprocess.run(
+        [str(ROOT / "bin" / "demo")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 1
+    assert "PORT must be a port number (1-65535), not '80a'." in done.stderr
