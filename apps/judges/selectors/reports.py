@@ -4,6 +4,7 @@ per-reviewer sections and table rows."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -173,6 +174,7 @@ def alignment_report(
         )
     if with_reasoning and not scored.empty:
         reasoned = scored.loc[alignment.reasoned_rows(scored), _REASONED_COLUMNS]
+        domain_of_idea = scored.drop_duplicates("idea_id").set_index("idea_id")["domain"]
         # The reasons and their vectors are the peak: not beside every final's row as well.
         del scored
 
@@ -186,6 +188,8 @@ def alignment_report(
                 scales=scales,
                 embed=_cached_embedder(embed_texts),
                 reasons=reasons,
+                part_of_idea=domain_of_idea,
+                store=ReasoningParts(),
             )
         except Exception as exc:  # an unreachable embeddings endpoint must not break it
             report["reasoning_note"] = f"Reasoning similarity could not be computed: {exc}"
@@ -302,6 +306,36 @@ def alignment_table(report: dict[str, Any]) -> list[dict[str, Any]]:
         }
         for r in report["curve"]
     ]
+
+
+class ReasoningParts:
+    """The reasoning structure's parts (one per domain: engine.alignment.reasoning) kept in the
+    cache for a day by their digest, so the overall scope takes what each domain's scope
+    computed from the same rows, on any worker. Under the embedding settings' name: another
+    model's similarities are other numbers. A part of more than MAX_POINTS points (a domain of
+    thousands of reviewers) is not kept: the cache holds small values."""
+
+    MAX_POINTS = 20_000
+    TIMEOUT = 24 * 3600
+
+    def __init__(self) -> None:
+        embedding = hashlib.sha256(
+            f"{getattr(settings, 'EMBEDDINGS_BASE_URL', '')}\0"
+            f"{getattr(settings, 'EMBEDDINGS_MODEL', '')}".encode()
+        ).hexdigest()[:16]
+        self.prefix = f"{settings.JUDGE_CACHE_PREFIX}:reasoning-part:{embedding}:"
+
+    def get_many(self, digests: Sequence[str]) -> dict[str, dict[str, Any]]:
+        found = cache.get_many([self.prefix + d for d in digests])
+        return {key.removeprefix(self.prefix): part for key, part in found.items()}
+
+    def set_many(self, parts: dict[str, dict[str, Any]]) -> None:
+        small = {
+            self.prefix + digest: part
+            for digest, part in parts.items()
+            if sum(len(k["points"]) for k in part["kinds"].values()) <= self.MAX_POINTS
+        }
+        cache.set_many(small, timeout=self.TIMEOUT)
 
 
 def _cached_embedder(embed: Any) -> Any:

@@ -154,3 +154,99 @@ def test_groups_taken_one_at_a_time_are_groupbys(keys, sort):
     assert [key for key, _ in got] == [key for key, _ in want]
     for (_, ours), (_, theirs) in zip(got, want, strict=True):
         pd.testing.assert_frame_equal(ours, theirs)
+
+
+class DictStore:
+    """A part store in memory (the product's is the cache: selectors.reports)."""
+
+    def __init__(self) -> None:
+        self.parts: dict[str, dict] = {}
+        self.asked: list[list[str]] = []
+
+    def get_many(self, digests):
+        self.asked.append(list(digests))
+        return {d: self.parts[d] for d in digests if d in self.parts}
+
+    def set_many(self, parts):
+        self.parts.update(parts)
+
+
+def two_domain_frames(seed: int) -> tuple[pd.DataFrame, pd.DataFrame, dict[int, str]]:
+    """frames() where reviewers 1-4 score only ideas 100-119 (domain x) and 5-8 only 120-139
+    (domain y), as in an organisation whose reviewers each work in one domain."""
+    truth, finals = frames(seed, 1500)
+    for frame in (truth, finals):
+        in_y = frame["reviewer_id"] >= 5
+        frame["idea_id"] = np.where(in_y, 120 + frame["idea_id"] % 20, 100 + frame["idea_id"] % 20)
+    # Named so that the domain of the lower reviewer ids sorts last: the merged points must be
+    # put back in the reviewers' order.
+    domain_of = {i: ("x" if i < 120 else "w") for i in range(100, 140)}
+    return truth, finals.assign(final_id=np.arange(50_000, 50_000 + len(finals))), domain_of
+
+
+def structure(truth, finals, **options):
+    by_id = dict(zip(finals["final_id"], finals["reason"], strict=True))
+    asked: list[int] = []
+
+    def reasons(kind, final_ids):
+        asked.extend(int(i) for i in final_ids)
+        return [by_id[int(i)] for i in final_ids]
+
+    got = alignment.reasoning_structure(
+        truth, finals.drop(columns="reason"), scales=SCALES, embed=embed_texts_local_sparse,
+        reasons=reasons, **options,
+    )  # fmt: skip
+    return got, asked
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_scope_split_by_domain_gives_what_it_gives_whole(seed):
+    truth, finals, domain_of = two_domain_frames(seed)
+    whole, _ = structure(truth, finals)
+    assert whole and all(r["points"] for r in whole)
+    store = DictStore()
+    split, _ = structure(truth, finals, part_of_idea=domain_of, store=store)
+    assert split == whole
+    assert len(store.parts) == 2  # one part per domain
+    # Again with nothing changed: both parts come from the store, no reason is read.
+    again, asked = structure(truth, finals, part_of_idea=domain_of, store=store)
+    assert again == whole and asked == []
+
+
+def test_a_part_whose_rows_changed_is_computed_again_and_the_other_reused():
+    truth, finals, domain_of = two_domain_frames(5)
+    store = DictStore()
+    structure(truth, finals, part_of_idea=domain_of, store=store)
+    # One score in domain y changes (a reviewer edited a rating).
+    at = truth.index[(truth["idea_id"] >= 120) & truth["score"].notna()][0]
+    truth.loc[at, "score"] = (truth.loc[at, "score"] + 1) % 4
+    got, asked = structure(truth, finals, part_of_idea=domain_of, store=store)
+    assert got == structure(truth, finals)[0]
+    in_y = finals.loc[finals["final_id"].isin(asked), "idea_id"] >= 120
+    assert asked and in_y.all()  # only domain y's reasons were read again
+    assert len(store.parts) == 3
+
+
+def test_a_reviewer_scoring_in_two_domains_makes_the_scope_one_part():
+    """A pair of such reviewers could share items in both domains: their point is over both."""
+    truth, finals, domain_of = two_domain_frames(6)
+    truth.loc[truth.index[0], ["reviewer_id", "reviewer", "idea_id"]] = [1, "u1", 130]
+    store = DictStore()
+    got, _ = structure(truth, finals, part_of_idea=domain_of, store=store)
+    assert got == structure(truth, finals)[0]
+    assert len(store.parts) == 1
+
+
+@pytest.mark.parametrize("same", [True, False])
+def test_a_kind_with_one_reason_per_domain_is_shown_when_the_domains_differ(same):
+    """The scope shows a kind with two distinct reasons: one in each domain counts, the same
+    one in both does not, as computed whole."""
+    truth, finals, domain_of = two_domain_frames(7)
+    zero = finals["kind"] == "zero_shot"
+    finals.loc[zero, "reason"] = np.where(
+        finals.loc[zero, "idea_id"] < 120, "alpha beta", "alpha beta" if same else "gamma"
+    )
+    whole, _ = structure(truth, finals)
+    split, _ = structure(truth, finals, part_of_idea=domain_of, store=DictStore())
+    assert split == whole
+    assert ("zero_shot" in {r["kind"] for r in whole}) is (not same)
