@@ -269,23 +269,24 @@ def test_bin_demo_keeps_existing_data_and_still_prints_the_logins(tmp_path):
     assert "pluralist-demo" in second and "manager" in second
 
 
+def _demo_refused(env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """bin/demo run to its end with this environment (expected to stop at once)."""
+    env = {**{k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}, **env}
+    return subprocess.run(
+        [str(ROOT / "bin" / "demo")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    )
+
+
 def test_bin_demo_stops_at_once_when_its_port_is_taken(tmp_path):
     """Another program listening on the port (an earlier demo): bin/demo says so and which
     setting picks another port, before installing, migrating or starting any worker."""
     var = tmp_path / "var"
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     with socket.socket() as holder:
         holder.bind(("127.0.0.1", 0))
         holder.listen()
         port = holder.getsockname()[1]
-        env.update(PORT=str(port), PLURALIST_VAR_DIR=str(var), PLURALIST_SKIP_INSTALL="1")
-        done = subprocess.run(
-            [str(ROOT / "bin" / "demo")],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=60,
+        done = _demo_refused(
+            {"PORT": str(port), "PLURALIST_VAR_DIR": str(var), "PLURALIST_SKIP_INSTALL": "1"}
         )
     assert done.returncode == 1
     assert f"Cannot serve on 127.0.0.1:{port}: another program" in done.stderr
@@ -295,10 +296,8 @@ def test_bin_demo_stops_at_once_when_its_port_is_taken(tmp_path):
 
 
 def test_bin_demo_names_a_port_that_is_not_a_number(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
-    env.update(PORT="80a", PLURALIST_VAR_DIR=str(tmp_path / "var"), PLURALIST_SKIP_INSTALL="1")
-    done = subprocess.run(
-        [str(ROOT / "bin" / "demo")], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60
+    done = _demo_refused(
+        {"PORT": "80a", "PLURALIST_VAR_DIR": str(tmp_path / "var"), "PLURALIST_SKIP_INSTALL": "1"}
     )
     assert done.returncode == 1
     assert "PORT must be a port number (1-65535), not '80a'." in done.stderr
