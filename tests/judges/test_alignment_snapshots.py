@@ -384,25 +384,27 @@ def test_the_overall_scope_reuses_the_sections_its_domain_scope_just_computed(
 
 
 def test_the_overall_scope_takes_the_reasoning_its_domain_scope_stored(
-    two_reviewers_history, executed_loo
+    two_reviewers_history, executed_loo, monkeypatch
 ):
     """The reasoning structure's part of a domain, kept in the cache by the digest of its rows,
     is what the overall scope shows for that domain (a reviewer of one domain has the same
     pairs, scores and reasons in both scopes); the part as computed equals the whole."""
-    from django.core.cache import cache
-
     from apps.judges.selectors.reports import ReasoningParts
     from apps.judges.services.alignment import ALIGNMENT
 
     _both_evaluated(two_reviewers_history, executed_loo)
+    stored: list[str] = []
+    keep = ReasoningParts.set_many
+    monkeypatch.setattr(
+        ReasoningParts, "set_many", lambda self, parts: (stored.extend(parts), keep(self, parts))
+    )
     domain_scope = _compute_queued("auto|nlp")
     assert domain_scope.reasoning_points and all(r["points"] for r in domain_scope.reasoning_points)
     overall = _compute_queued("auto")
     assert overall.reasoning_points == domain_scope.reasoning_points
     # Mark the stored part: the next overall snapshot reads it instead of computing it.
     parts = ReasoningParts()
-    (key,) = [k for k in cache._cache.get_client().scan_iter(f"*{parts.prefix}*")]
-    digest = key.decode().rsplit(":", 1)[1]
+    (digest,) = set(stored)
     part = parts.get_many([digest])[digest]
     for share in part["kinds"].values():
         for point in share["points"]:

@@ -161,7 +161,7 @@ def _similarity_sums(
     shared: tuple[np.ndarray, ...],
     n_pairs: int,
     embed: Callable[[list[str]], Any],
-) -> tuple[Sequence[str], tuple[np.ndarray, np.ndarray]]:
+) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
     """One kind's reasons compared on the shared items (``_agreeing_pairs``'s): its distinct
     reasons and, per pair, how many items both readers' judges gave a reason for and the sum
     of those reasons' cosines. Its own function so that the kind's reasons and vectors are
@@ -176,7 +176,7 @@ def _similarity_sums(
     last = ~pd.Series(keys).duplicated(keep="last").to_numpy()
     reason_of, texts = pd.factorize(kg["reason"].astype(str).to_numpy(object)[last], sort=True)
     if not len(texts) or not n_pairs:
-        return list(texts), (np.zeros(n_pairs, np.int64), np.zeros(n_pairs))
+        return texts, (np.zeros(n_pairs, np.int64), np.zeros(n_pairs))
     keys = keys[last]
     by_key = np.argsort(keys)
     keys, reason_of = keys[by_key], reason_of[by_key]
@@ -185,7 +185,7 @@ def _similarity_sums(
     both = (left >= 0) & (right >= 0)
     sims = _row_products(embed(list(texts)), left[both], right[both])
     count = np.bincount(owner[both], minlength=n_pairs)
-    return list(texts), (count, np.bincount(owner[both], weights=sims, minlength=n_pairs))
+    return texts, (count, np.bincount(owner[both], weights=sims, minlength=n_pairs))
 
 
 def reasoned_rows(finals: pd.DataFrame, *, k: int | None = None) -> pd.Series:
@@ -358,7 +358,7 @@ def _computed_parts(
             out[n]["kinds"][str(kind)] = {
                 "k": int(rows["k"].max()),
                 "texts": len(texts),
-                "text": _text_digest(texts[0]) if len(texts) == 1 else "",
+                "text": hashlib.sha256(texts[0].encode()).hexdigest() if len(texts) == 1 else "",
                 "points": [
                     {
                         "a": ra,
@@ -374,10 +374,6 @@ def _computed_parts(
                 ],
             }
     return out
-
-
-def _text_digest(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _merged(parts: list[dict[str, Any]]) -> list[dict[str, Any]]:
